@@ -1,0 +1,63 @@
+/*
+ * clock.c: the time cache behind clock.h.
+ */
+#include "core.h"
+#include "clock.h"
+
+rx_msec_t rx_current_msec;
+time_t    rx_time_sec = -1;
+rx_msec_t rx_time_msec;
+char      rx_log_time[64];
+char      rx_http_time[64];
+char      rx_log_local_time[64];
+char      rx_iso8601_time[64];
+
+static const char *week[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+static const char *months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+
+size_t
+rx_http_date(char *buf, time_t t)
+{
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    return (size_t) snprintf(buf, 64, "%s, %02d %s %4d %02d:%02d:%02d GMT",
+        week[tm.tm_wday], tm.tm_mday, months[tm.tm_mon], tm.tm_year + 1900,
+        tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+void
+rx_time_update(void)
+{
+    struct timespec mono, real;
+    struct tm       tm;
+    long            off;
+    char            sign;
+
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    rx_current_msec = (rx_msec_t) mono.tv_sec * 1000 + mono.tv_nsec / 1000000;
+    clock_gettime(CLOCK_REALTIME, &real);
+    rx_time_msec = (rx_msec_t) real.tv_sec * 1000 + real.tv_nsec / 1000000;
+    if (real.tv_sec == rx_time_sec) {
+        return;
+    }
+    rx_time_sec = real.tv_sec;
+    rx_http_date(rx_http_time, real.tv_sec);
+
+    localtime_r(&real.tv_sec, &tm);
+    off = tm.tm_gmtoff / 60;
+    sign = off < 0 ? '-' : '+';
+    off = off < 0 ? -off : off;
+    snprintf(rx_log_time, sizeof(rx_log_time), "%4d/%02d/%02d %02d:%02d:%02d",
+        (tm.tm_year + 1900) % 10000, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+        tm.tm_min, tm.tm_sec);
+    snprintf(rx_log_local_time, sizeof(rx_log_local_time),
+        "%02d/%s/%4d:%02d:%02d:%02d %c%02ld%02ld", tm.tm_mday,
+        months[tm.tm_mon], (tm.tm_year + 1900) % 10000, tm.tm_hour, tm.tm_min,
+        tm.tm_sec, sign, (off / 60) % 100, off % 60);
+    snprintf(rx_iso8601_time, sizeof(rx_iso8601_time),
+        "%4d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld",
+        (tm.tm_year + 1900) % 10000, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+        tm.tm_min, tm.tm_sec, sign, (off / 60) % 100, off % 60);
+}

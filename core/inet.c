@@ -1,0 +1,215 @@
+/*
+ * inet.c: parsing and printing socket addresses for listen, proxy_pass and
+ * upstream server lines.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include "core.h"
+#include "inet.h"
+
+static const char *
+parse_port(const char *p, size_t n, in_port_t *port)
+{
+    rx_int_t v = rx_atoi(p, n);
+
+    if (v < 1 || v > 65535) {
+        return "invalid port";
+    }
+    *port = (in_port_t) v;
+    return NULL;
+}
+
+static const char *
+push_unix(rx_pool_t *pool, const rx_str_t *text, rx_array_t *addrs)
+{
+    rx_sockaddr_t *a;
+    size_t         n = text->len - 5;
+
+    if (n == 0) {
+        return "no path in the unix domain socket";
+    }
+    a = rx_array_push(addrs);
+    if (a == NULL) {
+        return "out of memory";
+    }
+    memset(a, 0, sizeof(*a));
+    if (n >= sizeof(a->u.sun.sun_path)) {
+        addrs->nelts--;
+        return "too long path in the unix domain socket";
+    }
+    a->u.sun.sun_family = AF_UNIX;
+    memcpy(a->u.sun.sun_path, text->data + 5, n);
+    a->len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
+    return NULL;
+}
+
+static const char *
+push_ip(rx_array_t *addrs, const struct sockaddr *sa, socklen_t len,
+    in_port_t port)
+{
+    rx_sockaddr_t *a = rx_array_push(addrs);
+
+    if (a == NULL) {
+        return "out of memory";
+    }
+    memset(a, 0, sizeof(*a));
+    memcpy(&a->u.sa, sa, len);
+    a->len = len;
+    if (sa->sa_family == AF_INET) {
+        a->u.sin.sin_port = htons(port);
+    } else {
+        a->u.sin6.sin6_port = htons(port);
+    }
+    return NULL;
+}
+
+const char *
+rx_parse_addr(rx_pool_t *pool, const rx_str_t *text, in_port_t default_port,
+    bool listen, rx_array_t *addrs)
+{
+    char            host[256];
+    const char     *p = text->data, *last = text->data + text->len, *colon;
+    const char     *err;
+    in_port_t       port = default_port;
+    size_t          hlen;
+    struct addrinfo hints, *res, *ai;
+    int             rc;
+
+    if (text->len >= 5 && strncasecmp(p, "unix:", 5) == 0) {
+        return push_unix(pool, text, addrs);
+    }
+    if (text->len == 0) {
+        return "empty address";
+    }
+    if (*p == '[') {
+        const char *close = memchr(p, ']', text->len);
+        if (close == NULL) {
+            return "invalid IPv6 address";
+        }
+        hlen = (size_t) (close - p - 1);
+        memcpy(host, p + 1, rx_min(hlen, sizeof(host) - 1));
+        host[rx_min(hlen, sizeof(host) - 1)] = '\0';
+        if (close + 1 < last) {
+            if (close[1] != ':') {
+                return "invalid IPv6 address";
+            }
+            if ((err = parse_port(close + 2, (size_t) (last - close - 2), &port))) {
+                return err;
+            }
+        } else if (port == 0) {
+            return "no port";
+        }
+    } else {
+        colon = memrchr(p, ':', text->len);
+        if (colon) {
+            if ((err = parse_port(colon + 1, (size_t) (last - colon - 1), &port))) {
+                return err;
+            }
+            hlen = (size_t) (colon - p);
+        } else if (listen && rx_atoi(p, text->len) != -1) {
+            /* "listen 8080": a bare port means every address */
+            if ((err = parse_port(p, text->len, &port))) {
+                return err;
+            }
+            hlen = 0;
+        } else {
+            if (port == 0) {
+                return "no port";
+            }
+            hlen = text->len;
+        }
+        if (hlen >= sizeof(host)) {
+            return "host name is too long";
+        }
+        memcpy(host, p, hlen);
+        host[hlen] = '\0';
+        if (hlen == 0 || (hlen == 1 && host[0] == '*')) {
+            struct sockaddr_in any;
+            memset(&any, 0, sizeof(any));
+            any.sin_family = AF_INET;
+            any.sin_addr.s_addr = htonl(INADDR_ANY);
+            return push_ip(addrs, (struct sockaddr *) &any, sizeof(any), port);
+        }
+    }
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    rc = getaddrinfo(host, NULL, &hints, &res);
+    if (rc == EAI_NONAME || rc == EAI_AGAIN || rc == EAI_FAIL
+        || rc == EAI_NODATA || rc == EAI_ADDRFAMILY) {
+        /* loopback-only hosts lack AI_ADDRCONFIG families: retry without */
+        hints.ai_flags = 0;
+        rc = getaddrinfo(host, NULL, &hints, &res);
+    }
+    if (rc != 0) {
+        return "host not found";
+    }
+    err = NULL;
+    for (ai = res; ai && err == NULL; ai = ai->ai_next) {
+        bool dup = false;
+        rx_uint_t i;
+        rx_sockaddr_t *seen = addrs->elts, tmp;
+
+        memset(&tmp, 0, sizeof(tmp));
+        memcpy(&tmp.u.sa, ai->ai_addr, ai->ai_addrlen);
+        tmp.len = ai->ai_addrlen;
+        if (ai->ai_family == AF_INET) tmp.u.sin.sin_port = htons(port);
+        else tmp.u.sin6.sin6_port = htons(port);
+        for (i = 0; i < addrs->nelts; i++) {
+            if (rx_sockaddr_eq(&seen[i], &tmp)) dup = true;
+        }
+        if (!dup) {
+            err = push_ip(addrs, ai->ai_addr, ai->ai_addrlen, port);
+        }
+    }
+    freeaddrinfo(res);
+    return err;
+}
+
+size_t
+rx_sock_ntop(const rx_sockaddr_t *a, char *buf, size_t size, bool port)
+{
+    char text[INET6_ADDRSTRLEN];
+    int  n = 0;
+
+    switch (a->u.sa.sa_family) {
+    case AF_INET:
+        inet_ntop(AF_INET, &a->u.sin.sin_addr, text, sizeof(text));
+        n = port ? snprintf(buf, size, "%s:%u", text, ntohs(a->u.sin.sin_port))
+                 : snprintf(buf, size, "%s", text);
+        break;
+    case AF_INET6:
+        inet_ntop(AF_INET6, &a->u.sin6.sin6_addr, text, sizeof(text));
+        n = port ? snprintf(buf, size, "[%s]:%u", text, ntohs(a->u.sin6.sin6_port))
+                 : snprintf(buf, size, "%s", text);
+        break;
+    case AF_UNIX:
+        n = snprintf(buf, size, "unix:%s", a->u.sun.sun_path);
+        break;
+    }
+    if (n < 0) {
+        return 0;
+    }
+    return rx_min((size_t) n, size ? size - 1 : 0);
+}
+
+bool
+rx_sockaddr_eq(const rx_sockaddr_t *a, const rx_sockaddr_t *b)
+{
+    if (a->u.sa.sa_family != b->u.sa.sa_family) {
+        return false;
+    }
+    switch (a->u.sa.sa_family) {
+    case AF_INET:
+        return a->u.sin.sin_port == b->u.sin.sin_port
+               && a->u.sin.sin_addr.s_addr == b->u.sin.sin_addr.s_addr;
+    case AF_INET6:
+        return a->u.sin6.sin6_port == b->u.sin6.sin6_port
+               && memcmp(&a->u.sin6.sin6_addr, &b->u.sin6.sin6_addr, 16) == 0;
+    case AF_UNIX:
+        return strcmp(a->u.sun.sun_path, b->u.sun.sun_path) == 0;
+    }
+    return false;
+}

@@ -1,0 +1,53 @@
+/*
+ * module.h: what a module is. A module has a directive table, a typed
+ * context (per module type) and lifecycle hooks; core/modules.c lists every
+ * module in the order that matters (practice 6).
+ */
+#ifndef RX_MODULE_H
+#define RX_MODULE_H
+
+#define RX_CORE_MODULE   0x45524f43  /* "CORE" */
+#define RX_EVENT_MODULE  0x544e5645  /* "EVNT" */
+#define RX_HTTP_MODULE   0x50545448  /* "HTTP" */
+
+struct rx_module_s {
+    const char          *name;        /* rx_http_core_module etc. */
+    rx_uint_t            index;       /* position in rx_modules, set at start */
+    rx_uint_t            ctx_index;   /* position among modules of its type */
+    unsigned             type;
+    const void          *ctx;         /* rx_core_module_t, rx_http_module_t ... */
+    const rx_command_t  *commands;
+
+    /* In the master after a config loaded (also for -t). */
+    rx_int_t (*init_module)(rx_cycle_t *cycle);
+    /* In each worker after fork, before its loop. */
+    rx_int_t (*init_process)(rx_cycle_t *cycle);
+    /* In each worker when it leaves. */
+    void (*exit_process)(rx_cycle_t *cycle);
+    /* In the master when it leaves. */
+    void (*exit_master)(rx_cycle_t *cycle);
+};
+
+/* Context of core modules: a main conf created before parsing and checked
+ * (defaults filled in) after it. */
+typedef struct {
+    const char  *name;
+    void       *(*create_conf)(rx_cycle_t *cycle);
+    const char *(*init_conf)(rx_cycle_t *cycle, void *conf);
+} rx_core_module_t;
+
+/* Optional modules compiled in or left out, for -V ("--with-"/"--without-"). */
+typedef struct {
+    const char *configure_name;   /* e.g. "http_gzip_module" */
+    bool        compiled;
+} rx_module_flag_t;
+
+extern rx_module_t *const rx_modules[];
+extern const rx_uint_t rx_modules_n;
+extern const rx_module_flag_t rx_module_flags[];
+
+/* Sets index/ctx_index of every module once at start-up. */
+void rx_modules_preinit(void);
+rx_uint_t rx_modules_count(unsigned type);
+
+#endif /* RX_MODULE_H */

@@ -1,0 +1,72 @@
+/*
+ * modules.c: every module, in the order that matters. Directive lookup
+ * walks this list; HTTP phase handlers and filters will be registered in
+ * this order too, so the order is written here once, by hand.
+ */
+#include "core.h"
+#include "cycle.h"
+
+extern rx_module_t rx_event_core_module;
+extern rx_module_t rx_http_module;
+extern rx_module_t rx_http_core_module;
+
+rx_module_t *const rx_modules[] = {
+    /* core: top-level directives and blocks */
+    &rx_core_module,
+    &rx_errlog_module,
+    &rx_events_module,
+    &rx_http_module,
+    /* event */
+    &rx_event_core_module,
+    /* http */
+    &rx_http_core_module,
+};
+
+const rx_uint_t rx_modules_n = rx_nelems(rx_modules);
+
+/* For -V: optional modules compiled in, and nginx's standard modules that
+ * ringx does not have (so that scripts parsing -V see the truth). */
+const rx_module_flag_t rx_module_flags[] = {
+    { "http_ssl_module", false },
+    { "http_gzip_module", false },
+    { "http_rewrite_module", false },
+    { "http_proxy_module", false },
+    { "http_fastcgi_module", false },
+    { "http_stub_status_module", false },
+    { "http_uwsgi_module", false },
+    { "http_scgi_module", false },
+    { "http_ssi_module", false },
+    { "http_userid_module", false },
+    { "http_mirror_module", false },
+    { "http_memcached_module", false },
+    { "http_empty_gif_module", false },
+    { "http_browser_module", false },
+    { "http_grpc_module", false },
+    { NULL, false }
+};
+
+void
+rx_modules_preinit(void)
+{
+    rx_uint_t i, core = 0, event = 0, http = 0;
+
+    for (i = 0; i < rx_modules_n; i++) {
+        rx_modules[i]->index = i;
+        switch (rx_modules[i]->type) {
+        case RX_CORE_MODULE:  rx_modules[i]->ctx_index = core++; break;
+        case RX_EVENT_MODULE: rx_modules[i]->ctx_index = event++; break;
+        case RX_HTTP_MODULE:  rx_modules[i]->ctx_index = http++; break;
+        }
+    }
+}
+
+rx_uint_t
+rx_modules_count(unsigned type)
+{
+    rx_uint_t i, n = 0;
+
+    for (i = 0; i < rx_modules_n; i++) {
+        n += rx_modules[i]->type == type;
+    }
+    return n;
+}

@@ -1,0 +1,261 @@
+/*
+ * pool.c: arenas: bump allocation in blocks, large allocations on a side
+ * list, cleanup handlers run before the memory goes.
+ */
+#include "core.h"
+
+struct rx_pool_block_s {
+    char             *last;   /* first free byte */
+    char             *end;
+    rx_pool_block_t  *next;
+    rx_uint_t         failed; /* times an allocation did not fit */
+};
+
+struct rx_pool_large_s {
+    rx_pool_large_t  *next;
+    void             *alloc;
+};
+
+void *
+rx_alloc(size_t size, rx_log_t *log)
+{
+    void *p = malloc(size);
+    if (p == NULL && log) {
+        rx_log_error(RX_LOG_EMERG, log, errno, "malloc(%zu) failed", size);
+    }
+    return p;
+}
+
+void *
+rx_calloc(size_t size, rx_log_t *log)
+{
+    void *p = rx_alloc(size, log);
+    if (p) {
+        memset(p, 0, size);
+    }
+    return p;
+}
+
+rx_pool_t *
+rx_pool_create(size_t size, rx_log_t *log)
+{
+    rx_pool_t        *pool;
+    rx_pool_block_t  *b;
+    size_t            head = rx_align(sizeof(rx_pool_t) + sizeof(rx_pool_block_t),
+                                      RX_POOL_ALIGNMENT);
+
+    if (size < head + 256) {
+        size = head + 256;
+    }
+    pool = rx_alloc(size, log);
+    if (pool == NULL) {
+        return NULL;
+    }
+    b = (rx_pool_block_t *) (pool + 1);
+    b->last = (char *) pool + head;
+    b->end = (char *) pool + size;
+    b->next = NULL;
+    b->failed = 0;
+    pool->current = b;
+    pool->blocks = b;
+    pool->large = NULL;
+    pool->cleanup = NULL;
+    pool->block_size = size;
+    pool->max = rx_min(size - head, (size_t) 4096);
+    pool->log = log;
+    return pool;
+}
+
+static void
+run_cleanups(rx_pool_t *pool)
+{
+    rx_pool_cleanup_t *c;
+
+    for (c = pool->cleanup; c; c = c->next) {
+        if (c->handler) {
+            c->handler(c->data);
+        }
+    }
+    pool->cleanup = NULL;
+}
+
+static void
+free_large(rx_pool_t *pool)
+{
+    rx_pool_large_t *l;
+
+    for (l = pool->large; l; l = l->next) {
+        free(l->alloc);
+        l->alloc = NULL;
+    }
+    pool->large = NULL;
+}
+
+void
+rx_pool_destroy(rx_pool_t *pool)
+{
+    rx_pool_block_t *b, *next;
+
+    if (pool == NULL) {
+        return;
+    }
+    run_cleanups(pool);
+    free_large(pool);
+    /* the first block lives inside the pool's own allocation */
+    for (b = pool->blocks->next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(pool);
+}
+
+void
+rx_pool_reset(rx_pool_t *pool)
+{
+    rx_pool_block_t *b;
+    size_t head = rx_align(sizeof(rx_pool_t) + sizeof(rx_pool_block_t),
+                           RX_POOL_ALIGNMENT);
+
+    run_cleanups(pool);
+    free_large(pool);
+    pool->blocks->last = (char *) pool + head;
+    pool->blocks->failed = 0;
+    for (b = pool->blocks->next; b; b = b->next) {
+        b->last = (char *) (b + 1);
+        b->last = (char *) rx_align((uintptr_t) b->last, RX_POOL_ALIGNMENT);
+        b->failed = 0;
+    }
+    pool->current = pool->blocks;
+}
+
+static void *
+alloc_large(rx_pool_t *pool, size_t size)
+{
+    rx_pool_large_t *l;
+    rx_uint_t        n = 0;
+    void            *p = rx_alloc(size, pool->log);
+
+    if (p == NULL) {
+        return NULL;
+    }
+    /* reuse an empty slot near the head before allocating a new one */
+    for (l = pool->large; l && n < 3; l = l->next, n++) {
+        if (l->alloc == NULL) {
+            l->alloc = p;
+            return p;
+        }
+    }
+    l = rx_palloc(pool, sizeof(rx_pool_large_t));
+    if (l == NULL) {
+        free(p);
+        return NULL;
+    }
+    l->alloc = p;
+    l->next = pool->large;
+    pool->large = l;
+    return p;
+}
+
+static void *
+alloc_block(rx_pool_t *pool, size_t size, size_t align)
+{
+    rx_pool_block_t *b, *last;
+    char            *m;
+    size_t           bsize = pool->block_size;
+
+    b = rx_alloc(bsize, pool->log);
+    if (b == NULL) {
+        return NULL;
+    }
+    b->end = (char *) b + bsize;
+    b->next = NULL;
+    b->failed = 0;
+    m = (char *) rx_align((uintptr_t) (b + 1), align);
+    b->last = m + size;
+
+    /* blocks that keep failing stop being searched first */
+    for (last = pool->current; last->next; last = last->next) {
+        if (last->failed++ > 4) {
+            pool->current = last->next;
+        }
+    }
+    last->next = b;
+    return m;
+}
+
+static void *
+palloc(rx_pool_t *pool, size_t size, size_t align)
+{
+    rx_pool_block_t *b;
+    char            *m;
+
+    if (size > pool->max) {
+        return alloc_large(pool, size);
+    }
+    for (b = pool->current; b; b = b->next) {
+        m = (char *) rx_align((uintptr_t) b->last, align);
+        if (m <= b->end && (size_t) (b->end - m) >= size) {
+            b->last = m + size;
+            return m;
+        }
+    }
+    return alloc_block(pool, size, align);
+}
+
+void *
+rx_palloc(rx_pool_t *pool, size_t size)
+{
+    return palloc(pool, size, RX_POOL_ALIGNMENT);
+}
+
+void *
+rx_pnalloc(rx_pool_t *pool, size_t size)
+{
+    return palloc(pool, size, 1);
+}
+
+void *
+rx_pcalloc(rx_pool_t *pool, size_t size)
+{
+    void *p = rx_palloc(pool, size);
+    if (p) {
+        memset(p, 0, size);
+    }
+    return p;
+}
+
+rx_int_t
+rx_pfree(rx_pool_t *pool, void *p)
+{
+    rx_pool_large_t *l;
+
+    for (l = pool->large; l; l = l->next) {
+        if (l->alloc == p) {
+            free(p);
+            l->alloc = NULL;
+            return RX_OK;
+        }
+    }
+    return RX_DECLINED;
+}
+
+rx_pool_cleanup_t *
+rx_pool_cleanup_add(rx_pool_t *pool, size_t size)
+{
+    rx_pool_cleanup_t *c = rx_palloc(pool, sizeof(rx_pool_cleanup_t));
+
+    if (c == NULL) {
+        return NULL;
+    }
+    c->data = NULL;
+    if (size) {
+        c->data = rx_palloc(pool, size);
+        if (c->data == NULL) {
+            return NULL;
+        }
+    }
+    c->handler = NULL;
+    c->next = pool->cleanup;
+    pool->cleanup = c;
+    return c;
+}

@@ -1,0 +1,54 @@
+/*
+ * pool.h: arenas. A pool hands out memory that lives until the pool is
+ * destroyed in one go; cleanup handlers run first, in reverse order of
+ * registration, so fds and foreign objects die with their owner.
+ *
+ * Invariant: never destroy a pool while the kernel may still write into one
+ * of its buffers (io_uring reads); the owner waits for its completions first.
+ */
+#ifndef RX_POOL_H
+#define RX_POOL_H
+
+#define RX_POOL_DEFAULT_SIZE  4096
+#define RX_POOL_ALIGNMENT     16
+
+typedef void (*rx_pool_cleanup_pt)(void *data);
+
+typedef struct rx_pool_cleanup_s rx_pool_cleanup_t;
+struct rx_pool_cleanup_s {
+    rx_pool_cleanup_pt  handler;
+    void               *data;
+    rx_pool_cleanup_t  *next;
+};
+
+typedef struct rx_pool_block_s rx_pool_block_t;
+typedef struct rx_pool_large_s rx_pool_large_t;
+
+struct rx_pool_s {
+    rx_pool_block_t   *current;   /* block small allocations come from */
+    rx_pool_block_t   *blocks;    /* every block, first is the pool's own */
+    rx_pool_large_t   *large;     /* allocations above max, freed one by one */
+    rx_pool_cleanup_t *cleanup;   /* LIFO list of handlers */
+    size_t             block_size;
+    size_t             max;       /* larger requests go to the large list */
+    rx_log_t          *log;
+};
+
+rx_pool_t *rx_pool_create(size_t size, rx_log_t *log);
+void rx_pool_destroy(rx_pool_t *pool);
+void rx_pool_reset(rx_pool_t *pool);
+
+/* All return NULL when memory is exhausted (and log at emerg). */
+void *rx_palloc(rx_pool_t *pool, size_t size);    /* aligned */
+void *rx_pnalloc(rx_pool_t *pool, size_t size);   /* unaligned, for strings */
+void *rx_pcalloc(rx_pool_t *pool, size_t size);   /* aligned, zeroed */
+rx_int_t rx_pfree(rx_pool_t *pool, void *p);      /* large allocations only */
+
+/* Adds a handler with `size` bytes of data allocated from the pool. */
+rx_pool_cleanup_t *rx_pool_cleanup_add(rx_pool_t *pool, size_t size);
+
+/* Plain malloc wrappers that log failures. */
+void *rx_alloc(size_t size, rx_log_t *log);
+void *rx_calloc(size_t size, rx_log_t *log);
+
+#endif /* RX_POOL_H */

@@ -1,0 +1,25 @@
+/*
+ * process.h: the master and worker processes and the signals between them.
+ */
+#ifndef RX_PROCESS_H
+#define RX_PROCESS_H
+
+#define RX_MAX_WORKERS      1024
+#define RX_EXIT_FATAL       2    /* a worker that exits so is not respawned */
+
+/* Set by signal handlers in the master; read by its loop. */
+extern volatile sig_atomic_t rx_quit, rx_terminate, rx_reconfigure,
+    rx_reopen, rx_noaccept, rx_reap, rx_alarm;
+
+rx_int_t rx_init_signals(rx_log_t *log);
+rx_int_t rx_daemon(rx_log_t *log);
+void rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv);
+void rx_single_process_cycle(rx_cycle_t *cycle);
+int rx_signal_by_name(const char *name);
+
+/* Worker set-up after fork: limits, user, affinity, environment. */
+rx_int_t rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker);
+/* The worker's event loop (event/worker.c); returns when it should exit. */
+rx_int_t rx_worker_loop(rx_cycle_t *cycle, rx_uint_t worker);
+
+#endif /* RX_PROCESS_H */

@@ -1,0 +1,11 @@
+/*
+ * proctitle.h: process titles shown by ps.
+ */
+#ifndef RX_PROCTITLE_H
+#define RX_PROCTITLE_H
+
+/* Must run before anything reads environ; copies the environment. */
+rx_int_t rx_init_setproctitle(int argc, char **argv);
+void rx_setproctitle(const char *title);
+
+#endif /* RX_PROCTITLE_H */

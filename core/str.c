@@ -1,0 +1,169 @@
+/*
+ * str.c: counted-string helpers and the number, size and time parsers used
+ * by configuration setters.
+ */
+#include "core.h"
+
+bool
+rx_str_eq(const rx_str_t *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s->len == n && memcmp(s->data, lit, n) == 0;
+}
+
+bool
+rx_str_caseeq(const rx_str_t *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s->len == n && strncasecmp(s->data, lit, n) == 0;
+}
+
+char *
+rx_pstrdup_c(rx_pool_t *pool, const char *src, size_t len)
+{
+    char *dst = rx_pnalloc(pool, len + 1);
+    if (dst == NULL) {
+        return NULL;
+    }
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return dst;
+}
+
+char *
+rx_pstrdup(rx_pool_t *pool, const rx_str_t *src)
+{
+    return rx_pstrdup_c(pool, src->data, src->len);
+}
+
+rx_int_t
+rx_atoi(const char *p, size_t n)
+{
+    rx_int_t value = 0;
+
+    if (n == 0) {
+        return -1;
+    }
+    for (; n--; p++) {
+        if (*p < '0' || *p > '9') {
+            return -1;
+        }
+        if (value > (INTPTR_MAX - (*p - '0')) / 10) {
+            return -1;
+        }
+        value = value * 10 + (*p - '0');
+    }
+    return value;
+}
+
+/* A number with an optional one-letter multiplier suffix. */
+static int64_t
+parse_scaled(const rx_str_t *s, bool allow_g)
+{
+    size_t   len = s->len;
+    int64_t  scale = 1, value;
+
+    if (len == 0) {
+        return -1;
+    }
+    switch (s->data[len - 1]) {
+    case 'K': case 'k': scale = 1024; len--; break;
+    case 'M': case 'm': scale = 1024 * 1024; len--; break;
+    case 'G': case 'g':
+        if (!allow_g) {
+            return -1;
+        }
+        scale = 1024 * 1024 * 1024; len--; break;
+    }
+    value = rx_atoi(s->data, len);
+    if (value == -1 || value > INT64_MAX / scale) {
+        return -1;
+    }
+    return value * scale;
+}
+
+ssize_t
+rx_parse_size(const rx_str_t *s)
+{
+    int64_t v = parse_scaled(s, true);
+    return (v < 0 || v > SSIZE_MAX) ? -1 : (ssize_t) v;
+}
+
+int64_t
+rx_parse_offset(const rx_str_t *s)
+{
+    return parse_scaled(s, true);
+}
+
+/*
+ * nginx's time syntax: units y M w d h m s ms, largest first, optionally
+ * separated by spaces ("1h 30m", "1h30m"); a bare number means seconds or
+ * milliseconds depending on `sec`. Returns milliseconds or seconds.
+ */
+rx_int_t
+rx_parse_time(const rx_str_t *s, bool sec)
+{
+    static const struct { char unit; int64_t ms; } units[] = {
+        { 'y', 365LL * 24 * 3600 * 1000 }, { 'M', 30LL * 24 * 3600 * 1000 },
+        { 'w', 7LL * 24 * 3600 * 1000 },   { 'd', 24LL * 3600 * 1000 },
+        { 'h', 3600LL * 1000 },            { 'm', 60LL * 1000 },
+        { 's', 1000 },                     { 'L', 1 } /* "ms" */
+    };
+    const char *p = s->data, *last = s->data + s->len;
+    int64_t     total = 0, value;
+    size_t      next_unit = 0, i;
+    bool        valid = false;
+
+    while (p < last) {
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        if (*p < '0' || *p > '9') {
+            return -1;
+        }
+        value = 0;
+        while (p < last && *p >= '0' && *p <= '9') {
+            if (value > (INT64_MAX / 10) - 9) {
+                return -1;
+            }
+            value = value * 10 + (*p++ - '0');
+        }
+        if (p == last || *p == ' ') {
+            /* bare number: the default unit, and it must be last */
+            while (p < last && *p == ' ') p++;
+            if (p != last) {
+                return -1;
+            }
+            i = sec ? 6 : 7;
+        } else {
+            char unit = *p++;
+            if (unit == 'm' && p < last && *p == 's') {
+                unit = 'L';
+                p++;
+            }
+            for (i = 0; i < rx_nelems(units); i++) {
+                if (units[i].unit == unit) break;
+            }
+            if (i == rx_nelems(units)) {
+                return -1;
+            }
+        }
+        if (i < next_unit) {
+            return -1;              /* units out of order or repeated */
+        }
+        next_unit = i + 1;
+        if (value > INT64_MAX / units[i].ms || total > INT64_MAX - value * units[i].ms) {
+            return -1;
+        }
+        total += value * units[i].ms;
+        valid = true;
+    }
+    if (!valid) {
+        return -1;
+    }
+    if (sec) {
+        total /= 1000;
+    }
+    return total > INTPTR_MAX ? -1 : (rx_int_t) total;
+}

@@ -1,0 +1,36 @@
+/*
+ * str.h: counted strings (rx_str_t) and the number/size/time parsers that
+ * the configuration setters and the HTTP code share.
+ */
+#ifndef RX_STR_H
+#define RX_STR_H
+
+/* A counted string; data is not NUL-terminated unless said so. */
+typedef struct {
+    size_t  len;
+    char   *data;
+} rx_str_t;
+
+#define rx_string(lit)      { sizeof(lit) - 1, (char *) (lit) }
+#define rx_null_string      { 0, NULL }
+#define rx_str_set(s, lit)  ((s)->len = sizeof(lit) - 1, (s)->data = (char *) (lit))
+#define rx_str_null(s)      ((s)->len = 0, (s)->data = NULL)
+
+bool rx_str_eq(const rx_str_t *s, const char *lit);
+bool rx_str_caseeq(const rx_str_t *s, const char *lit);
+char *rx_pstrdup(rx_pool_t *pool, const rx_str_t *src);   /* NUL-terminated */
+char *rx_pstrdup_c(rx_pool_t *pool, const char *src, size_t len);
+
+/*
+ * Parsers: each returns the value, or -1 when the text is not a valid
+ * non-negative value or overflows. Sizes take k/K, m/M, g/G suffixes;
+ * times take ms, s, m, h, d, w, M, y and may combine ("1h 30m"); a bare
+ * number is in the parser's unit (seconds for rx_parse_time with sec=true,
+ * else milliseconds).
+ */
+rx_int_t  rx_atoi(const char *p, size_t n);
+ssize_t   rx_parse_size(const rx_str_t *s);
+int64_t   rx_parse_offset(const rx_str_t *s);
+rx_int_t  rx_parse_time(const rx_str_t *s, bool sec);
+
+#endif /* RX_STR_H */

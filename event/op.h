@@ -1,0 +1,43 @@
+/*
+ * op.h: what an io_uring completion belongs to. Every SQE's user_data
+ * carries the operation kind, the connection slot and the slot's
+ * generation, so a completion for a slot that has since been reused is
+ * recognised and dropped.
+ *
+ *   63      56 55                32 31                 0
+ *   [  kind  ] [   generation 24   ] [       slot       ]
+ */
+#ifndef RX_OP_H
+#define RX_OP_H
+
+typedef enum {
+    RX_OP_NONE = 0,
+    RX_OP_SIGNAL,      /* read on the worker's signalfd */
+    RX_OP_TIMEOUT,     /* the loop's own wake-up */
+    RX_OP_ACCEPT,      /* slot = listening index */
+    RX_OP_RECV,
+    RX_OP_SEND,
+    RX_OP_CLOSE,
+    RX_OP_CANCEL,
+    RX_OP_CONNECT,
+    RX_OP_SPLICE,
+    RX_OP_OPEN,
+    RX_OP_STATX,
+    RX_OP_WRITE,       /* log files */
+    RX_OP_KINDS
+} rx_op_kind_t;
+
+#define RX_OP_GEN_MASK  0xffffffu
+
+static inline uint64_t
+rx_op_pack(rx_op_kind_t kind, uint32_t slot, uint32_t gen)
+{
+    return ((uint64_t) kind << 56) | ((uint64_t) (gen & RX_OP_GEN_MASK) << 32)
+           | slot;
+}
+
+static inline rx_op_kind_t rx_op_kind(uint64_t ud) { return (rx_op_kind_t) (ud >> 56); }
+static inline uint32_t rx_op_gen(uint64_t ud) { return (uint32_t) (ud >> 32) & RX_OP_GEN_MASK; }
+static inline uint32_t rx_op_slot(uint64_t ud) { return (uint32_t) ud; }
+
+#endif /* RX_OP_H */

@@ -1,0 +1,316 @@
+/*
+ * ring.c: the liburing wrapper: ring set-up with the best flags the kernel
+ * accepts, operation preparation that flushes a full submission queue,
+ * one submit-and-wait per loop turn, and provided-buffer rings.
+ */
+#include <liburing.h>
+#include <sys/mman.h>
+#include "core.h"
+#include "ring.h"
+
+static struct io_uring ring;
+static bool            ring_ready;
+rx_ring_features_t     rx_ring_features;
+
+rx_int_t
+rx_ring_init(unsigned entries, rx_log_t *log)
+{
+    struct io_uring_params p;
+    struct io_uring_probe *probe;
+    int                    rc;
+
+    /* Prefer SINGLE_ISSUER|DEFER_TASKRUN: completions are processed only
+     * when we wait, on our thread; fall back when the kernel says no. */
+    memset(&p, 0, sizeof(p));
+#if (RX_HAVE_SINGLE_ISSUER && RX_HAVE_DEFER_TASKRUN)
+    p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN
+              | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    rc = io_uring_queue_init_params(entries, &ring, &p);
+    if (rc == 0) {
+        rx_ring_features.single_issuer = true;
+        rx_ring_features.defer_taskrun = true;
+    } else
+#endif
+    {
+        memset(&p, 0, sizeof(p));
+        p.flags = IORING_SETUP_SUBMIT_ALL;
+        rc = io_uring_queue_init_params(entries, &ring, &p);
+        if (rc == -EINVAL) {
+            memset(&p, 0, sizeof(p));
+            rc = io_uring_queue_init_params(entries, &ring, &p);
+        }
+    }
+    if (rc < 0) {
+        rx_log_error(RX_LOG_EMERG, log, -rc, "io_uring_queue_init(%u) failed",
+                     entries);
+        return RX_ERROR;
+    }
+    ring_ready = true;
+
+    probe = io_uring_get_probe_ring(&ring);
+    if (probe) {
+        /* multishot variants exist from 5.19 on; the opcode probe cannot see
+         * flags, so key them on an opcode of the same release */
+        bool new_kernel = io_uring_opcode_supported(probe, IORING_OP_SOCKET);
+        rx_ring_features.multishot_accept = new_kernel;
+        rx_ring_features.recv_multishot = new_kernel;
+        rx_ring_features.buf_ring = new_kernel;
+        io_uring_free_probe(probe);
+    }
+    return RX_OK;
+}
+
+void
+rx_ring_exit(void)
+{
+    if (ring_ready) {
+        io_uring_queue_exit(&ring);
+        ring_ready = false;
+    }
+}
+
+static struct io_uring_sqe *
+get_sqe(void)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+    while (sqe == NULL) {
+        io_uring_submit(&ring);
+        sqe = io_uring_get_sqe(&ring);
+    }
+    return sqe;
+}
+
+void
+rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_read(sqe, fd, buf, len, offset);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_write(int fd, const void *buf, unsigned len, uint64_t offset, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_write(sqe, fd, buf, len, offset);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_accept(int fd, bool multishot, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+
+#if (RX_HAVE_MULTISHOT_ACCEPT)
+    if (multishot) {
+        io_uring_prep_multishot_accept(sqe, fd, NULL, NULL, SOCK_CLOEXEC);
+    } else
+#endif
+    {
+        io_uring_prep_accept(sqe, fd, NULL, NULL, SOCK_CLOEXEC);
+    }
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_recv(sqe, fd, buf, len, 0);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+
+#if (RX_HAVE_RECV_MULTISHOT)
+    io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+#else
+    io_uring_prep_recv(sqe, fd, NULL, 0, 0);
+#endif
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = group;
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_send(sqe, fd, buf, len, flags);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_sendmsg(sqe, fd, msg, (unsigned) flags);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_close(int fd, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_close(sqe, fd);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_cancel(uint64_t target_ud, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_cancel64(sqe, target_ud, 0);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_cancel_fd(int fd, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_connect(sqe, fd, sa, len);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_shutdown(int fd, int how, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_shutdown(sqe, fd, how);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+rx_int_t
+rx_ring_run(rx_msec_t timeout_ms, rx_cqe_handler_pt handler, void *data)
+{
+    struct io_uring_cqe     *cqe;
+    struct __kernel_timespec ts;
+    unsigned                 head, n = 0;
+    int                      rc;
+
+    if (timeout_ms >= 0) {
+        ts.tv_sec = timeout_ms / 1000;
+        ts.tv_nsec = (timeout_ms % 1000) * 1000000;
+        rc = io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, NULL);
+    } else {
+        rc = io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL);
+    }
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN
+        && rc != -EBUSY) {
+        return RX_ERROR;
+    }
+    io_uring_for_each_cqe(&ring, head, cqe) {
+        rx_cqe_t c = { cqe->user_data, cqe->res, cqe->flags };
+        handler(&c, data);
+        n++;
+    }
+    io_uring_cq_advance(&ring, n);
+    return (rx_int_t) n;
+}
+
+struct rx_buf_ring_s {
+    struct io_uring_buf_ring *br;
+    char                     *bufs;
+    unsigned                  count;
+    unsigned                  size;
+    unsigned short            group;
+    size_t                    ring_bytes;
+};
+
+rx_buf_ring_t *
+rx_buf_ring_create(unsigned short group, unsigned count, unsigned size,
+    rx_log_t *log)
+{
+#if (RX_HAVE_IO_URING_BUF_RING)
+    struct io_uring_buf_reg reg;
+    rx_buf_ring_t          *b = rx_calloc(sizeof(*b), log);
+    unsigned                i;
+    int                     rc;
+
+    if (b == NULL) {
+        return NULL;
+    }
+    b->count = count;
+    b->size = size;
+    b->group = group;
+    b->ring_bytes = count * sizeof(struct io_uring_buf);
+    b->br = mmap(NULL, b->ring_bytes, PROT_READ | PROT_WRITE,
+                 MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    if (b->br == MAP_FAILED) {
+        rx_log_error(RX_LOG_EMERG, log, errno, "mmap(buffer ring) failed");
+        free(b);
+        return NULL;
+    }
+    b->bufs = rx_alloc((size_t) count * size, log);
+    if (b->bufs == NULL) {
+        goto failed;
+    }
+    memset(&reg, 0, sizeof(reg));
+    reg.ring_addr = (unsigned long) b->br;
+    reg.ring_entries = count;
+    reg.bgid = group;
+    rc = io_uring_register_buf_ring(&ring, &reg, 0);
+    if (rc < 0) {
+        rx_log_error(RX_LOG_EMERG, log, -rc, "io_uring_register_buf_ring() "
+                     "failed");
+        goto failed;
+    }
+    io_uring_buf_ring_init(b->br);
+    for (i = 0; i < count; i++) {
+        io_uring_buf_ring_add(b->br, b->bufs + (size_t) i * size, size,
+                              (unsigned short) i,
+                              io_uring_buf_ring_mask(count), (int) i);
+    }
+    io_uring_buf_ring_advance(b->br, (int) count);
+    return b;
+
+failed:
+    free(b->bufs);
+    munmap(b->br, b->ring_bytes);
+    free(b);
+    return NULL;
+#else
+    rx_log_error(RX_LOG_EMERG, log, 0, "liburing lacks io_uring_register_buf_ring");
+    return NULL;
+#endif
+}
+
+void *
+rx_buf_ring_addr(rx_buf_ring_t *b, unsigned short bid)
+{
+    return b->bufs + (size_t) bid * b->size;
+}
+
+void
+rx_buf_ring_recycle(rx_buf_ring_t *b, unsigned short bid)
+{
+    io_uring_buf_ring_add(b->br, rx_buf_ring_addr(b, bid), b->size, bid,
+                          io_uring_buf_ring_mask(b->count), 0);
+    io_uring_buf_ring_advance(b->br, 1);
+}
+
+void
+rx_buf_ring_destroy(rx_buf_ring_t *b)
+{
+    if (b == NULL) {
+        return;
+    }
+    if (ring_ready) {
+        io_uring_unregister_buf_ring(&ring, b->group);
+    }
+    munmap(b->br, b->ring_bytes);
+    free(b->bufs);
+    free(b);
+}

@@ -1,0 +1,69 @@
+/*
+ * ring.h: the worker's io_uring, behind a small API so that liburing is
+ * included only by ring.c. One ring per worker, created after fork.
+ * Preparing an operation never fails: when the submission queue is full
+ * the pending entries are submitted first.
+ */
+#ifndef RX_RING_H
+#define RX_RING_H
+
+#include "op.h"
+
+struct iovec;
+struct msghdr;
+struct sockaddr;
+
+typedef struct {
+    uint64_t  user_data;
+    int32_t   res;
+    uint32_t  flags;
+} rx_cqe_t;
+
+#define RX_CQE_F_MORE    (1U << 1)   /* multishot: more completions follow */
+#define RX_CQE_F_BUFFER  (1U << 0)   /* a provided buffer was used */
+#define RX_CQE_BUFFER_SHIFT 16
+
+/* What the kernel offers, probed at rx_ring_init. */
+typedef struct {
+    bool  single_issuer;
+    bool  defer_taskrun;
+    bool  multishot_accept;
+    bool  recv_multishot;
+    bool  buf_ring;
+} rx_ring_features_t;
+
+extern rx_ring_features_t rx_ring_features;
+
+rx_int_t rx_ring_init(unsigned entries, rx_log_t *log);
+void rx_ring_exit(void);
+
+void rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud);
+void rx_ring_write(int fd, const void *buf, unsigned len, uint64_t offset, uint64_t ud);
+void rx_ring_accept(int fd, bool multishot, uint64_t ud);
+void rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud);
+void rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud);
+void rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud);
+void rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud);
+void rx_ring_close(int fd, uint64_t ud);
+void rx_ring_cancel(uint64_t target_ud, uint64_t ud);
+void rx_ring_cancel_fd(int fd, uint64_t ud);
+void rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t ud);
+void rx_ring_shutdown(int fd, int how, uint64_t ud);
+
+/*
+ * Submits what is pending and waits for at least one completion or until
+ * timeout_ms (-1: no timeout) passes; then calls handler for every
+ * completion available. Returns the number handled or RX_ERROR.
+ */
+typedef void (*rx_cqe_handler_pt)(const rx_cqe_t *cqe, void *data);
+rx_int_t rx_ring_run(rx_msec_t timeout_ms, rx_cqe_handler_pt handler, void *data);
+
+/* Provided-buffer ring for multishot recv: count buffers of size bytes. */
+typedef struct rx_buf_ring_s rx_buf_ring_t;
+rx_buf_ring_t *rx_buf_ring_create(unsigned short group, unsigned count,
+    unsigned size, rx_log_t *log);
+void *rx_buf_ring_addr(rx_buf_ring_t *br, unsigned short bid);
+void rx_buf_ring_recycle(rx_buf_ring_t *br, unsigned short bid);
+void rx_buf_ring_destroy(rx_buf_ring_t *br);
+
+#endif /* RX_RING_H */
