@@ -27,6 +27,8 @@ typedef struct {
     bool           remove;         /* closed when the new cycle starts */
     rx_uint_t      worker;         /* with reuseport: which worker owns it */
     void          *servers;        /* protocol data (HTTP: address->servers) */
+    void          *names;          /* HTTP: per-address server_name lookup
+                                      (http_server.c) */
 } rx_listening_t;
 
 /* The core module's main conf: the top-level directives. */

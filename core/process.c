@@ -341,7 +341,7 @@ reload(rx_cycle_t *cycle)
     rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "reconfiguring");
     fresh = rx_init_cycle(cycle);
     if (fresh == NULL) {
-        rx_log_error(RX_LOG_ALERT, cycle->log, 0, "reload failed: the running "
+        rx_log_error(RX_LOG_WARN, cycle->log, 0, "reload failed: the running "
                      "configuration stays in use");
         return cycle;
     }

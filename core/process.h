@@ -17,6 +17,9 @@ void rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv);
 void rx_single_process_cycle(rx_cycle_t *cycle);
 int rx_signal_by_name(const char *name);
 
+/* This worker's number (0 .. worker_processes-1). */
+extern rx_uint_t rx_worker_index;
+
 /* Worker set-up after fork: limits, user, affinity, environment. */
 rx_int_t rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker);
 /* The worker's event loop (event/worker.c); returns when it should exit. */

@@ -12,6 +12,8 @@
 
 extern char **environ;
 
+rx_uint_t rx_worker_index;
+
 static rx_int_t
 set_nofile(rx_cycle_t *cycle, rx_core_conf_t *ccf)
 {
@@ -162,6 +164,7 @@ rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker)
     rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
     rx_uint_t       i;
 
+    rx_worker_index = worker;
     if (set_environment(cycle, ccf) != RX_OK) {
         return RX_ERROR;
     }

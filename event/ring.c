@@ -193,11 +193,10 @@ rx_ring_shutdown(int fd, int how, uint64_t ud)
 }
 
 rx_int_t
-rx_ring_run(rx_msec_t timeout_ms, rx_cqe_handler_pt handler, void *data)
+rx_ring_wait(rx_msec_t timeout_ms)
 {
     struct io_uring_cqe     *cqe;
     struct __kernel_timespec ts;
-    unsigned                 head, n = 0;
     int                      rc;
 
     if (timeout_ms >= 0) {
@@ -209,15 +208,38 @@ rx_ring_run(rx_msec_t timeout_ms, rx_cqe_handler_pt handler, void *data)
     }
     if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN
         && rc != -EBUSY) {
+        errno = -rc;
         return RX_ERROR;
     }
+    return RX_OK;
+}
+
+rx_uint_t
+rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
+{
+    struct io_uring_cqe *cqe;
+    unsigned             head, n = 0, total = 0;
+
+    /* handlers may queue new operations; completions that arrive while we
+     * dispatch wait for the next turn */
     io_uring_for_each_cqe(&ring, head, cqe) {
         rx_cqe_t c = { cqe->user_data, cqe->res, cqe->flags };
         handler(&c, data);
         n++;
+        if (n == 256) {
+            io_uring_cq_advance(&ring, n);
+            total += n;
+            n = 0;
+        }
     }
     io_uring_cq_advance(&ring, n);
-    return (rx_int_t) n;
+    return total + n;
+}
+
+void
+rx_ring_submit(void)
+{
+    io_uring_submit(&ring);
 }
 
 struct rx_buf_ring_s {

@@ -52,11 +52,13 @@ void rx_ring_shutdown(int fd, int how, uint64_t ud);
 
 /*
  * Submits what is pending and waits for at least one completion or until
- * timeout_ms (-1: no timeout) passes; then calls handler for every
- * completion available. Returns the number handled or RX_ERROR.
+ * timeout_ms (-1: no timeout) passes. RX_ERROR with errno on failure.
  */
+rx_int_t rx_ring_wait(rx_msec_t timeout_ms);
+/* Calls handler for every completion available; returns how many. */
 typedef void (*rx_cqe_handler_pt)(const rx_cqe_t *cqe, void *data);
-rx_int_t rx_ring_run(rx_msec_t timeout_ms, rx_cqe_handler_pt handler, void *data);
+rx_uint_t rx_ring_dispatch(rx_cqe_handler_pt handler, void *data);
+void rx_ring_submit(void);
 
 /* Provided-buffer ring for multishot recv: count buffers of size bytes. */
 typedef struct rx_buf_ring_s rx_buf_ring_t;

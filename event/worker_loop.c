@@ -1,91 +1,117 @@
 /*
  * worker_loop.c: a worker's life: its ring, its signals (read through a
- * signalfd on the ring, so none is lost between checks), and the loop
- * that dispatches completions until the worker is told to leave.
+ * signalfd on the ring, so none is lost between checks), the loop that
+ * dispatches completions and expires timers, and the graceful stop.
  */
 #include <sys/signalfd.h>
-#include "core.h"
-#include "cycle.h"
+#include "event.h"
 #include "clock.h"
 #include "process.h"
 #include "proctitle.h"
-#include "ring.h"
 
-typedef struct {
-    rx_cycle_t              *cycle;
-    int                      signal_fd;
-    struct signalfd_siginfo  siginfo;
-    bool                     quit;       /* graceful: finish, then leave */
-    bool                     terminate;  /* fast: leave now */
-} rx_worker_state_t;
+rx_event_conf_t *rx_event_get_conf(rx_cycle_t *cycle);
+
+static int                     signal_fd = -1;
+static struct signalfd_siginfo siginfo;
 
 static void
-arm_signal_read(rx_worker_state_t *ws)
+arm_signal_read(void)
 {
-    rx_ring_read(ws->signal_fd, &ws->siginfo, sizeof(ws->siginfo), 0,
+    rx_ring_read(signal_fd, &siginfo, sizeof(siginfo), 0,
                  rx_op_pack(RX_OP_SIGNAL, 0, 0));
 }
 
 static void
-handle_signal(rx_worker_state_t *ws, const rx_cqe_t *cqe)
+shutdown_timeout_handler(rx_timer_t *t)
 {
-    if (cqe->res != (int32_t) sizeof(ws->siginfo)) {
-        if (cqe->res < 0 && cqe->res != -EINTR && cqe->res != -EAGAIN) {
-            rx_log_error(RX_LOG_ALERT, ws->cycle->log, -cqe->res,
-                         "read() from signalfd failed");
-            ws->terminate = true;
-            return;
-        }
-        arm_signal_read(ws);
+    rx_worker_t *w = t->data;
+    rx_uint_t    i;
+
+    rx_log_error(RX_LOG_WARN, w->cycle->log, 0, "worker_shutdown_timeout "
+                 "expired: closing %lu connections",
+                 (unsigned long) (w->nconns - w->nfree));
+    for (i = 0; i < w->nconns; i++) {
+        rx_conn_close(&w->conns[i]);
+    }
+}
+
+static void
+begin_graceful_stop(rx_worker_t *w)
+{
+    rx_core_conf_t *ccf = rx_get_conf(w->cycle->conf_ctx, rx_core_module);
+
+    if (w->quit) {
         return;
     }
-    switch (ws->siginfo.ssi_signo) {
-    case SIGQUIT:
-        if (!ws->quit) {
-            rx_log_error(RX_LOG_NOTICE, ws->cycle->log, 0,
-                         "gracefully shutting down");
-            rx_setproctitle(RINGX_NAME ": worker process is shutting down");
+    w->quit = true;
+    rx_log_error(RX_LOG_NOTICE, w->cycle->log, 0, "gracefully shutting down");
+    rx_setproctitle(RINGX_NAME ": worker process is shutting down");
+    rx_accept_stop(w);
+    rx_conn_close_idle(w);
+    if (ccf->shutdown_timeout > 0) {
+        w->shutdown_timer.handler = shutdown_timeout_handler;
+        w->shutdown_timer.data = w;
+        rx_timer_add(&w->shutdown_timer, ccf->shutdown_timeout);
+    }
+}
+
+static void
+handle_signal(rx_worker_t *w, const rx_cqe_t *cqe)
+{
+    if (cqe->res != (int32_t) sizeof(siginfo)) {
+        if (cqe->res < 0 && cqe->res != -EINTR && cqe->res != -EAGAIN) {
+            rx_log_error(RX_LOG_ALERT, w->cycle->log, -cqe->res,
+                         "read() from signalfd failed");
+            w->terminate = true;
+            return;
         }
-        ws->quit = true;
+        arm_signal_read();
+        return;
+    }
+    switch (siginfo.ssi_signo) {
+    case SIGQUIT:
+        begin_graceful_stop(w);
         break;
     case SIGTERM:
     case SIGINT:
-        ws->terminate = true;
+        w->terminate = true;
         break;
     case SIGUSR1:
-        rx_log_error(RX_LOG_NOTICE, ws->cycle->log, 0, "reopening logs");
-        rx_reopen_files(ws->cycle);
+        rx_log_error(RX_LOG_NOTICE, w->cycle->log, 0, "reopening logs");
+        rx_reopen_files(w->cycle);
         break;
     default:
         break;
     }
-    arm_signal_read(ws);
+    arm_signal_read();
 }
 
 static void
 dispatch(const rx_cqe_t *cqe, void *data)
 {
-    rx_worker_state_t *ws = data;
+    rx_worker_t *w = data;
 
     switch (rx_op_kind(cqe->user_data)) {
     case RX_OP_SIGNAL:
-        handle_signal(ws, cqe);
+        handle_signal(w, cqe);
+        break;
+    case RX_OP_ACCEPT:
+        rx_accept_handle_cqe(w, cqe);
+        break;
+    case RX_OP_NONE:
+    case RX_OP_TIMEOUT:
         break;
     default:
+        rx_conn_handle_cqe(w, cqe);
         break;
     }
 }
 
-rx_int_t
-rx_worker_loop(rx_cycle_t *cycle, rx_uint_t worker)
+static rx_int_t
+setup_signals(rx_worker_t *w)
 {
-    rx_worker_state_t ws;
-    sigset_t          set;
-    rx_uint_t         i;
-    rx_int_t          rc = RX_OK;
+    sigset_t set;
 
-    memset(&ws, 0, sizeof(ws));
-    ws.cycle = cycle;
     sigemptyset(&set);
     sigaddset(&set, SIGQUIT);
     sigaddset(&set, SIGTERM);
@@ -94,34 +120,99 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t worker)
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGWINCH);
     sigprocmask(SIG_BLOCK, &set, NULL);
-    ws.signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
-    if (ws.signal_fd == -1) {
-        rx_log_error(RX_LOG_EMERG, cycle->log, errno, "signalfd() failed");
+    signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
+    if (signal_fd == -1) {
+        rx_log_error(RX_LOG_EMERG, w->cycle->log, errno, "signalfd() failed");
         return RX_ERROR;
     }
-    if (rx_ring_init(256, cycle->log) != RX_OK) {
-        close(ws.signal_fd);
-        return RX_ERROR;
-    }
-    arm_signal_read(&ws);
+    return RX_OK;
+}
 
-    while (!ws.terminate && !ws.quit) {
+static bool
+connections_left(rx_worker_t *w)
+{
+    return w->nfree != w->nconns;
+}
+
+/* Fast stop: close everything, then give in-flight operations a moment to
+ * complete so that slots (and their pools) are freed cleanly. */
+static void
+terminate(rx_worker_t *w)
+{
+    rx_msec_t deadline;
+    rx_uint_t i;
+
+    rx_accept_stop(w);
+    for (i = 0; i < w->nconns; i++) {
+        rx_conn_close(&w->conns[i]);
+    }
+    deadline = rx_current_msec + 1000;
+    while (connections_left(w) && rx_current_msec < deadline) {
+        if (rx_ring_wait(100) != RX_OK) {
+            break;
+        }
         rx_time_update();
-        if (rx_ring_run(-1, dispatch, &ws) == RX_ERROR) {
+        rx_ring_dispatch(dispatch, w);
+    }
+}
+
+rx_int_t
+rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
+{
+    rx_worker_t     *w = &rx_worker;
+    rx_event_conf_t *ecf = rx_event_get_conf(cycle);
+    rx_uint_t        i;
+    rx_int_t         rc = RX_ERROR;
+
+    memset(w, 0, sizeof(*w));
+    w->cycle = cycle;
+    w->index = index;
+    w->shutdown_timer.node.index = RX_HEAP_NONE;
+    if (setup_signals(w) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (rx_ring_init(1024, cycle->log) != RX_OK) {
+        goto done;
+    }
+    if (rx_conn_table_init(w, ecf->connections) != RX_OK) {
+        goto done;
+    }
+    arm_signal_read();
+    if (rx_event_init_connection == NULL) {
+        rx_log_error(RX_LOG_EMERG, cycle->log, 0, "no protocol handles "
+                     "connections");
+        goto done;
+    }
+    rx_accept_init(w);
+
+    rc = RX_OK;
+    while (!w->terminate && !(w->quit && !connections_left(w))) {
+        if (rx_ring_wait(rx_timers_next_wait(w)) != RX_OK) {
             rx_log_error(RX_LOG_ALERT, cycle->log, errno,
                          "io_uring_submit_and_wait() failed");
             rc = RX_ERROR;
             break;
         }
+        rx_time_update();
+        rx_ring_dispatch(dispatch, w);
+        rx_timers_expire(w);
+    }
+    if (w->terminate || connections_left(w)) {
+        terminate(w);
     }
 
+done:
     for (i = 0; i < rx_modules_n; i++) {
         if (rx_modules[i]->exit_process) {
             rx_modules[i]->exit_process(cycle);
         }
     }
+    rx_conn_table_free(w);
     rx_ring_exit();
-    close(ws.signal_fd);
+    if (signal_fd != -1) {
+        close(signal_fd);
+        signal_fd = -1;
+    }
     rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "exiting");
     return rc;
 }

@@ -3,7 +3,8 @@
  * every HTTP module, parses the block, merges server and location levels,
  * and turns listen lines into the cycle's listening sockets.
  */
-#include "http_core.h"
+#include "http.h"
+#include "http_server.h"
 
 static const char *http_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 
@@ -188,9 +189,12 @@ http_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
             goto done;
         }
     }
-    if (rx_http_add_listening(cf, cmcf) != RX_OK) {
+    if (rx_http_add_listening(cf, cmcf) != RX_OK
+        || rx_http_init_server_names(cf) != RX_OK) {
         rv = RX_CONF_ERROR;
+        goto done;
     }
+    rx_http_init_filters();
     if (cmcf->upstreams) {
         cf->cycle->upstream_fds_per_conn = 1;
     }

@@ -51,7 +51,28 @@ struct rx_http_core_srv_conf_s {
     bool                     listen;         /* has a listen line */
     rx_str_t                 file;
     rx_uint_t                line;
+
+    size_t                   client_header_buffer_size;
+    size_t                   large_client_header_buffers_size;
+    rx_int_t                 large_client_header_buffers_num;
+    rx_msec_t                client_header_timeout;
+    rx_int_t                 ignore_invalid_headers;
+    rx_int_t                 underscores_in_headers;
+    rx_int_t                 merge_slashes;
 };
+
+/* error_page codes [=code] uri */
+typedef struct {
+    rx_uint_t    status;
+    rx_int_t     overwrite;     /* -1: keep; 0: "=" alone (from target) */
+    rx_str_t     uri;           /* "/x", "@name" or "http://..." */
+    void        *value;         /* rx_http_complex_value_t when it has $ */
+} rx_http_err_page_t;
+
+typedef struct {
+    rx_str_t     name;          /* "text/html" */
+    rx_str_t     exten;         /* "html", lower-cased */
+} rx_http_type_t;
 
 /* How a location matches (nginx's modifiers). */
 typedef enum {
@@ -77,7 +98,56 @@ struct rx_http_core_loc_conf_s {
     rx_array_t               *named_locations;  /* server level only */
     rx_str_t                  root;
     bool                      alias;
+    void                     *root_cv;      /* complex value when root has $ */
+
+    /* the content handler a directive (stub_status, ...) installed */
+    rx_int_t                (*handler)(void *r);
+
+    int64_t                   client_max_body_size;
+    size_t                    client_body_buffer_size;
+    rx_msec_t                 client_body_timeout;
+    rx_msec_t                 send_timeout;
+    rx_msec_t                 keepalive_timeout;
+    rx_msec_t                 keepalive_header;     /* "Keep-Alive: timeout=" */
+    rx_int_t                  keepalive_requests;
+    rx_msec_t                 keepalive_time;
+    rx_uint_t                 keepalive_disable;    /* bitmask */
+    rx_uint_t                 lingering_close;      /* off/on/always */
+    rx_msec_t                 lingering_time;
+    rx_msec_t                 lingering_timeout;
+    rx_int_t                  reset_timedout_connection;
+    rx_uint_t                 server_tokens;        /* off/on/build */
+    rx_str_t                  default_type;
+    rx_array_t               *types;                /* rx_http_type_t */
+    rx_array_t               *error_pages;          /* rx_http_err_page_t */
+    rx_int_t                  recursive_error_pages;
+    rx_int_t                  chunked_transfer_encoding;
+    rx_int_t                  absolute_redirect;
+    rx_int_t                  server_name_in_redirect;
+    rx_int_t                  port_in_redirect;
+    rx_int_t                  log_not_found;
+    rx_int_t                  internal;
+    rx_int_t                  sendfile;
+    rx_int_t                  tcp_nopush;
+    rx_int_t                  tcp_nodelay;
+    size_t                    sendfile_max_chunk;
+    rx_uint_t                 if_modified_since;    /* off/exact/before */
+    rx_int_t                  etag;
+    rx_str_t                  file;                 /* where it was defined */
+    rx_uint_t                 line;
 };
+
+#define RX_HTTP_LINGERING_OFF     0
+#define RX_HTTP_LINGERING_ON      1
+#define RX_HTTP_LINGERING_ALWAYS  2
+
+#define RX_HTTP_KEEPALIVE_DISABLE_NONE   0x0002
+#define RX_HTTP_KEEPALIVE_DISABLE_MSIE6  0x0004
+#define RX_HTTP_KEEPALIVE_DISABLE_SAFARI 0x0008
+
+#define RX_HTTP_IMS_OFF     0
+#define RX_HTTP_IMS_EXACT   1
+#define RX_HTTP_IMS_BEFORE  2
 
 /* listen (http_listen.c) */
 const char *rx_http_core_listen(rx_conf_t *cf, const rx_command_t *cmd,

@@ -4,7 +4,10 @@
  * and merge hooks.
  */
 #include <ctype.h>
-#include "http_core.h"
+#include "http.h"
+#include "http_location.h"
+#include "http_server.h"
+#include "process.h"
 
 static const char *server_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -17,6 +20,35 @@ static void *create_loc_conf(rx_conf_t *cf);
 static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
 
 #define RX_HTTP_ANY_CONF (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+
+static const char *set_large_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_keepalive_timeout(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *types_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_error_page(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_internal(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+
+static const rx_conf_bounds_t size_bounds = { 1, 0 };
+
+static const rx_conf_enum_t keepalive_disable_values[] = {
+    { "none", RX_HTTP_KEEPALIVE_DISABLE_NONE },
+    { "msie6", RX_HTTP_KEEPALIVE_DISABLE_MSIE6 },
+    { "safari", RX_HTTP_KEEPALIVE_DISABLE_SAFARI },
+    { NULL, 0 }
+};
+
+static const rx_conf_enum_t lingering_values[] = {
+    { "off", RX_HTTP_LINGERING_OFF }, { "on", RX_HTTP_LINGERING_ON },
+    { "always", RX_HTTP_LINGERING_ALWAYS }, { NULL, 0 }
+};
+
+static const rx_conf_enum_t server_tokens_values[] = {
+    { "off", 0 }, { "on", 1 }, { "build", 2 }, { NULL, 0 }
+};
+
+static const rx_conf_enum_t ims_values[] = {
+    { "off", RX_HTTP_IMS_OFF }, { "exact", RX_HTTP_IMS_EXACT },
+    { "before", RX_HTTP_IMS_BEFORE }, { NULL, 0 }
+};
 
 static const rx_command_t http_core_commands[] = {
     { "server", RX_HTTP_MAIN_CONF | RX_CONF_BLOCK | RX_CONF_NOARGS,
@@ -31,6 +63,119 @@ static const rx_command_t http_core_commands[] = {
       set_root, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "alias", RX_HTTP_LOC_CONF | RX_CONF_TAKE1,
       set_root, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "client_header_buffer_size", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_CONF_TAKE1, rx_conf_set_size_slot, RX_HTTP_SRV_CONF_OFFSET,
+      offsetof(rx_http_core_srv_conf_t, client_header_buffer_size), &size_bounds },
+    { "large_client_header_buffers", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_CONF_TAKE2, set_large_buffers, RX_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    { "client_header_timeout", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_CONF_TAKE1, rx_conf_set_msec_slot, RX_HTTP_SRV_CONF_OFFSET,
+      offsetof(rx_http_core_srv_conf_t, client_header_timeout), NULL },
+    { "ignore_invalid_headers", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_CONF_FLAG, rx_conf_set_flag_slot, RX_HTTP_SRV_CONF_OFFSET,
+      offsetof(rx_http_core_srv_conf_t, ignore_invalid_headers), NULL },
+    { "underscores_in_headers", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_CONF_FLAG, rx_conf_set_flag_slot, RX_HTTP_SRV_CONF_OFFSET,
+      offsetof(rx_http_core_srv_conf_t, underscores_in_headers), NULL },
+    { "merge_slashes", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_SRV_CONF_OFFSET,
+      offsetof(rx_http_core_srv_conf_t, merge_slashes), NULL },
+    { "client_max_body_size", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_off_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, client_max_body_size), NULL },
+    { "client_body_buffer_size", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_size_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, client_body_buffer_size), &size_bounds },
+    { "client_body_timeout", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, client_body_timeout), NULL },
+    { "send_timeout", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, send_timeout), NULL },
+    { "keepalive_timeout", RX_HTTP_ANY_CONF | RX_CONF_TAKE12,
+      set_keepalive_timeout, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "keepalive_requests", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_num_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, keepalive_requests), NULL },
+    { "keepalive_time", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, keepalive_time), NULL },
+    { "keepalive_disable", RX_HTTP_ANY_CONF | RX_CONF_TAKE12,
+      rx_conf_set_bitmask_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, keepalive_disable), keepalive_disable_values },
+    { "lingering_close", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_enum_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, lingering_close), lingering_values },
+    { "lingering_time", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, lingering_time), NULL },
+    { "lingering_timeout", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, lingering_timeout), NULL },
+    { "reset_timedout_connection", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, reset_timedout_connection), NULL },
+    { "server_tokens", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_enum_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, server_tokens), server_tokens_values },
+    { "default_type", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_str_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, default_type), NULL },
+    { "types", RX_HTTP_ANY_CONF | RX_CONF_BLOCK | RX_CONF_NOARGS,
+      types_block, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "error_page", RX_HTTP_ANY_CONF | RX_HTTP_LIF_CONF | RX_CONF_2MORE,
+      set_error_page, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "recursive_error_pages", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, recursive_error_pages), NULL },
+    { "chunked_transfer_encoding", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, chunked_transfer_encoding), NULL },
+    { "absolute_redirect", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, absolute_redirect), NULL },
+    { "server_name_in_redirect", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, server_name_in_redirect), NULL },
+    { "port_in_redirect", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, port_in_redirect), NULL },
+    { "log_not_found", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, log_not_found), NULL },
+    { "internal", RX_HTTP_LOC_CONF | RX_CONF_NOARGS,
+      set_internal, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "sendfile", RX_HTTP_ANY_CONF | RX_HTTP_LIF_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, sendfile), NULL },
+    { "sendfile_max_chunk", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_size_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, sendfile_max_chunk), NULL },
+    { "tcp_nopush", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, tcp_nopush), NULL },
+    { "tcp_nodelay", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, tcp_nodelay), NULL },
+    { "if_modified_since", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_enum_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, if_modified_since), ims_values },
+    { "etag", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, etag), NULL },
+    /* hash sizing: ringx sizes its tables itself */
+    { "server_names_hash_max_size", RX_HTTP_MAIN_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    { "server_names_hash_bucket_size", RX_HTTP_MAIN_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    { "types_hash_max_size", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    { "types_hash_bucket_size", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    { "variables_hash_max_size", RX_HTTP_MAIN_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    { "variables_hash_bucket_size", RX_HTTP_MAIN_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
     /* paths of nginx modules ringx leaves out: accepted so stock configs load */
     { "uwsgi_temp_path", RX_HTTP_ANY_CONF | RX_CONF_1MORE,
       rx_conf_set_ignored, 0, 0, "ringx has no uwsgi module" },
@@ -44,10 +189,23 @@ static const rx_http_module_t http_core_ctx = {
     create_loc_conf, merge_loc_conf
 };
 
+static rx_int_t http_init_process(rx_cycle_t *cycle);
+
 rx_module_t rx_http_core_module = {
     "rx_http_core_module", 0, 0, RX_HTTP_MODULE, &http_core_ctx,
-    http_core_commands, NULL, NULL, NULL, NULL
+    http_core_commands, NULL, http_init_process, NULL, NULL
 };
+
+void rx_http_stat_worker_slot(rx_uint_t worker);
+
+/* In each worker: HTTP takes the connections this worker accepts. */
+static rx_int_t
+http_init_process(rx_cycle_t *cycle)
+{
+    rx_event_init_connection = rx_http_init_connection;
+    rx_http_stat_worker_slot(rx_worker_index);
+    return RX_OK;
+}
 
 static void *
 create_main_conf(rx_conf_t *cf)
@@ -77,23 +235,50 @@ create_srv_conf(rx_conf_t *cf)
         cscf->file = cf->conf_file->name;
         cscf->line = cf->conf_file->line;
     }
+    cscf->client_header_buffer_size = RX_CONF_UNSET_SIZE;
+    cscf->large_client_header_buffers_size = RX_CONF_UNSET_SIZE;
+    cscf->large_client_header_buffers_num = RX_CONF_UNSET;
+    cscf->client_header_timeout = RX_CONF_UNSET_MSEC;
+    cscf->ignore_invalid_headers = RX_CONF_UNSET;
+    cscf->underscores_in_headers = RX_CONF_UNSET;
+    cscf->merge_slashes = RX_CONF_UNSET;
     return cscf;
 }
 
 static const char *
 merge_srv_conf(rx_conf_t *cf, void *prev, void *conf)
 {
-    rx_http_core_srv_conf_t *cscf = conf;
+    rx_http_core_srv_conf_t *p = prev, *c = conf;
     rx_http_server_name_t   *sn;
 
-    if (cscf->server_names.nelts == 0) {
+    if (c->server_names.nelts == 0) {
         /* nginx's default: the empty name */
-        sn = rx_array_push(&cscf->server_names);
+        sn = rx_array_push(&c->server_names);
         if (sn == NULL) {
             return RX_CONF_ERROR;
         }
+        memset(sn, 0, sizeof(*sn));
         rx_str_set(&sn->name, "");
-        sn->regex = false;
+    }
+    rx_conf_merge_size(c->client_header_buffer_size,
+                       p->client_header_buffer_size, 1024);
+    rx_conf_merge_size(c->large_client_header_buffers_size,
+                       p->large_client_header_buffers_size, 8192);
+    rx_conf_merge_value(c->large_client_header_buffers_num,
+                        p->large_client_header_buffers_num, 4);
+    rx_conf_merge_msec(c->client_header_timeout, p->client_header_timeout, 60000);
+    rx_conf_merge_value(c->ignore_invalid_headers, p->ignore_invalid_headers, 1);
+    rx_conf_merge_value(c->underscores_in_headers, p->underscores_in_headers, 0);
+    rx_conf_merge_value(c->merge_slashes, p->merge_slashes, 1);
+    if (c->large_client_header_buffers_size < c->client_header_buffer_size) {
+        rx_log_error(RX_LOG_EMERG, cf->log, 0, "the \"large_client_header_"
+            "buffers\" size must be equal to or greater than \"client_header_"
+            "buffer_size\" in %s:%lu", c->file.data, (unsigned long) c->line);
+        return RX_CONF_ERROR;
+    }
+    if (rx_http_init_locations(cf, c,
+            c->ctx->loc_conf[rx_http_core_module.ctx_index]) != RX_OK) {
+        return RX_CONF_ERROR;
     }
     return RX_CONF_OK;
 }
@@ -101,7 +286,69 @@ merge_srv_conf(rx_conf_t *cf, void *prev, void *conf)
 static void *
 create_loc_conf(rx_conf_t *cf)
 {
-    return rx_pcalloc(cf->pool, sizeof(rx_http_core_loc_conf_t));
+    rx_http_core_loc_conf_t *clcf = rx_pcalloc(cf->pool, sizeof(*clcf));
+
+    if (clcf == NULL) {
+        return NULL;
+    }
+    if (cf->conf_file) {
+        clcf->file = cf->conf_file->name;
+        clcf->line = cf->conf_file->line;
+    }
+    clcf->client_max_body_size = RX_CONF_UNSET;
+    clcf->client_body_buffer_size = RX_CONF_UNSET_SIZE;
+    clcf->client_body_timeout = RX_CONF_UNSET_MSEC;
+    clcf->send_timeout = RX_CONF_UNSET_MSEC;
+    clcf->keepalive_timeout = RX_CONF_UNSET_MSEC;
+    clcf->keepalive_header = RX_CONF_UNSET_MSEC;
+    clcf->keepalive_requests = RX_CONF_UNSET;
+    clcf->keepalive_time = RX_CONF_UNSET_MSEC;
+    clcf->keepalive_disable = 0;
+    clcf->lingering_close = RX_CONF_UNSET_UINT;
+    clcf->lingering_time = RX_CONF_UNSET_MSEC;
+    clcf->lingering_timeout = RX_CONF_UNSET_MSEC;
+    clcf->reset_timedout_connection = RX_CONF_UNSET;
+    clcf->server_tokens = RX_CONF_UNSET_UINT;
+    clcf->types = RX_CONF_UNSET_PTR;
+    clcf->error_pages = RX_CONF_UNSET_PTR;
+    clcf->recursive_error_pages = RX_CONF_UNSET;
+    clcf->chunked_transfer_encoding = RX_CONF_UNSET;
+    clcf->absolute_redirect = RX_CONF_UNSET;
+    clcf->server_name_in_redirect = RX_CONF_UNSET;
+    clcf->port_in_redirect = RX_CONF_UNSET;
+    clcf->log_not_found = RX_CONF_UNSET;
+    clcf->internal = RX_CONF_UNSET;
+    clcf->sendfile = RX_CONF_UNSET;
+    clcf->sendfile_max_chunk = RX_CONF_UNSET_SIZE;
+    clcf->tcp_nopush = RX_CONF_UNSET;
+    clcf->tcp_nodelay = RX_CONF_UNSET;
+    clcf->if_modified_since = RX_CONF_UNSET_UINT;
+    clcf->etag = RX_CONF_UNSET;
+    return clcf;
+}
+
+/* nginx's built-in types when no `types` block is given anywhere. */
+static rx_array_t *
+default_types(rx_conf_t *cf)
+{
+    static const struct { const char *name, *exten; } builtin[] = {
+        { "text/html", "html" }, { "image/gif", "gif" }, { "image/jpeg", "jpg" }
+    };
+    rx_array_t     *types = rx_array_create(cf->pool, 3, sizeof(rx_http_type_t));
+    rx_http_type_t *t;
+    size_t          i;
+
+    for (i = 0; types && i < rx_nelems(builtin); i++) {
+        t = rx_array_push(types);
+        if (t == NULL) {
+            return NULL;
+        }
+        t->name.data = (char *) builtin[i].name;
+        t->name.len = strlen(builtin[i].name);
+        t->exten.data = (char *) builtin[i].exten;
+        t->exten.len = strlen(builtin[i].exten);
+    }
+    return types;
 }
 
 static const char *
@@ -113,6 +360,7 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
         if (p->root.data) {
             c->root = p->root;
             c->alias = p->alias;
+            c->root_cv = p->root_cv;
         } else {
             rx_str_set(&c->root, "html");
             if (rx_conf_full_name(cf->cycle, &c->root, false) != RX_OK) {
@@ -120,6 +368,239 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
             }
         }
     }
+    rx_conf_merge_value(c->client_max_body_size, p->client_max_body_size,
+                        1024 * 1024);
+    rx_conf_merge_size(c->client_body_buffer_size, p->client_body_buffer_size,
+                       16384);
+    rx_conf_merge_msec(c->client_body_timeout, p->client_body_timeout, 60000);
+    rx_conf_merge_msec(c->send_timeout, p->send_timeout, 60000);
+    rx_conf_merge_msec(c->keepalive_timeout, p->keepalive_timeout, 75000);
+    rx_conf_merge_msec(c->keepalive_header, p->keepalive_header, 0);
+    rx_conf_merge_value(c->keepalive_requests, p->keepalive_requests, 1000);
+    rx_conf_merge_msec(c->keepalive_time, p->keepalive_time, 3600000);
+    if (c->keepalive_disable == 0) {
+        c->keepalive_disable = p->keepalive_disable
+                               ? p->keepalive_disable
+                               : RX_HTTP_KEEPALIVE_DISABLE_MSIE6;
+    }
+    if (c->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_NONE) {
+        c->keepalive_disable = RX_HTTP_KEEPALIVE_DISABLE_NONE;
+    }
+    rx_conf_merge_uint(c->lingering_close, p->lingering_close,
+                       RX_HTTP_LINGERING_ON);
+    rx_conf_merge_msec(c->lingering_time, p->lingering_time, 30000);
+    rx_conf_merge_msec(c->lingering_timeout, p->lingering_timeout, 5000);
+    rx_conf_merge_value(c->reset_timedout_connection,
+                        p->reset_timedout_connection, 0);
+    rx_conf_merge_uint(c->server_tokens, p->server_tokens, 1);
+    rx_conf_merge_str(c->default_type, p->default_type, "text/plain");
+    if (c->types == RX_CONF_UNSET_PTR) {
+        c->types = p->types != RX_CONF_UNSET_PTR ? p->types : default_types(cf);
+        if (c->types == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    rx_conf_merge_ptr(c->error_pages, p->error_pages, NULL);
+    rx_conf_merge_value(c->recursive_error_pages, p->recursive_error_pages, 0);
+    rx_conf_merge_value(c->chunked_transfer_encoding,
+                        p->chunked_transfer_encoding, 1);
+    rx_conf_merge_value(c->absolute_redirect, p->absolute_redirect, 1);
+    rx_conf_merge_value(c->server_name_in_redirect, p->server_name_in_redirect, 0);
+    rx_conf_merge_value(c->port_in_redirect, p->port_in_redirect, 1);
+    rx_conf_merge_value(c->log_not_found, p->log_not_found, 1);
+    rx_conf_init_value(c->internal, 0);
+    rx_conf_merge_value(c->sendfile, p->sendfile, 0);
+    rx_conf_merge_size(c->sendfile_max_chunk, p->sendfile_max_chunk, 2 * 1024 * 1024);
+    rx_conf_merge_value(c->tcp_nopush, p->tcp_nopush, 0);
+    rx_conf_merge_value(c->tcp_nodelay, p->tcp_nodelay, 1);
+    rx_conf_merge_uint(c->if_modified_since, p->if_modified_since,
+                       RX_HTTP_IMS_EXACT);
+    rx_conf_merge_value(c->etag, p->etag, 1);
+    return RX_CONF_OK;
+}
+
+static const char *
+set_large_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_core_srv_conf_t *cscf = conf;
+    rx_str_t                *value = cf->args->elts;
+    rx_int_t                 num;
+    ssize_t                  size;
+
+    if (cscf->large_client_header_buffers_num != RX_CONF_UNSET) {
+        return "is duplicate";
+    }
+    num = rx_atoi(value[1].data, value[1].len);
+    if (num <= 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in \"%s\" "
+            "directive, it must be a number of buffers", value[1].data,
+            value[0].data);
+        return RX_CONF_ERROR;
+    }
+    size = rx_parse_size(&value[2]);
+    if (size <= 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in \"%s\" "
+            "directive, it must be a size (e.g. 8k)", value[2].data,
+            value[0].data);
+        return RX_CONF_ERROR;
+    }
+    cscf->large_client_header_buffers_num = num;
+    cscf->large_client_header_buffers_size = (size_t) size;
+    return RX_CONF_OK;
+}
+
+static const char *
+set_keepalive_timeout(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_core_loc_conf_t *clcf = conf;
+    rx_str_t                *value = cf->args->elts;
+    rx_int_t                 t;
+
+    if (clcf->keepalive_timeout != RX_CONF_UNSET_MSEC) {
+        return "is duplicate";
+    }
+    t = rx_parse_time(&value[1], false);
+    if (t == -1) {
+        return "invalid value";
+    }
+    clcf->keepalive_timeout = t;
+    if (cf->args->nelts == 3) {
+        t = rx_parse_time(&value[2], true);
+        if (t == -1) {
+            return "invalid value";
+        }
+        clcf->keepalive_header = t * 1000;
+    }
+    return RX_CONF_OK;
+}
+
+/* Inside types { }: every line is "mime/type ext ext ...;". */
+static const char *
+types_line(rx_conf_t *cf, void *dummy, void *conf)
+{
+    rx_array_t     *types = conf;
+    rx_str_t       *value = cf->args->elts;
+    rx_http_type_t *t, *seen;
+    rx_uint_t       i, j;
+    size_t          k;
+
+    if (cf->args->nelts < 2) {
+        return "invalid number of arguments in types block";
+    }
+    for (i = 1; i < cf->args->nelts; i++) {
+        for (k = 0; k < value[i].len; k++) {
+            value[i].data[k] = (char) tolower((unsigned char) value[i].data[k]);
+        }
+        seen = types->elts;
+        for (j = 0; j < types->nelts; j++) {
+            if (seen[j].exten.len == value[i].len
+                && memcmp(seen[j].exten.data, value[i].data, value[i].len) == 0) {
+                if (seen[j].name.len != value[0].len
+                    || memcmp(seen[j].name.data, value[0].data, value[0].len)) {
+                    rx_conf_log_error(RX_LOG_WARN, cf, 0, "duplicate extension "
+                        "\"%s\", content type: \"%s\", previous content type: "
+                        "\"%s\"", value[i].data, value[0].data, seen[j].name.data);
+                }
+                seen[j].name = value[0];
+                goto next;
+            }
+        }
+        t = rx_array_push(types);
+        if (t == NULL) {
+            return RX_CONF_ERROR;
+        }
+        t->name = value[0];
+        t->exten = value[i];
+    next:
+        continue;
+    }
+    return RX_CONF_OK;
+}
+
+static const char *
+types_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_core_loc_conf_t *clcf = conf;
+    rx_conf_t                saved;
+    const char              *rv;
+
+    if (clcf->types == RX_CONF_UNSET_PTR || clcf->types == NULL) {
+        clcf->types = rx_array_create(cf->pool, 64, sizeof(rx_http_type_t));
+        if (clcf->types == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    saved = *cf;
+    cf->handler = types_line;
+    cf->handler_conf = clcf->types;
+    rv = rx_conf_parse(cf, NULL);
+    *cf = saved;
+    return rv;
+}
+
+static const char *
+set_error_page(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_core_loc_conf_t *clcf = conf;
+    rx_str_t                *value = cf->args->elts, *uri;
+    rx_http_err_page_t      *err;
+    rx_uint_t                i, n = cf->args->nelts - 1;
+    rx_int_t                 overwrite = -1;
+
+    if (clcf->error_pages == RX_CONF_UNSET_PTR || clcf->error_pages == NULL) {
+        clcf->error_pages = rx_array_create(cf->pool, 4, sizeof(rx_http_err_page_t));
+        if (clcf->error_pages == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    uri = &value[n];
+    if (value[n - 1].data[0] == '=') {
+        overwrite = value[n - 1].len == 1 ? 0
+                    : rx_atoi(value[n - 1].data + 1, value[n - 1].len - 1);
+        if (overwrite < 0 || (overwrite > 0 && (overwrite < 100 || overwrite > 599))) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\"",
+                              value[n - 1].data);
+            return RX_CONF_ERROR;
+        }
+        n--;
+    }
+    if (n < 2) {
+        return "invalid number of arguments";
+    }
+    for (i = 1; i < n; i++) {
+        rx_int_t code = rx_atoi(value[i].data, value[i].len);
+
+        if (code < 300 || code > 599) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "value \"%s\" must be "
+                              "between 300 and 599", value[i].data);
+            return RX_CONF_ERROR;
+        }
+        if (code == 499) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "value \"%s\" must be "
+                              "between 300 and 599 and not 499", value[i].data);
+            return RX_CONF_ERROR;
+        }
+        err = rx_array_push(clcf->error_pages);
+        if (err == NULL) {
+            return RX_CONF_ERROR;
+        }
+        err->status = (rx_uint_t) code;
+        err->overwrite = overwrite;
+        err->uri = *uri;
+        err->value = NULL;
+    }
+    return RX_CONF_OK;
+}
+
+static const char *
+set_internal(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_core_loc_conf_t *clcf = conf;
+
+    if (clcf->internal != RX_CONF_UNSET) {
+        return "is duplicate";
+    }
+    clcf->internal = 1;
     return RX_CONF_OK;
 }
 
@@ -240,6 +721,9 @@ location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         name->len -= 2;
     }
     clcf->name = *name;
+    if (rx_http_location_init_conf(cf, clcf) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
 
     if (pclcf->name.data) {
         /* nesting rules, as nginx documents them */
@@ -314,6 +798,9 @@ set_server_name(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
             for (k = 0; k < sn->name.len; k++) {
                 sn->name.data[k] = (char) tolower((unsigned char) sn->name.data[k]);
             }
+        }
+        if (rx_http_server_name_init(cf, sn) != RX_OK) {
+            return RX_CONF_ERROR;
         }
     }
     return RX_CONF_OK;

@@ -1,0 +1,350 @@
+/*
+ * conn.c: the connection table of a worker: slots, free list, generations,
+ * in-flight counts and the close protocol (cancel, wait for every CQE,
+ * close the fd, then free the slot); the idle (keepalive) list that makes
+ * room when the table is full; the plain TCP transport.
+ */
+#include <netinet/tcp.h>
+#include "event.h"
+#include "clock.h"
+
+rx_worker_t rx_worker;
+
+/* Provided buffers for multishot recv: small requests use one each and
+ * give it back at once, so a few hundred serve thousands of connections. */
+#define RECV_BUFS      256
+#define RECV_BUF_SIZE  4096
+
+rx_int_t
+rx_conn_table_init(rx_worker_t *w, rx_uint_t n)
+{
+    rx_uint_t i;
+
+    /* calloc: pages of slots never used are never touched */
+    w->conns = calloc(n, sizeof(rx_conn_t));
+    w->free_slots = calloc(n, sizeof(uint32_t));
+    if (w->conns == NULL || w->free_slots == NULL) {
+        rx_log_error(RX_LOG_EMERG, w->cycle->log, errno,
+                     "cannot allocate %lu connections", (unsigned long) n);
+        return RX_ERROR;
+    }
+    w->nconns = n;
+    for (i = 0; i < n; i++) {
+        w->free_slots[i] = (uint32_t) (n - 1 - i);   /* slot 0 on top */
+        w->conns[i].slot = (uint32_t) i;
+        w->conns[i].fd = -1;
+    }
+    w->nfree = n;
+    if (rx_heap_init(&w->timers, n + 16) != RX_OK) {
+        return RX_ERROR;
+    }
+    w->recv_buf_size = RECV_BUF_SIZE;
+    w->recv_bufs = rx_buf_ring_create(RX_RECV_GROUP, RECV_BUFS, RECV_BUF_SIZE,
+                                      w->cycle->log);
+    return w->recv_bufs ? RX_OK : RX_ERROR;
+}
+
+void
+rx_conn_table_free(rx_worker_t *w)
+{
+    rx_buf_ring_destroy(w->recv_bufs);
+    w->recv_bufs = NULL;
+    rx_heap_free(&w->timers);
+    free(w->conns);
+    free(w->free_slots);
+    w->conns = NULL;
+    w->free_slots = NULL;
+}
+
+uint64_t
+rx_conn_ud(rx_conn_t *c, rx_op_kind_t kind)
+{
+    return rx_op_pack(kind, c->slot, c->gen);
+}
+
+static void
+conn_log_ctx(rx_conn_t *c)
+{
+    c->log = *rx_worker.cycle->log;
+    c->log.connection = c->number;
+    c->log.data = c;
+}
+
+rx_conn_t *
+rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
+{
+    rx_conn_t *c;
+    uint32_t   slot;
+
+    if (w->nfree == 0) {
+        return NULL;
+    }
+    slot = w->free_slots[--w->nfree];
+    c = &w->conns[slot];
+    c->pool = rx_pool_create(1024, w->cycle->log);
+    if (c->pool == NULL) {
+        w->free_slots[w->nfree++] = slot;
+        return NULL;
+    }
+    c->fd = fd;
+    c->state = RX_CONN_ACTIVE;
+    c->inflight = 0;
+    c->reading = c->read_eof = c->idle = c->sending = false;
+    c->peer_known = c->local_known = false;
+    c->listening = ls;
+    c->number = ++w->connection_counter;
+    c->ops = NULL;
+    c->data = NULL;
+    c->transport = &rx_plain_transport;
+    c->idle_prev = c->idle_next = NULL;
+    c->start_msec = rx_current_msec;
+    memset(&c->timer, 0, sizeof(c->timer));
+    c->timer.node.index = RX_HEAP_NONE;
+    c->timer.data = c;
+    conn_log_ctx(c);
+    c->pool->log = &c->log;
+    return c;
+}
+
+static void
+conn_free(rx_worker_t *w, rx_conn_t *c)
+{
+    if (c->fd != -1 && close(c->fd) == -1) {
+        rx_log_error(RX_LOG_ALERT, &c->log, errno, "close() socket failed");
+    }
+    c->fd = -1;
+    rx_pool_destroy(c->pool);
+    c->pool = NULL;
+    c->state = RX_CONN_FREE;
+    c->gen = (c->gen + 1) & RX_OP_GEN_MASK;
+    w->free_slots[w->nfree++] = c->slot;
+    rx_accept_slot_freed(w);
+}
+
+void
+rx_conn_close(rx_conn_t *c)
+{
+    rx_worker_t *w = &rx_worker;
+
+    if (c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    rx_timer_del(&c->timer);
+    rx_conn_set_idle(c, false);
+    if (c->ops && c->ops->on_free) {
+        c->ops->on_free(c);
+    }
+    c->data = NULL;
+    c->state = RX_CONN_CLOSING;
+    if (c->inflight == 0) {
+        conn_free(w, c);
+        return;
+    }
+    /* every operation on the fd completes (most with -ECANCELED) before
+     * the fd is closed and the slot reused */
+    rx_ring_cancel_fd(c->fd, rx_conn_ud(c, RX_OP_CANCEL));
+    c->inflight++;
+}
+
+void
+rx_conn_set_idle(rx_conn_t *c, bool idle)
+{
+    rx_worker_t *w = &rx_worker;
+
+    if (c->idle == idle) {
+        return;
+    }
+    c->idle = idle;
+    if (idle) {
+        c->idle_prev = w->idle_tail;
+        c->idle_next = NULL;
+        if (w->idle_tail) w->idle_tail->idle_next = c; else w->idle_head = c;
+        w->idle_tail = c;
+        w->nidle++;
+        return;
+    }
+    if (c->idle_prev) c->idle_prev->idle_next = c->idle_next; else w->idle_head = c->idle_next;
+    if (c->idle_next) c->idle_next->idle_prev = c->idle_prev; else w->idle_tail = c->idle_prev;
+    c->idle_prev = c->idle_next = NULL;
+    w->nidle--;
+}
+
+/* The table is full: close the oldest idle keepalive connection so that
+ * its slot can take a new one. Returns false when none is idle. */
+bool
+rx_conn_reuse_idle(rx_worker_t *w)
+{
+    rx_conn_t *c = w->idle_head;
+
+    if (c == NULL) {
+        return false;
+    }
+    if (rx_log_limit_allow(&w->reuse_limit, 1000)) {
+        rx_log_error(RX_LOG_WARN, w->cycle->log, 0, "%lu worker_connections "
+                     "are not enough, reusing connections",
+                     (unsigned long) w->nconns);
+    }
+    rx_conn_close(c);
+    return true;
+}
+
+/* Graceful stop: idle keepalive connections go at once. */
+void
+rx_conn_close_idle(rx_worker_t *w)
+{
+    while (w->idle_head) {
+        rx_conn_close(w->idle_head);
+    }
+}
+
+const rx_sockaddr_t *
+rx_conn_peer(rx_conn_t *c)
+{
+    if (!c->peer_known) {
+        c->peer.len = sizeof(c->peer.u);
+        if (getpeername(c->fd, &c->peer.u.sa, &c->peer.len) == -1) {
+            memset(&c->peer, 0, sizeof(c->peer));
+            c->peer.u.sa.sa_family = AF_UNIX;
+        }
+        c->peer_known = true;
+    }
+    return &c->peer;
+}
+
+const rx_sockaddr_t *
+rx_conn_local(rx_conn_t *c)
+{
+    if (!c->local_known) {
+        c->local.len = sizeof(c->local.u);
+        if (getsockname(c->fd, &c->local.u.sa, &c->local.len) == -1) {
+            c->local = c->listening->addr;
+        }
+        c->local_known = true;
+    }
+    return &c->local;
+}
+
+static void
+handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
+{
+    char          *data = NULL;
+    unsigned short bid = 0;
+    bool           has_buf = (cqe->flags & RX_CQE_F_BUFFER) != 0;
+
+    if (has_buf) {
+        bid = (unsigned short) (cqe->flags >> RX_CQE_BUFFER_SHIFT);
+        data = rx_buf_ring_addr(w->recv_bufs, bid);
+    }
+    if (!more && cqe->res != -ECANCELED) {
+        c->reading = false;   /* a cancelled recv was already forgotten */
+    }
+    if (c->state == RX_CONN_ACTIVE) {
+        if (cqe->res > 0) {
+            c->ops->on_read(c, data, cqe->res);
+        } else if (cqe->res == 0) {
+            c->read_eof = true;
+            c->ops->on_read(c, NULL, 0);
+        } else if (cqe->res == -ENOBUFS) {
+            /* every buffer was in use this turn; they are back now */
+            if (has_buf) {
+                rx_buf_ring_recycle(w->recv_bufs, bid);
+                has_buf = false;
+            }
+            if (!c->reading && c->state == RX_CONN_ACTIVE) {
+                c->transport->start_read(c);
+            }
+        } else if (cqe->res != -ECANCELED) {
+            c->ops->on_read(c, NULL, cqe->res);
+        }
+    }
+    if (has_buf) {
+        rx_buf_ring_recycle(w->recv_bufs, bid);
+    }
+}
+
+void
+rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
+{
+    uint32_t   slot = rx_op_slot(cqe->user_data);
+    bool       more = (cqe->flags & RX_CQE_F_MORE) != 0;
+    rx_conn_t *c;
+
+    if (slot >= w->nconns) {
+        return;
+    }
+    c = &w->conns[slot];
+    if (c->gen != rx_op_gen(cqe->user_data) || c->state == RX_CONN_FREE) {
+        /* a completion of a previous life of this slot: only its buffer
+         * matters */
+        if (cqe->flags & RX_CQE_F_BUFFER) {
+            rx_buf_ring_recycle(w->recv_bufs,
+                (unsigned short) (cqe->flags >> RX_CQE_BUFFER_SHIFT));
+        }
+        return;
+    }
+    if (!more) {
+        c->inflight--;
+    }
+    switch (rx_op_kind(cqe->user_data)) {
+    case RX_OP_RECV:
+        handle_recv(w, c, cqe, more);
+        break;
+    case RX_OP_SEND:
+        c->sending = false;
+        if (c->state == RX_CONN_ACTIVE) {
+            c->ops->on_sent(c, cqe->res);
+        }
+        break;
+    default:
+        break;
+    }
+    if (c->state == RX_CONN_CLOSING && c->inflight == 0) {
+        conn_free(w, c);
+    }
+}
+
+/* The plain TCP transport. */
+
+static void
+plain_start_read(rx_conn_t *c)
+{
+    if (c->reading || c->read_eof) {
+        return;
+    }
+    rx_ring_recv_multishot(c->fd, RX_RECV_GROUP, rx_conn_ud(c, RX_OP_RECV));
+    c->reading = true;
+    c->inflight++;
+}
+
+static void
+plain_stop_read(rx_conn_t *c)
+{
+    if (!c->reading) {
+        return;
+    }
+    rx_ring_cancel(rx_conn_ud(c, RX_OP_RECV), rx_conn_ud(c, RX_OP_CANCEL));
+    c->inflight++;
+    c->reading = false;   /* the final recv CQE arrives with -ECANCELED */
+}
+
+static void
+plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
+{
+    memset(&c->msg, 0, sizeof(c->msg));
+    c->msg.msg_iov = (struct iovec *) iov;
+    c->msg.msg_iovlen = (size_t) niov;
+    rx_ring_sendmsg(c->fd, &c->msg, MSG_NOSIGNAL, rx_conn_ud(c, RX_OP_SEND));
+    c->sending = true;
+    c->inflight++;
+}
+
+static void
+plain_shutdown_write(rx_conn_t *c)
+{
+    rx_ring_shutdown(c->fd, SHUT_WR, rx_conn_ud(c, RX_OP_CLOSE));
+    c->inflight++;
+}
+
+const rx_transport_t rx_plain_transport = {
+    "tcp", plain_start_read, plain_stop_read, plain_send, plain_shutdown_write
+};

@@ -1,0 +1,144 @@
+/*
+ * event.h: one worker's event layer: the connection table, the timers and
+ * the transport seam the HTTP code reads and writes through. Every
+ * operation is a completion: submit with a kind, get called back.
+ */
+#ifndef RX_EVENT_H
+#define RX_EVENT_H
+
+#include <sys/uio.h>
+#include "core.h"
+#include "cycle.h"
+#include "heap.h"
+#include "ring.h"
+
+typedef struct rx_conn_s       rx_conn_t;
+typedef struct rx_timer_s      rx_timer_t;
+typedef struct rx_transport_s  rx_transport_t;
+
+typedef void (*rx_timer_handler_pt)(rx_timer_t *t);
+
+/* A deadline in the worker's heap; embedded in its owner. */
+struct rx_timer_s {
+    rx_heap_node_t       node;      /* node.key is the deadline (ms) */
+    rx_timer_handler_pt  handler;
+    void                *data;
+};
+
+/* Callbacks from a connection to its protocol (HTTP). */
+typedef struct {
+    /* Bytes arrived (plaintext); len 0 means the peer closed its side,
+     * negative is -errno. The data is only valid during the call. */
+    void (*on_read)(rx_conn_t *c, const char *data, ssize_t len);
+    /* A send finished: bytes written or -errno. */
+    void (*on_sent)(rx_conn_t *c, ssize_t res);
+    /* The connection is being freed: drop every reference to it. */
+    void (*on_free)(rx_conn_t *c);
+} rx_conn_ops_t;
+
+/*
+ * The transport seam: plain TCP now, TLS later, without the HTTP code
+ * knowing which. send() takes iovecs that must stay valid until on_sent.
+ */
+struct rx_transport_s {
+    const char *name;
+    void (*start_read)(rx_conn_t *c);
+    void (*stop_read)(rx_conn_t *c);
+    void (*send)(rx_conn_t *c, const struct iovec *iov, int niov);
+    void (*shutdown_write)(rx_conn_t *c);
+};
+
+typedef enum {
+    RX_CONN_FREE = 0,
+    RX_CONN_ACTIVE,       /* owned by its protocol */
+    RX_CONN_CLOSING       /* waiting for in-flight operations to finish */
+} rx_conn_state_t;
+
+struct rx_conn_s {
+    int                    fd;
+    uint32_t               slot;
+    uint32_t               gen;         /* bumped on free: stale CQEs drop */
+    uint32_t               inflight;    /* operations the kernel holds */
+    rx_conn_state_t        state;
+    bool                   reading;     /* a (multishot) recv is armed */
+    bool                   read_eof;
+    bool                   idle;        /* on the idle (keepalive) list */
+    bool                   sending;
+    rx_listening_t        *listening;
+    rx_sockaddr_t          peer;        /* filled lazily: rx_conn_peer() */
+    bool                   peer_known;
+    rx_sockaddr_t          local;
+    bool                   local_known;
+    rx_pool_t             *pool;        /* lives as long as the connection */
+    rx_log_t               log;
+    rx_uint_t              number;      /* $connection */
+    rx_timer_t             timer;
+    const rx_conn_ops_t   *ops;
+    const rx_transport_t  *transport;
+    void                  *data;        /* the protocol's connection */
+    struct msghdr          msg;         /* of the send in flight */
+    rx_conn_t             *idle_prev;
+    rx_conn_t             *idle_next;
+    rx_msec_t              start_msec;
+};
+
+/* The worker: its table, its timers, its state. The only global of the
+ * event layer besides the ring. */
+typedef struct {
+    rx_cycle_t      *cycle;
+    rx_uint_t        index;           /* worker number */
+    rx_conn_t       *conns;
+    rx_uint_t        nconns;          /* worker_connections */
+    rx_uint_t        nfree;
+    uint32_t        *free_slots;      /* stack of free slot numbers */
+    rx_heap_t        timers;
+    rx_conn_t       *idle_head;       /* oldest idle connection */
+    rx_conn_t       *idle_tail;
+    rx_uint_t        nidle;
+    rx_buf_ring_t   *recv_bufs;
+    unsigned         recv_buf_size;
+    rx_uint_t        connection_counter;
+    bool             quit;            /* graceful stop in progress */
+    bool             terminate;
+    rx_timer_t       shutdown_timer;
+    rx_log_limit_t   reuse_limit;     /* "worker_connections are not enough" */
+    rx_log_limit_t   accept_limit;    /* accept4() failures */
+} rx_worker_t;
+
+extern rx_worker_t rx_worker;
+
+#define RX_RECV_GROUP  1
+
+/* conn.c */
+rx_int_t rx_conn_table_init(rx_worker_t *w, rx_uint_t n);
+void rx_conn_table_free(rx_worker_t *w);
+rx_conn_t *rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls);
+void rx_conn_close(rx_conn_t *c);
+void rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);
+void rx_conn_set_idle(rx_conn_t *c, bool idle);
+bool rx_conn_reuse_idle(rx_worker_t *w);
+void rx_conn_close_idle(rx_worker_t *w);
+const rx_sockaddr_t *rx_conn_peer(rx_conn_t *c);
+const rx_sockaddr_t *rx_conn_local(rx_conn_t *c);
+uint64_t rx_conn_ud(rx_conn_t *c, rx_op_kind_t kind);
+extern const rx_transport_t rx_plain_transport;
+
+/* timer.c */
+void rx_timer_add(rx_timer_t *t, rx_msec_t after);
+void rx_timer_del(rx_timer_t *t);
+bool rx_timer_is_set(const rx_timer_t *t);
+rx_msec_t rx_timers_next_wait(rx_worker_t *w);
+void rx_timers_expire(rx_worker_t *w);
+
+/* accept.c */
+rx_int_t rx_accept_init(rx_worker_t *w);
+void rx_accept_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);
+void rx_accept_pause(rx_worker_t *w);
+void rx_accept_resume(rx_worker_t *w);
+void rx_accept_stop(rx_worker_t *w);
+void rx_accept_slot_freed(rx_worker_t *w);
+
+/* Set by the protocol: called for each accepted connection. */
+extern void (*rx_event_init_connection)(rx_conn_t *c);
+
+#endif /* RX_EVENT_H */

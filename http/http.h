@@ -1,0 +1,308 @@
+/*
+ * http.h: HTTP/1.x: the request, the HTTP connection, headers, phases,
+ * filters and the return vocabulary that handlers use. Every HTTP file
+ * includes this header.
+ */
+#ifndef RX_HTTP_H
+#define RX_HTTP_H
+
+#include "core.h"
+#include "buf.h"
+#include "event.h"
+#include "http_core.h"
+
+typedef struct rx_http_request_s     rx_http_request_t;
+typedef struct rx_http_connection_s  rx_http_connection_t;
+typedef struct rx_http_variable_value_s rx_http_variable_value_t;
+
+/* Methods, as bits so that limits and keepalive rules can use masks. */
+#define RX_HTTP_UNKNOWN   0x0001
+#define RX_HTTP_GET       0x0002
+#define RX_HTTP_HEAD      0x0004
+#define RX_HTTP_POST      0x0008
+#define RX_HTTP_PUT       0x0010
+#define RX_HTTP_DELETE    0x0020
+#define RX_HTTP_MKCOL     0x0040
+#define RX_HTTP_COPY      0x0080
+#define RX_HTTP_MOVE      0x0100
+#define RX_HTTP_OPTIONS   0x0200
+#define RX_HTTP_PROPFIND  0x0400
+#define RX_HTTP_PROPPATCH 0x0800
+#define RX_HTTP_LOCK      0x1000
+#define RX_HTTP_UNLOCK    0x2000
+#define RX_HTTP_PATCH     0x4000
+#define RX_HTTP_TRACE     0x8000
+#define RX_HTTP_CONNECT   0x10000
+
+#define RX_HTTP_VERSION_10  1000
+#define RX_HTTP_VERSION_11  1001
+
+/* Status codes used by the core. */
+#define RX_HTTP_CONTINUE                 100
+#define RX_HTTP_SWITCHING_PROTOCOLS      101
+#define RX_HTTP_OK                       200
+#define RX_HTTP_NO_CONTENT               204
+#define RX_HTTP_PARTIAL_CONTENT          206
+#define RX_HTTP_MOVED_PERMANENTLY        301
+#define RX_HTTP_MOVED_TEMPORARILY        302
+#define RX_HTTP_SEE_OTHER                303
+#define RX_HTTP_NOT_MODIFIED             304
+#define RX_HTTP_TEMPORARY_REDIRECT       307
+#define RX_HTTP_PERMANENT_REDIRECT       308
+#define RX_HTTP_BAD_REQUEST              400
+#define RX_HTTP_FORBIDDEN                403
+#define RX_HTTP_NOT_FOUND                404
+#define RX_HTTP_NOT_ALLOWED              405
+#define RX_HTTP_REQUEST_TIME_OUT         408
+#define RX_HTTP_CONFLICT                 409
+#define RX_HTTP_LENGTH_REQUIRED          411
+#define RX_HTTP_PRECONDITION_FAILED      412
+#define RX_HTTP_REQUEST_ENTITY_TOO_LARGE 413
+#define RX_HTTP_REQUEST_URI_TOO_LARGE    414
+#define RX_HTTP_UNSUPPORTED_MEDIA_TYPE   415
+#define RX_HTTP_RANGE_NOT_SATISFIABLE    416
+#define RX_HTTP_EXPECTATION_FAILED       417
+#define RX_HTTP_MISDIRECTED_REQUEST      421
+#define RX_HTTP_TOO_MANY_REQUESTS        429
+/* nginx's internal codes: logged as such, sent as 400 / closed */
+#define RX_HTTP_CLOSE                    444
+#define RX_HTTP_REQUEST_HEADER_TOO_LARGE 494
+#define RX_HTTP_CLIENT_CLOSED_REQUEST    499
+#define RX_HTTP_INTERNAL_SERVER_ERROR    500
+#define RX_HTTP_NOT_IMPLEMENTED          501
+#define RX_HTTP_BAD_GATEWAY              502
+#define RX_HTTP_SERVICE_UNAVAILABLE      503
+#define RX_HTTP_GATEWAY_TIME_OUT         504
+#define RX_HTTP_VERSION_NOT_SUPPORTED    505
+
+/* A header as received or to be sent. */
+typedef struct {
+    rx_str_t    key;
+    rx_str_t    value;
+    char       *lowcase_key;     /* NUL-terminated, for $http_ lookups */
+    bool        deleted;         /* hidden from output */
+} rx_table_elt_t;
+
+typedef struct {
+    rx_array_t        headers;          /* rx_table_elt_t, in arrival order */
+    rx_table_elt_t   *host;
+    rx_table_elt_t   *connection;
+    rx_table_elt_t   *if_modified_since;
+    rx_table_elt_t   *if_unmodified_since;
+    rx_table_elt_t   *if_match;
+    rx_table_elt_t   *if_none_match;
+    rx_table_elt_t   *user_agent;
+    rx_table_elt_t   *referer;
+    rx_table_elt_t   *content_length;
+    rx_table_elt_t   *content_type;
+    rx_table_elt_t   *range;
+    rx_table_elt_t   *if_range;
+    rx_table_elt_t   *transfer_encoding;
+    rx_table_elt_t   *expect;
+    rx_table_elt_t   *upgrade;
+    rx_table_elt_t   *accept_encoding;
+    rx_table_elt_t   *authorization;
+    rx_table_elt_t   *keep_alive;
+    rx_table_elt_t   *x_forwarded_for;
+    rx_table_elt_t   *cookie;           /* the first; others in headers */
+    rx_str_t          server;           /* validated, lower-cased host */
+    int64_t           content_length_n; /* -1: none */
+    bool              chunked;
+    bool              connection_close;
+    bool              connection_keep_alive;
+    bool              msie;             /* for keepalive_disable msie6 */
+    bool              msie6;
+    bool              safari;
+} rx_http_headers_in_t;
+
+typedef struct {
+    rx_array_t        headers;          /* rx_table_elt_t: added and passed */
+    rx_uint_t         status;
+    rx_str_t          status_line;      /* "404 Not Found"; built if empty */
+    rx_str_t          content_type;
+    rx_str_t          charset;
+    int64_t           content_length_n; /* -1: unknown (chunked) */
+    time_t            last_modified_time;  /* -1: none */
+    rx_table_elt_t   *location;
+    rx_table_elt_t   *etag;
+    rx_table_elt_t   *expires;
+    rx_table_elt_t   *content_encoding;
+    rx_table_elt_t   *accept_ranges;
+} rx_http_headers_out_t;
+
+/* Request body state (http_body.c). */
+typedef void (*rx_http_body_handler_pt)(rx_http_request_t *r);
+
+typedef struct {
+    rx_chain_t              *bufs;      /* the body read so far (memory) */
+    rx_chain_t              *last;
+    int64_t                  received;  /* decoded body bytes */
+    rx_http_body_handler_pt  post_handler;
+    bool                     done;
+} rx_http_request_body_t;
+
+/* Handler and filter signatures. */
+typedef rx_int_t (*rx_http_handler_pt)(rx_http_request_t *r);
+typedef rx_int_t (*rx_http_output_header_filter_pt)(rx_http_request_t *r);
+typedef rx_int_t (*rx_http_output_body_filter_pt)(rx_http_request_t *r,
+    rx_chain_t *in);
+
+extern rx_http_output_header_filter_pt rx_http_top_header_filter;
+extern rx_http_output_body_filter_pt   rx_http_top_body_filter;
+
+/* Phases, in order. */
+typedef enum {
+    RX_HTTP_SERVER_REWRITE_PHASE = 0,
+    RX_HTTP_FIND_CONFIG_PHASE,
+    RX_HTTP_REWRITE_PHASE,
+    RX_HTTP_ACCESS_PHASE,
+    RX_HTTP_CONTENT_PHASE,
+    RX_HTTP_LOG_PHASE,
+    RX_HTTP_PHASES
+} rx_http_phase_t;
+
+#define RX_HTTP_MAX_URI_CHANGES  10
+#define RX_HTTP_MAX_CAPTURES     10
+
+struct rx_http_request_s {
+    rx_http_connection_t     *hc;
+    rx_conn_t                *conn;
+    rx_pool_t                *pool;
+    void                    **main_conf;
+    void                    **srv_conf;
+    void                    **loc_conf;
+    rx_http_handler_pt        content_handler;   /* from the location */
+
+    rx_uint_t                 method;
+    rx_str_t                  method_name;
+    rx_uint_t                 http_version;
+    rx_str_t                  http_protocol;     /* "HTTP/1.1" */
+    rx_str_t                  request_line;
+    rx_str_t                  unparsed_uri;      /* as received */
+    rx_str_t                  uri;               /* decoded, normalised */
+    rx_str_t                  args;
+    rx_str_t                  exten;
+    rx_str_t                  schema;            /* absolute-form only */
+    rx_str_t                  host;              /* absolute-form only */
+    bool                      quoted_uri;
+
+    rx_http_headers_in_t      headers_in;
+    rx_http_headers_out_t     headers_out;
+    rx_http_request_body_t   *request_body;
+
+    rx_msec_t                 start_msec;        /* monotonic */
+    int64_t                   start_usec;        /* wall clock, $request_start_us */
+    time_t                    start_sec;
+    rx_uint_t                 start_msec_part;   /* for $msec */
+
+    rx_uint_t                 uri_changes;       /* internal redirects left */
+    rx_http_phase_t           phase;
+    int                       captures[RX_HTTP_MAX_CAPTURES * 2];
+    rx_int_t                  ncaptures;
+    const char               *captures_data;
+
+    rx_http_variable_value_t *variables;         /* cached per request */
+
+    int64_t                   request_length;    /* bytes of the request */
+    int64_t                   bytes_sent;        /* header + body sent */
+    int64_t                   header_size;
+
+    rx_chain_t               *out;               /* waiting to be sent */
+    rx_uint_t                 err_status;
+
+    unsigned                  keepalive:1;
+    unsigned                  header_only:1;     /* HEAD, 204, 304 */
+    unsigned                  header_sent:1;
+    unsigned                  internal:1;        /* after an internal redirect */
+    unsigned                  error_page:1;      /* an error_page is being served */
+    unsigned                  chunked:1;         /* response is chunked */
+    unsigned                  discard_body:1;
+    unsigned                  body_read:1;       /* the whole body is in */
+    unsigned                  expect_sent:1;     /* 100 Continue sent */
+    unsigned                  response_done:1;   /* last_buf went out */
+    unsigned                  finalized:1;
+    unsigned                  logged:1;
+    unsigned                  lingering_close:1;
+    unsigned                  allow_ranges:1;
+    unsigned                  no_body:1;         /* a handler said so */
+    unsigned                  invalid_header:1;
+};
+
+/* The HTTP side of a connection (http_connection.c owns the state). */
+typedef enum {
+    RX_HC_WAIT = 1,        /* no request yet, or keepalive: holds no buffer */
+    RX_HC_HEADER,          /* reading a request header */
+    RX_HC_PROCESS,         /* a request is being processed / answered */
+    RX_HC_LINGER,          /* lingering close: draining the client */
+    RX_HC_CLOSED
+} rx_http_conn_state_t;
+
+struct rx_http_connection_s {
+    rx_conn_t                *conn;
+    rx_http_conn_state_t      state;
+    void                     *names;         /* the address's server names */
+    rx_http_core_srv_conf_t  *default_server;
+    rx_http_core_srv_conf_t  *server;        /* chosen by Host */
+    void                     *parser;        /* http_parse.c */
+    char                     *in;            /* input bytes (malloc) */
+    size_t                    in_len;        /* bytes held */
+    size_t                    in_size;       /* capacity */
+    size_t                    in_parsed;     /* consumed by the parser */
+    rx_http_request_t        *r;             /* the current request */
+    rx_uint_t                 requests;      /* $connection_requests */
+    rx_msec_t                 keepalive_start;
+    struct iovec             *iov;           /* of the send in flight */
+    int                       niov;
+    size_t                    nalloc_iov;
+    rx_msec_t                 linger_deadline;
+    unsigned                  keepalive:1;
+    unsigned                  close_after:1; /* close once the response is sent */
+    unsigned                  client_eof:1;
+};
+
+/* Content handler registered by a location's directive (stub_status...). */
+#define rx_http_get_module_main_conf(r, module)  (r)->main_conf[(module).ctx_index]
+#define rx_http_get_module_srv_conf(r, module)   (r)->srv_conf[(module).ctx_index]
+#define rx_http_get_module_loc_conf(r, module)   (r)->loc_conf[(module).ctx_index]
+
+/* http_request.c */
+rx_http_request_t *rx_http_create_request(rx_http_connection_t *hc);
+void rx_http_run_phases(rx_http_request_t *r);
+void rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc);
+rx_int_t rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
+    const rx_str_t *args);
+rx_int_t rx_http_named_location(rx_http_request_t *r, const rx_str_t *name);
+void rx_http_update_location_config(rx_http_request_t *r);
+rx_int_t rx_http_send_header(rx_http_request_t *r);
+rx_int_t rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in);
+rx_int_t rx_http_send_response(rx_http_request_t *r, rx_uint_t status,
+    const rx_str_t *content_type, const rx_str_t *body);
+rx_table_elt_t *rx_http_add_header_out(rx_http_request_t *r, const char *key,
+    const rx_str_t *value);
+void rx_http_clear_content_length(rx_http_request_t *r);
+void rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* http_special.c: built-in error pages and error_page */
+rx_int_t rx_http_special_response_handler(rx_http_request_t *r, rx_int_t status);
+const char *rx_http_status_text(rx_uint_t status);
+
+/* http_connection.c */
+void rx_http_init_connection(rx_conn_t *c);
+void rx_http_request_done(rx_http_request_t *r);
+void rx_http_connection_send(rx_http_connection_t *hc);
+rx_int_t rx_http_read_client_request_body(rx_http_request_t *r,
+    rx_http_body_handler_pt post_handler);
+rx_int_t rx_http_discard_request_body(rx_http_request_t *r);
+
+/* Installs the filter chains in their documented order (http_response.c). */
+void rx_http_init_filters(void);
+
+/* Runs the log-phase handlers once, when the request ends. */
+void rx_http_run_log_phase(rx_http_request_t *r);
+
+/* Phase handlers registered by modules (postconfiguration), run in order. */
+rx_int_t rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
+    rx_http_handler_pt handler);
+
+#endif /* RX_HTTP_H */

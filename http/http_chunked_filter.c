@@ -1,0 +1,102 @@
+/*
+ * http_chunked_filter.c: chunked transfer coding for responses whose
+ * length is unknown when the header goes out (HTTP/1.1 clients only; an
+ * HTTP/1.0 client gets a close-delimited body instead).
+ */
+#include "http.h"
+
+static rx_http_output_header_filter_pt next_header;
+static rx_http_output_body_filter_pt   next_body;
+
+void
+rx_http_chunked_filter_init(rx_http_output_header_filter_pt h,
+    rx_http_output_body_filter_pt b)
+{
+    next_header = h;
+    next_body = b;
+}
+
+static bool
+has_body(rx_http_request_t *r)
+{
+    rx_uint_t s = r->headers_out.status;
+    return !r->header_only && s != RX_HTTP_NO_CONTENT
+           && s != RX_HTTP_NOT_MODIFIED && s >= 200;
+}
+
+rx_int_t
+rx_http_chunked_header_filter(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    if (r->headers_out.content_length_n == -1 && has_body(r)) {
+        if (r->http_version >= RX_HTTP_VERSION_11
+            && clcf->chunked_transfer_encoding) {
+            r->chunked = 1;
+        } else {
+            r->keepalive = 0;     /* the end of the body is the close */
+        }
+    }
+    return next_header(r);
+}
+
+/* Appends a link to a new chain; returns the link or NULL. */
+static rx_chain_t *
+append(rx_http_request_t *r, rx_chain_t ***ll, rx_buf_t *b, const char *text,
+    size_t len)
+{
+    rx_chain_t *cl;
+
+    if (b) {
+        cl = rx_alloc_chain_link(r->pool);
+        if (cl) cl->buf = b;
+    } else {
+        cl = rx_chain_from_text(r->pool, text, len, false);
+    }
+    if (cl) {
+        **ll = cl;
+        *ll = &cl->next;
+    }
+    return cl;
+}
+
+rx_int_t
+rx_http_chunked_body_filter(rx_http_request_t *r, rx_chain_t *in)
+{
+    rx_chain_t *out = NULL, **ll = &out, *cl, *end;
+    bool        last = false;
+    char        hdr[24];
+
+    if (!r->chunked || in == NULL) {
+        return next_body(r, in);
+    }
+    for (cl = in; cl; cl = cl->next) {
+        size_t size = rx_buf_size(cl->buf);
+
+        if (cl->buf->last_buf) {
+            last = true;
+            cl->buf->last_buf = 0;
+        }
+        if (size == 0) {
+            continue;
+        }
+        int n = snprintf(hdr, sizeof(hdr), "%zx\r\n", size);
+        if (append(r, &ll, NULL, hdr, (size_t) n) == NULL
+            || append(r, &ll, cl->buf, NULL, 0) == NULL
+            || append(r, &ll, NULL, "\r\n", 2) == NULL) {
+            return RX_ERROR;
+        }
+    }
+    if (last) {
+        end = append(r, &ll, NULL, "0\r\n\r\n", 5);
+        if (end == NULL) {
+            return RX_ERROR;
+        }
+        end->buf->last_buf = 1;
+    }
+    if (out == NULL) {
+        return RX_OK;
+    }
+    return next_body(r, out);
+}

@@ -1,0 +1,598 @@
+/*
+ * http_connection.c: the HTTP connection state machine
+ *
+ *   WAIT --bytes--> HEADER --header parsed--> PROCESS --response sent-->
+ *     keepalive: WAIT (or HEADER with pipelined bytes)
+ *     close:     LINGER (drain the client) or closed
+ *
+ * Each waiting state has one timer on the connection: keepalive_timeout in
+ * WAIT, client_header_timeout in HEADER, client_body_timeout or
+ * send_timeout in PROCESS, lingering_timeout in LINGER. In WAIT the
+ * connection holds no input buffer at all.
+ */
+#include <netinet/tcp.h>
+#include "http.h"
+#include "http_parse.h"
+#include "http_server.h"
+#include "clock.h"
+
+#define IOV_BATCH  64
+
+static void on_read(rx_conn_t *c, const char *data, ssize_t len);
+static void on_sent(rx_conn_t *c, ssize_t res);
+static void on_free(rx_conn_t *c);
+static void timer_handler(rx_timer_t *t);
+static void process_input(rx_http_connection_t *hc);
+
+static const rx_conn_ops_t http_conn_ops = { on_read, on_sent, on_free };
+
+/* Counters for stub_status, kept by this worker (see modules/status.c). */
+void rx_http_stat_accepted(int delta);
+void rx_http_stat_reading(int delta);
+void rx_http_stat_writing(int delta);
+void rx_http_stat_request(void);
+
+static rx_http_core_srv_conf_t *
+srv_conf_of(rx_http_connection_t *hc)
+{
+    return hc->server;
+}
+
+static rx_http_core_loc_conf_t *
+loc_conf_of_server(rx_http_connection_t *hc)
+{
+    return hc->server->ctx->loc_conf[rx_http_core_module.ctx_index];
+}
+
+static void
+set_state(rx_http_connection_t *hc, rx_http_conn_state_t state)
+{
+    if (hc->state == RX_HC_HEADER) rx_http_stat_reading(-1);
+    if (hc->state == RX_HC_PROCESS) rx_http_stat_writing(-1);
+    hc->state = state;
+    if (state == RX_HC_HEADER) rx_http_stat_reading(1);
+    if (state == RX_HC_PROCESS) rx_http_stat_writing(1);
+}
+
+void
+rx_http_init_connection(rx_conn_t *c)
+{
+    rx_http_connection_t    *hc;
+    rx_http_core_loc_conf_t *clcf;
+    int                      one = 1;
+
+    hc = rx_pcalloc(c->pool, sizeof(rx_http_connection_t));
+    if (hc == NULL) {
+        rx_conn_close(c);
+        return;
+    }
+    hc->conn = c;
+    /* a wildcard socket may serve several addresses: then the local
+     * address picks the server names */
+    hc->names = rx_http_listening_names(c->listening,
+                    rx_http_listening_naddrs(c->listening) > 1
+                    ? rx_conn_local(c) : NULL);
+    hc->default_server = rx_http_default_server(hc->names);
+    hc->server = hc->default_server;
+    hc->state = RX_HC_WAIT;
+    rx_http_stat_accepted(1);
+    c->data = hc;
+    c->ops = &http_conn_ops;
+    c->timer.handler = timer_handler;
+    c->timer.data = c;
+
+    clcf = loc_conf_of_server(hc);
+    if (clcf->tcp_nodelay && c->listening->addr.u.sa.sa_family != AF_UNIX
+        && setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1) {
+        rx_log_error(RX_LOG_ALERT, &c->log, errno, "setsockopt(TCP_NODELAY) "
+                     "failed");
+    }
+    /* a new connection waits for its first byte as long as for a header */
+    rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
+    c->transport->start_read(c);
+}
+
+static void
+on_free(rx_conn_t *c)
+{
+    rx_http_connection_t *hc = c->data;
+
+    if (hc == NULL) {
+        return;
+    }
+    if (hc->r && !hc->r->logged) {
+        /* the request ends with its connection: log what happened */
+        rx_http_request_t *r = hc->r;
+        if (r->headers_out.status == 0) {
+            r->headers_out.status = r->err_status ? r->err_status
+                                    : RX_HTTP_CLIENT_CLOSED_REQUEST;
+        }
+        rx_http_request_done(r);
+    }
+    if (hc->r) {
+        rx_pool_destroy(hc->r->pool);
+        hc->r = NULL;
+    }
+    set_state(hc, RX_HC_CLOSED);
+    rx_http_stat_accepted(-1);
+    free(hc->in);
+    hc->in = NULL;
+}
+
+static void
+close_connection(rx_http_connection_t *hc)
+{
+    rx_conn_close(hc->conn);
+}
+
+/* Appends received bytes; the buffer exists only while there is input. */
+static rx_int_t
+append_input(rx_http_connection_t *hc, const char *data, size_t len)
+{
+    if (hc->in_len + len > hc->in_size) {
+        size_t size = rx_max(hc->in_size * 2, rx_max(hc->in_len + len,
+                             srv_conf_of(hc)->client_header_buffer_size));
+        char  *grown = realloc(hc->in, size);
+
+        if (grown == NULL) {
+            rx_log_error(RX_LOG_ALERT, &hc->conn->log, errno,
+                         "realloc(%zu) of the input buffer failed", size);
+            return RX_ERROR;
+        }
+        hc->in = grown;
+        hc->in_size = size;
+    }
+    memcpy(hc->in + hc->in_len, data, len);
+    hc->in_len += len;
+    return RX_OK;
+}
+
+static void
+on_read(rx_conn_t *c, const char *data, ssize_t len)
+{
+    rx_http_connection_t *hc = c->data;
+
+    if (len <= 0) {
+        hc->client_eof = 1;
+        switch (hc->state) {
+        case RX_HC_WAIT:
+        case RX_HC_LINGER:
+            close_connection(hc);
+            return;
+        case RX_HC_HEADER:
+            if (len < 0) {
+                rx_log_error(RX_LOG_INFO, &c->log, (int) -len, "recv() failed "
+                             "while reading client request headers");
+            } else if (hc->in_len > hc->in_parsed || !rx_http_parser_idle(hc->parser)) {
+                rx_log_error(RX_LOG_INFO, &c->log, 0, "client prematurely "
+                             "closed connection while reading client request "
+                             "headers");
+            }
+            if (hc->r) {
+                hc->r->headers_out.status = RX_HTTP_BAD_REQUEST;
+            }
+            close_connection(hc);
+            return;
+        default:
+            if (hc->r && !hc->r->body_read) {
+                rx_log_error(RX_LOG_INFO, &c->log, len < 0 ? (int) -len : 0,
+                             "client prematurely closed connection while "
+                             "reading client request body");
+                hc->r->err_status = RX_HTTP_BAD_REQUEST;
+                close_connection(hc);
+                return;
+            }
+            /* the response may still go out; nothing more will come in */
+            hc->close_after = 1;
+            return;
+        }
+    }
+
+    if (hc->state == RX_HC_LINGER) {
+        /* drained and dropped, for at most lingering_time in all */
+        if (rx_current_msec >= hc->linger_deadline) {
+            close_connection(hc);
+            return;
+        }
+        rx_timer_add(&c->timer, rx_min(hc->linger_deadline - rx_current_msec,
+            ((rx_http_core_loc_conf_t *) loc_conf_of_server(hc))->lingering_timeout));
+        return;
+    }
+    if (append_input(hc, data, (size_t) len) != RX_OK) {
+        close_connection(hc);
+        return;
+    }
+    if (hc->state == RX_HC_WAIT) {
+        rx_conn_set_idle(c, false);
+        set_state(hc, RX_HC_HEADER);
+        rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
+    }
+    process_input(hc);
+}
+
+/* Parser callbacks: http_request.c fills the request. */
+rx_int_t rx_http_on_url(void *data, const char *at, size_t len);
+rx_int_t rx_http_on_header(void *data, const char *k, size_t kl,
+    const char *v, size_t vl);
+rx_int_t rx_http_on_headers_complete(void *data);
+rx_int_t rx_http_on_body(void *data, const char *at, size_t len);
+rx_int_t rx_http_on_message_complete(void *data);
+
+static const rx_http_parse_handlers_t request_handlers = {
+    rx_http_on_url, rx_http_on_header, rx_http_on_headers_complete,
+    rx_http_on_body, rx_http_on_message_complete
+};
+
+static rx_int_t
+ensure_parser(rx_http_connection_t *hc)
+{
+    rx_http_core_srv_conf_t *cscf = srv_conf_of(hc);
+
+    if (hc->parser) {
+        return RX_OK;
+    }
+    hc->parser = rx_http_parser_create_request(hc->conn->pool,
+                     &request_handlers, hc, &hc->in,
+                     cscf->large_client_header_buffers_size,
+                     cscf->large_client_header_buffers_size);
+    return hc->parser ? RX_OK : RX_ERROR;
+}
+
+/* The header is too big as a whole, as nginx counts it. */
+static bool
+header_too_large(rx_http_connection_t *hc)
+{
+    rx_http_core_srv_conf_t *cscf = hc->default_server;
+    size_t limit = cscf->client_header_buffer_size
+                   + (size_t) cscf->large_client_header_buffers_num
+                     * cscf->large_client_header_buffers_size;
+
+    return hc->in_parsed > limit;
+}
+
+static void
+parse_error(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    rx_uint_t          status = rx_http_parser_status(hc->parser);
+    const char        *reason = rx_http_parser_reason(hc->parser);
+
+    hc->close_after = 1;
+    if (r == NULL) {
+        r = rx_http_create_request(hc);
+        if (r == NULL) {
+            close_connection(hc);
+            return;
+        }
+    }
+    r->keepalive = 0;
+    if (hc->state == RX_HC_PROCESS && r->header_sent) {
+        /* an error in the body of a request already answered */
+        rx_log_error(RX_LOG_INFO, &hc->conn->log, 0, "%s while reading client "
+                     "request body", reason);
+        close_connection(hc);
+        return;
+    }
+    if (reason) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "%s", reason);
+    }
+    rx_timer_del(&hc->conn->timer);
+    set_state(hc, RX_HC_PROCESS);
+    rx_http_finalize_request(r, (rx_int_t) status);
+}
+
+static void
+process_input(rx_http_connection_t *hc)
+{
+    rx_http_parse_rc_t rc;
+    size_t             n;
+
+    if (ensure_parser(hc) != RX_OK) {
+        close_connection(hc);
+        return;
+    }
+    while (hc->in_parsed < hc->in_len || (hc->r && hc->r->body_read
+                                          && hc->state == RX_HC_PROCESS)) {
+        if (hc->state == RX_HC_PROCESS && (hc->r == NULL || hc->r->body_read)) {
+            break;      /* pipelined bytes wait for the current response */
+        }
+        if (hc->state == RX_HC_CLOSED || hc->state == RX_HC_LINGER) {
+            return;
+        }
+        if (hc->r == NULL) {
+            hc->r = rx_http_create_request(hc);
+            if (hc->r == NULL) {
+                close_connection(hc);
+                return;
+            }
+        }
+        rc = rx_http_parser_execute(hc->parser, hc->in_parsed,
+                                    hc->in_len - hc->in_parsed, &n);
+        hc->in_parsed += n;
+        hc->r->request_length += (int64_t) n;
+        switch (rc) {
+        case RX_HTTP_PARSE_AGAIN:
+            if (hc->state == RX_HC_HEADER && header_too_large(hc)) {
+                rx_http_request_log_error(hc->r, RX_LOG_INFO, 0, "client sent "
+                                          "too large request header");
+                hc->close_after = 1;
+                set_state(hc, RX_HC_PROCESS);
+                rx_timer_del(&hc->conn->timer);
+                rx_http_finalize_request(hc->r, RX_HTTP_REQUEST_HEADER_TOO_LARGE);
+            }
+            return;
+        case RX_HTTP_PARSE_HEADER_DONE: {
+            rx_http_request_t *r = hc->r;
+
+            rx_timer_del(&hc->conn->timer);
+            set_state(hc, RX_HC_PROCESS);
+            rx_http_parser_resume(hc->parser);
+            rx_http_stat_request();
+            rx_http_run_phases(r);
+            if (hc->r != r || hc->state != RX_HC_PROCESS) {
+                return;        /* the connection moved on or closed */
+            }
+            if (!r->body_read && !rx_timer_is_set(&hc->conn->timer)
+                && !hc->conn->sending) {
+                rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                                   rx_http_core_module);
+                rx_timer_add(&hc->conn->timer, clcf->client_body_timeout);
+            }
+            break;
+        }
+        case RX_HTTP_PARSE_MESSAGE_DONE:
+            hc->r->body_read = 1;
+            if (!hc->conn->sending && rx_timer_is_set(&hc->conn->timer)) {
+                rx_timer_del(&hc->conn->timer);
+            }
+            if (hc->r->request_body && hc->r->request_body->post_handler
+                && !hc->r->request_body->done) {
+                hc->r->request_body->done = true;
+                hc->r->request_body->post_handler(hc->r);
+            }
+            if (hc->r && hc->r->response_done && !hc->conn->sending
+                && hc->r->out == NULL) {
+                rx_http_request_done(hc->r);
+            }
+            return;
+        case RX_HTTP_PARSE_ERROR:
+            parse_error(hc);
+            return;
+        }
+    }
+}
+
+static bool
+keepalive_allowed(rx_http_connection_t *hc, rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    return r->keepalive && !hc->close_after && !hc->client_eof
+           && !rx_worker.quit && clcf->keepalive_timeout > 0;
+}
+
+static void
+start_lingering(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
+{
+    rx_conn_t *c = hc->conn;
+
+    set_state(hc, RX_HC_LINGER);
+    free(hc->in);
+    hc->in = NULL;
+    hc->in_len = hc->in_size = hc->in_parsed = 0;
+    hc->linger_deadline = rx_current_msec + clcf->lingering_time;
+    c->transport->shutdown_write(c);
+    c->transport->start_read(c);
+    rx_timer_add(&c->timer, clcf->lingering_timeout);
+}
+
+/* The response went out and the request is over: log it, then keep the
+ * connection alive, drain it, or close it. */
+void
+rx_http_request_done(rx_http_request_t *r)
+{
+    rx_http_connection_t    *hc = r->hc;
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_conn_t               *c = hc->conn;
+    bool                     keep;
+
+    if (!r->logged) {
+        r->logged = 1;
+        rx_http_run_log_phase(r);
+    }
+    if (hc->state == RX_HC_CLOSED || c->state != RX_CONN_ACTIVE) {
+        return;                          /* called while the connection goes */
+    }
+    keep = keepalive_allowed(hc, r);
+    if (keep && !r->body_read) {
+        /* read and drop the rest of the body, then keep the connection */
+        r->discard_body = 1;
+        rx_timer_add(&c->timer, clcf->lingering_timeout);
+        return;
+    }
+    hc->r = NULL;
+    rx_pool_destroy(r->pool);
+
+    if (!keep) {
+        if (clcf->lingering_close == RX_HTTP_LINGERING_ALWAYS
+            || (clcf->lingering_close == RX_HTTP_LINGERING_ON
+                && (!r->body_read || hc->in_len > hc->in_parsed))) {
+            start_lingering(hc, clcf);
+            return;
+        }
+        close_connection(hc);
+        return;
+    }
+
+    /* keepalive: what follows in the buffer is the next request */
+    rx_http_parser_resume(hc->parser);
+    if (hc->in_len > hc->in_parsed) {
+        memmove(hc->in, hc->in + hc->in_parsed, hc->in_len - hc->in_parsed);
+        hc->in_len -= hc->in_parsed;
+        hc->in_parsed = 0;
+        set_state(hc, RX_HC_HEADER);
+        rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
+        process_input(hc);
+        return;
+    }
+    free(hc->in);
+    hc->in = NULL;
+    hc->in_len = hc->in_size = hc->in_parsed = 0;
+    hc->server = hc->default_server;
+    set_state(hc, RX_HC_WAIT);
+    hc->keepalive_start = rx_current_msec;
+    rx_timer_add(&c->timer, clcf->keepalive_timeout);
+    rx_conn_set_idle(c, true);
+    if (hc->client_eof) {
+        close_connection(hc);
+        return;
+    }
+    c->transport->start_read(c);
+}
+
+/* Sends what the request has queued, one send in flight at a time. */
+void
+rx_http_connection_send(rx_http_connection_t *hc)
+{
+    rx_http_request_t       *r = hc->r;
+    rx_conn_t               *c = hc->conn;
+    rx_chain_t              *cl;
+    rx_http_core_loc_conf_t *clcf;
+    int                      n = 0;
+
+    if (r == NULL || c->sending || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    if (hc->iov == NULL) {
+        hc->iov = rx_palloc(c->pool, IOV_BATCH * sizeof(struct iovec));
+        if (hc->iov == NULL) {
+            close_connection(hc);
+            return;
+        }
+    }
+    for (cl = r->out; cl && n < IOV_BATCH; cl = cl->next) {
+        size_t size = (size_t) (cl->buf->last - cl->buf->pos);
+        if (size == 0) {
+            continue;
+        }
+        hc->iov[n].iov_base = cl->buf->pos;
+        hc->iov[n].iov_len = size;
+        n++;
+    }
+    if (n == 0) {
+        r->out = NULL;
+        if (r->response_done) {
+            rx_timer_del(&c->timer);
+            rx_http_request_done(r);
+        }
+        return;
+    }
+    hc->niov = n;
+    c->transport->send(c, hc->iov, n);
+    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
+    rx_timer_add(&c->timer, clcf->send_timeout);
+}
+
+static void
+on_sent(rx_conn_t *c, ssize_t res)
+{
+    rx_http_connection_t *hc = c->data;
+    rx_http_request_t    *r = hc->r;
+    size_t                left = res > 0 ? (size_t) res : 0;
+
+    if (r == NULL) {
+        return;
+    }
+    if (res < 0) {
+        if (res != -ECANCELED) {
+            rx_log_error(RX_LOG_INFO, &c->log, (int) -res, "writev() failed "
+                         "while sending response to client");
+        }
+        if (r->headers_out.status == 0) {
+            r->headers_out.status = RX_HTTP_CLIENT_CLOSED_REQUEST;
+        }
+        close_connection(hc);
+        return;
+    }
+    r->bytes_sent += res;
+    while (r->out) {
+        rx_buf_t *b = r->out->buf;
+        size_t    size = (size_t) (b->last - b->pos);
+
+        if (left < size) {
+            b->pos += left;
+            break;
+        }
+        b->pos = b->last;
+        left -= size;
+        r->out = r->out->next;
+    }
+    if (!r->out) {
+        rx_timer_del(&c->timer);
+        if (r->response_done) {
+            rx_http_request_done(r);
+            return;
+        }
+        if (!r->body_read && !r->discard_body) {
+            rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                               rx_http_core_module);
+            rx_timer_add(&c->timer, clcf->client_body_timeout);
+        }
+        return;
+    }
+    rx_http_connection_send(hc);
+}
+
+static void
+timer_handler(rx_timer_t *t)
+{
+    rx_conn_t            *c = t->data;
+    rx_http_connection_t *hc = c->data;
+    rx_http_request_t    *r = hc->r;
+
+    switch (hc->state) {
+    case RX_HC_WAIT:
+        close_connection(hc);                    /* keepalive_timeout */
+        return;
+    case RX_HC_HEADER:
+        rx_log_error(RX_LOG_INFO, &c->log, ETIMEDOUT, "client timed out while "
+                     "reading client request headers");
+        if (r) {
+            r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
+        }
+        close_connection(hc);
+        return;
+    case RX_HC_LINGER:
+        close_connection(hc);
+        return;
+    case RX_HC_PROCESS:
+        if (c->sending || (r && r->response_done && !r->discard_body)) {
+            rx_log_error(RX_LOG_INFO, &c->log, ETIMEDOUT, "client timed out "
+                         "while sending response to client");
+            if (r && r->headers_out.status == 0) {
+                r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
+            }
+            close_connection(hc);
+            return;
+        }
+        if (r && r->discard_body) {
+            close_connection(hc);                /* lingering_timeout */
+            return;
+        }
+        if (r && !r->body_read) {
+            rx_log_error(RX_LOG_INFO, &c->log, ETIMEDOUT, "client timed out "
+                         "while reading client request body");
+            hc->close_after = 1;
+            if (!r->header_sent) {
+                rx_http_finalize_request(r, RX_HTTP_REQUEST_TIME_OUT);
+            } else {
+                close_connection(hc);
+            }
+        }
+        return;
+    default:
+        return;
+    }
+}

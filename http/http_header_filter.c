@@ -1,0 +1,177 @@
+/*
+ * http_header_filter.c: the last header filter: serialises the status
+ * line and the headers into one buffer and queues it ahead of the body.
+ */
+#include "http.h"
+#include "clock.h"
+
+rx_int_t rx_http_write_queue(rx_http_request_t *r, rx_chain_t *in);
+
+/* A relative Location becomes absolute (absolute_redirect on), with the
+ * host the client used, or the server name (server_name_in_redirect). */
+static rx_int_t
+absolute_location(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
+    rx_str_t *loc)
+{
+    rx_http_core_srv_conf_t *cscf = rx_http_get_module_srv_conf(r,
+                                       rx_http_core_module);
+    const rx_str_t          *host;
+    const rx_sockaddr_t     *local;
+    char                     port[16] = "";
+    in_port_t                p = 0;
+    char                    *abs;
+    size_t                   n;
+
+    if (!clcf->absolute_redirect || loc->len == 0 || loc->data[0] != '/') {
+        return RX_OK;
+    }
+    if (clcf->server_name_in_redirect || r->headers_in.server.len == 0) {
+        host = &((rx_http_server_name_t *) cscf->server_names.elts)->name;
+    } else {
+        host = &r->headers_in.server;
+    }
+    local = rx_conn_local(r->conn);
+    if (local->u.sa.sa_family == AF_INET) p = ntohs(local->u.sin.sin_port);
+    if (local->u.sa.sa_family == AF_INET6) p = ntohs(local->u.sin6.sin6_port);
+    if (clcf->port_in_redirect && p && p != 80) {
+        snprintf(port, sizeof(port), ":%u", p);
+    }
+    n = sizeof("http://") - 1 + host->len + strlen(port) + loc->len;
+    abs = rx_pnalloc(r->pool, n + 1);
+    if (abs == NULL) {
+        return RX_ERROR;
+    }
+    snprintf(abs, n + 1, "http://%.*s%s%.*s", (int) host->len, host->data,
+             port, (int) loc->len, loc->data);
+    loc->data = abs;
+    loc->len = n;
+    return RX_OK;
+}
+
+static void
+put(char **p, const char *s, size_t n)
+{
+    memcpy(*p, s, n);
+    *p += n;
+}
+
+#define PUT_LIT(p, lit)  put(p, lit, sizeof(lit) - 1)
+
+rx_int_t
+rx_http_header_filter(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_headers_out_t   *ho = &r->headers_out;
+    rx_table_elt_t          *h = ho->headers.elts;
+    rx_uint_t                status = ho->status ? ho->status : RX_HTTP_OK;
+    const char              *text = rx_http_status_text(status);
+    char                     lm[64], line[64];
+    size_t                   len, i, ll;
+    rx_buf_t                *b;
+    rx_chain_t              *cl;
+    char                    *p;
+    bool                     keepalive;
+
+    if (ho->location && absolute_location(r, clcf, &ho->location->value) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (status == RX_HTTP_NO_CONTENT || status == RX_HTTP_NOT_MODIFIED
+        || status < 200) {
+        r->header_only = 1;
+        ho->content_length_n = -1;
+        ho->content_type.len = 0;
+        if (status != RX_HTTP_NOT_MODIFIED) {
+            ho->last_modified_time = -1;
+        }
+    }
+    keepalive = r->keepalive && !r->hc->close_after && !rx_worker.quit;
+    r->keepalive = keepalive;
+
+    ll = text ? (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu %s\r\n",
+                                  (unsigned long) status, text)
+              : (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu \r\n",
+                                  (unsigned long) status);
+    len = ll;
+    len += sizeof("Server: " RINGX_VER "\r\n") - 1;
+    len += sizeof("Date: \r\n") - 1 + strlen(rx_http_time);
+    if (ho->content_type.len) {
+        len += sizeof("Content-Type: ; charset=\r\n") - 1
+               + ho->content_type.len + ho->charset.len;
+    }
+    if (ho->content_length_n >= 0) {
+        len += sizeof("Content-Length: \r\n") - 1 + 20;
+    }
+    if (ho->last_modified_time != -1) {
+        rx_http_date(lm, ho->last_modified_time);
+        len += sizeof("Last-Modified: \r\n") - 1 + strlen(lm);
+    }
+    if (r->chunked) {
+        len += sizeof("Transfer-Encoding: chunked\r\n") - 1;
+    }
+    len += sizeof("Connection: keep-alive\r\n") - 1;
+    if (keepalive && clcf->keepalive_header) {
+        len += sizeof("Keep-Alive: timeout=\r\n") - 1 + 20;
+    }
+    for (i = 0; i < ho->headers.nelts; i++) {
+        if (!h[i].deleted && h[i].key.len) {
+            len += h[i].key.len + 2 + h[i].value.len + 2;
+        }
+    }
+    len += 2;
+
+    b = rx_create_temp_buf(r->pool, len);
+    cl = rx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return RX_ERROR;
+    }
+    p = b->last;
+    put(&p, line, ll);
+    if (clcf->server_tokens) {
+        PUT_LIT(&p, "Server: " RINGX_VER "\r\n");
+    } else {
+        PUT_LIT(&p, "Server: " RINGX_NAME "\r\n");
+    }
+    p += sprintf(p, "Date: %s\r\n", rx_http_time);
+    if (ho->content_type.len) {
+        PUT_LIT(&p, "Content-Type: ");
+        put(&p, ho->content_type.data, ho->content_type.len);
+        if (ho->charset.len) {
+            PUT_LIT(&p, "; charset=");
+            put(&p, ho->charset.data, ho->charset.len);
+        }
+        PUT_LIT(&p, "\r\n");
+    }
+    if (ho->content_length_n >= 0) {
+        p += sprintf(p, "Content-Length: %" PRId64 "\r\n", ho->content_length_n);
+    }
+    if (ho->last_modified_time != -1) {
+        p += sprintf(p, "Last-Modified: %s\r\n", lm);
+    }
+    if (r->chunked) {
+        PUT_LIT(&p, "Transfer-Encoding: chunked\r\n");
+    }
+    if (keepalive) {
+        PUT_LIT(&p, "Connection: keep-alive\r\n");
+        if (clcf->keepalive_header) {
+            p += sprintf(p, "Keep-Alive: timeout=%ld\r\n",
+                         (long) (clcf->keepalive_header / 1000));
+        }
+    } else {
+        PUT_LIT(&p, "Connection: close\r\n");
+    }
+    for (i = 0; i < ho->headers.nelts; i++) {
+        if (h[i].deleted || h[i].key.len == 0) {
+            continue;
+        }
+        put(&p, h[i].key.data, h[i].key.len);
+        PUT_LIT(&p, ": ");
+        put(&p, h[i].value.data, h[i].value.len);
+        PUT_LIT(&p, "\r\n");
+    }
+    PUT_LIT(&p, "\r\n");
+    b->last = p;
+    r->header_size = (int64_t) (p - b->pos);
+    cl->buf = b;
+    return rx_http_write_queue(r, cl);
+}

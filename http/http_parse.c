@@ -1,0 +1,298 @@
+/*
+ * http_parse.c: the only file that includes llhttp. Strict parsing, span
+ * joining across reads, per-span limits, and translation of llhttp's
+ * errors into HTTP statuses and reasons for the log.
+ */
+#include <llhttp.h>
+#include "http.h"
+#include "http_parse.h"
+
+typedef enum { SPAN_NONE = 0, SPAN_URL, SPAN_FIELD, SPAN_VALUE } span_kind_t;
+
+struct rx_http_parser_s {
+    llhttp_t                        llhttp;
+    const rx_http_parse_handlers_t *h;
+    void                           *data;
+    char                          **base;        /* owner's buffer */
+    size_t                          max_url;
+    size_t                          max_header_line;
+    /* spans as offsets into *base: the buffer may move between reads */
+    size_t                          url_off, url_len;
+    size_t                          field_off, field_len;
+    size_t                          value_off, value_len;
+    span_kind_t                     last;
+    rx_uint_t                       status;      /* when we stopped it */
+    const char                     *reason;
+    bool                            in_message;
+};
+
+static llhttp_settings_t request_settings;
+
+static rx_http_parser_t *
+from(llhttp_t *l)
+{
+    return l->data;
+}
+
+static int
+fail(rx_http_parser_t *p, rx_uint_t status, const char *reason)
+{
+    p->status = status;
+    p->reason = reason;
+    return HPE_USER;
+}
+
+/* Joins a span that llhttp delivers in pieces (one per read). */
+static int
+grow_span(rx_http_parser_t *p, size_t *off, size_t *len, const char *at,
+    size_t n, size_t max, rx_uint_t status, const char *reason)
+{
+    size_t pos = (size_t) (at - *p->base);
+
+    if (*len == 0) {
+        *off = pos;
+    }
+    *len = pos + n - *off;   /* pieces are contiguous in the owner's buffer */
+    if (*len > max) {
+        return fail(p, status, reason);
+    }
+    return 0;
+}
+
+static int
+on_message_begin(llhttp_t *l)
+{
+    rx_http_parser_t *p = from(l);
+
+    p->in_message = true;
+    p->url_len = p->field_len = p->value_len = 0;
+    p->last = SPAN_NONE;
+    return 0;
+}
+
+static int
+on_url(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_parser_t *p = from(l);
+    return grow_span(p, &p->url_off, &p->url_len, at, n, p->max_url,
+                     RX_HTTP_REQUEST_URI_TOO_LARGE, "client sent too long URI");
+}
+
+static int
+on_url_complete(llhttp_t *l)
+{
+    rx_http_parser_t *p = from(l);
+    rx_int_t rc = p->h->on_url(p->data, *p->base + p->url_off, p->url_len);
+    return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
+}
+
+static int
+on_header_field(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_parser_t *p = from(l);
+
+    if (p->last != SPAN_FIELD) {
+        p->field_len = 0;
+        p->value_len = 0;
+        p->last = SPAN_FIELD;
+    }
+    return grow_span(p, &p->field_off, &p->field_len, at, n,
+                     p->max_header_line, RX_HTTP_REQUEST_HEADER_TOO_LARGE,
+                     "client sent too long header line");
+}
+
+static int
+on_header_value(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_parser_t *p = from(l);
+
+    p->last = SPAN_VALUE;
+    return grow_span(p, &p->value_off, &p->value_len, at, n,
+                     p->max_header_line > p->field_len
+                     ? p->max_header_line - p->field_len : 0,
+                     RX_HTTP_REQUEST_HEADER_TOO_LARGE,
+                     "client sent too long header line");
+}
+
+static int
+on_header_value_complete(llhttp_t *l)
+{
+    rx_http_parser_t *p = from(l);
+    rx_int_t rc = p->h->on_header(p->data, *p->base + p->field_off, p->field_len,
+                                  *p->base + p->value_off, p->value_len);
+
+    p->last = SPAN_NONE;
+    p->field_len = p->value_len = 0;
+    return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
+}
+
+static int
+on_headers_complete(llhttp_t *l)
+{
+    rx_http_parser_t *p = from(l);
+    rx_int_t rc = p->h->on_headers_complete(p->data);
+
+    if (rc != RX_OK) {
+        return fail(p, (rx_uint_t) rc, NULL);
+    }
+    return HPE_PAUSED;
+}
+
+static int
+on_body(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_parser_t *p = from(l);
+    rx_int_t rc = p->h->on_body(p->data, at, n);
+    return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
+}
+
+static int
+on_message_complete(llhttp_t *l)
+{
+    rx_http_parser_t *p = from(l);
+    rx_int_t rc = p->h->on_message_complete(p->data);
+
+    p->in_message = false;
+    if (rc != RX_OK) {
+        return fail(p, (rx_uint_t) rc, NULL);
+    }
+    return HPE_PAUSED;
+}
+
+rx_http_parser_t *
+rx_http_parser_create_request(rx_pool_t *pool, const rx_http_parse_handlers_t *h,
+    void *data, char **base, size_t max_url, size_t max_header_line)
+{
+    rx_http_parser_t *p = rx_pcalloc(pool, sizeof(rx_http_parser_t));
+
+    if (p == NULL) {
+        return NULL;
+    }
+    if (request_settings.on_message_complete == NULL) {
+        request_settings.on_message_begin = on_message_begin;
+        request_settings.on_url = on_url;
+        request_settings.on_url_complete = on_url_complete;
+        request_settings.on_header_field = on_header_field;
+        request_settings.on_header_value = on_header_value;
+        request_settings.on_header_value_complete = on_header_value_complete;
+        request_settings.on_headers_complete = on_headers_complete;
+        request_settings.on_body = on_body;
+        request_settings.on_message_complete = on_message_complete;
+    }
+    llhttp_init(&p->llhttp, HTTP_REQUEST, &request_settings);
+    p->llhttp.data = p;
+    p->h = h;
+    p->data = data;
+    p->base = base;
+    p->max_url = max_url;
+    p->max_header_line = max_header_line;
+    return p;
+}
+
+/* llhttp's error, as the status a client gets. */
+static rx_uint_t
+status_of(llhttp_errno_t err)
+{
+    switch (err) {
+    case HPE_INVALID_VERSION:
+        return RX_HTTP_BAD_REQUEST;
+    case HPE_INVALID_METHOD:
+        return RX_HTTP_BAD_REQUEST;
+    default:
+        return RX_HTTP_BAD_REQUEST;
+    }
+}
+
+rx_http_parse_rc_t
+rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
+    size_t *consumed)
+{
+    const char     *start = *p->base + from_off;
+    llhttp_errno_t  err;
+
+    err = llhttp_execute(&p->llhttp, start, len);
+    switch (err) {
+    case HPE_OK:
+        *consumed = len;
+        return RX_HTTP_PARSE_AGAIN;
+    case HPE_PAUSED:
+    case HPE_PAUSED_UPGRADE:
+        *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
+        return p->in_message ? RX_HTTP_PARSE_HEADER_DONE
+                             : RX_HTTP_PARSE_MESSAGE_DONE;
+    case HPE_USER:
+        *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
+        return RX_HTTP_PARSE_ERROR;
+    default:
+        *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
+        if (p->status == 0) {
+            /* llhttp's own finding; a callback's status stays as it is */
+            p->status = status_of(err);
+            p->reason = llhttp_get_error_reason(&p->llhttp);
+        }
+        return RX_HTTP_PARSE_ERROR;
+    }
+}
+
+void
+rx_http_parser_resume(rx_http_parser_t *p)
+{
+    if (llhttp_get_errno(&p->llhttp) == HPE_PAUSED_UPGRADE) {
+        llhttp_resume_after_upgrade(&p->llhttp);
+    } else {
+        llhttp_resume(&p->llhttp);
+    }
+}
+
+static const struct { uint8_t llhttp; rx_uint_t method; } methods[] = {
+    { HTTP_GET, RX_HTTP_GET }, { HTTP_HEAD, RX_HTTP_HEAD },
+    { HTTP_POST, RX_HTTP_POST }, { HTTP_PUT, RX_HTTP_PUT },
+    { HTTP_DELETE, RX_HTTP_DELETE }, { HTTP_MKCOL, RX_HTTP_MKCOL },
+    { HTTP_COPY, RX_HTTP_COPY }, { HTTP_MOVE, RX_HTTP_MOVE },
+    { HTTP_OPTIONS, RX_HTTP_OPTIONS }, { HTTP_PROPFIND, RX_HTTP_PROPFIND },
+    { HTTP_PROPPATCH, RX_HTTP_PROPPATCH }, { HTTP_LOCK, RX_HTTP_LOCK },
+    { HTTP_UNLOCK, RX_HTTP_UNLOCK }, { HTTP_PATCH, RX_HTTP_PATCH },
+    { HTTP_TRACE, RX_HTTP_TRACE }, { HTTP_CONNECT, RX_HTTP_CONNECT },
+};
+
+void
+rx_http_parser_info(rx_http_parser_t *p, rx_http_message_info_t *info)
+{
+    llhttp_t *l = &p->llhttp;
+    size_t    i;
+
+    info->method = RX_HTTP_UNKNOWN;
+    for (i = 0; i < rx_nelems(methods); i++) {
+        if (methods[i].llhttp == l->method) {
+            info->method = methods[i].method;
+            break;
+        }
+    }
+    info->method_name = llhttp_method_name((llhttp_method_t) l->method);
+    info->http_major = l->http_major;
+    info->http_minor = l->http_minor;
+    info->content_length = (l->flags & F_CONTENT_LENGTH)
+                           ? (int64_t) l->content_length : -1;
+    info->chunked = (l->flags & F_CHUNKED) != 0;
+    info->keep_alive = llhttp_should_keep_alive(l) != 0;
+    info->upgrade = l->upgrade != 0;
+}
+
+rx_uint_t
+rx_http_parser_status(rx_http_parser_t *p)
+{
+    return p->status ? p->status : RX_HTTP_BAD_REQUEST;
+}
+
+const char *
+rx_http_parser_reason(rx_http_parser_t *p)
+{
+    /* a status a callback chose was logged by that callback */
+    return p->reason;
+}
+
+bool
+rx_http_parser_idle(rx_http_parser_t *p)
+{
+    return !p->in_message;
+}

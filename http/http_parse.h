@@ -1,0 +1,63 @@
+/*
+ * http_parse.h: the llhttp glue. llhttp is included only by http_parse.c;
+ * the rest of ringx sees a parser that reports a message's parts through
+ * callbacks and stops (pauses) after the header and after the message so
+ * that the caller decides what happens next. Strict mode: no lenient flags.
+ */
+#ifndef RX_HTTP_PARSE_H
+#define RX_HTTP_PARSE_H
+
+typedef struct rx_http_parser_s rx_http_parser_t;
+
+/* What the parser hands to its owner; each returns RX_OK or an HTTP status
+ * (>= 400) that stops parsing with that status. Spans point into the bytes
+ * being parsed and are complete (a span split across reads is joined). */
+typedef struct {
+    rx_int_t (*on_url)(void *data, const char *at, size_t len);
+    rx_int_t (*on_header)(void *data, const char *key, size_t klen,
+                          const char *value, size_t vlen);
+    rx_int_t (*on_headers_complete)(void *data);
+    rx_int_t (*on_body)(void *data, const char *at, size_t len);
+    rx_int_t (*on_message_complete)(void *data);
+} rx_http_parse_handlers_t;
+
+typedef enum {
+    RX_HTTP_PARSE_AGAIN = 0,      /* everything consumed; need more bytes */
+    RX_HTTP_PARSE_HEADER_DONE,    /* paused after the header */
+    RX_HTTP_PARSE_MESSAGE_DONE,   /* paused after the whole message */
+    RX_HTTP_PARSE_ERROR           /* see rx_http_parser_status/_reason */
+} rx_http_parse_rc_t;
+
+/* Facts of the header, valid after RX_HTTP_PARSE_HEADER_DONE. */
+typedef struct {
+    rx_uint_t  method;            /* RX_HTTP_GET ... */
+    const char *method_name;
+    unsigned   http_major;
+    unsigned   http_minor;
+    int64_t    content_length;    /* -1 when absent */
+    bool       chunked;
+    bool       keep_alive;        /* as the protocol version and Connection say */
+    bool       upgrade;
+} rx_http_message_info_t;
+
+/*
+ * Creates a request parser whose spans are offsets into *base, so that the
+ * owner may move (realloc) its input buffer between calls. max_span bounds
+ * a URL and a header line (414 / 494 when exceeded).
+ */
+rx_http_parser_t *rx_http_parser_create_request(rx_pool_t *pool,
+    const rx_http_parse_handlers_t *h, void *data, char **base,
+    size_t max_url, size_t max_header_line);
+/* Parses bytes [from, from + len) of *base; *consumed gets how many. */
+rx_http_parse_rc_t rx_http_parser_execute(rx_http_parser_t *p, size_t from,
+    size_t len, size_t *consumed);
+/* Continues after a pause. */
+void rx_http_parser_resume(rx_http_parser_t *p);
+/* Makes the parser ignore a message body (a HEAD-like response). */
+void rx_http_parser_info(rx_http_parser_t *p, rx_http_message_info_t *info);
+rx_uint_t rx_http_parser_status(rx_http_parser_t *p);   /* 400, 414, 494, 505 */
+const char *rx_http_parser_reason(rx_http_parser_t *p);
+/* True between messages (nothing of the next message parsed yet). */
+bool rx_http_parser_idle(rx_http_parser_t *p);
+
+#endif /* RX_HTTP_PARSE_H */

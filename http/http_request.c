@@ -1,0 +1,759 @@
+/*
+ * http_request.c: a request's life: created in its own arena, filled by the
+ * parser callbacks, checked (version, Host, framing), matched to a server,
+ * run through the phases, finalised, logged. Also internal redirects.
+ */
+#include <ctype.h>
+#include "http.h"
+#include "http_parse.h"
+#include "http_uri.h"
+#include "http_server.h"
+#include "http_location.h"
+#include "clock.h"
+
+typedef struct {
+    rx_array_t  handlers[RX_HTTP_PHASES];    /* rx_http_handler_pt */
+} rx_http_phase_engine_t;
+
+static rx_http_phase_engine_t phase_engine;
+static bool                   phase_engine_ready;
+
+rx_int_t
+rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
+    rx_http_handler_pt handler)
+{
+    rx_http_handler_pt *h;
+
+    /* the engine lives in the cycle pool of the configuration being loaded */
+    if (!phase_engine_ready || phase_engine.handlers[0].pool != cf->pool) {
+        rx_uint_t i;
+        for (i = 0; i < RX_HTTP_PHASES; i++) {
+            if (rx_array_init(&phase_engine.handlers[i], cf->pool, 4,
+                              sizeof(rx_http_handler_pt)) != RX_OK) {
+                return RX_ERROR;
+            }
+        }
+        phase_engine_ready = true;
+    }
+    h = rx_array_push(&phase_engine.handlers[phase]);
+    if (h == NULL) {
+        return RX_ERROR;
+    }
+    *h = handler;
+    return RX_OK;
+}
+
+void
+rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
+    const char *fmt, ...)
+{
+    char    msg[RX_MAX_ERROR_STR];
+    va_list args;
+    rx_conn_t *c = r->conn;
+    char    addr[128];
+
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, args);
+    va_end(args);
+    rx_sock_ntop(rx_conn_peer(c), addr, sizeof(addr), false);
+    if (r->request_line.len) {
+        rx_log_error(level, &c->log, err, "%s, client: %s, server: %s, "
+            "request: \"%.*s\"", msg, addr,
+            r->hc->server && r->hc->server->server_names.nelts
+            ? ((rx_http_server_name_t *) r->hc->server->server_names.elts)->name.data
+            : "", (int) r->request_line.len, r->request_line.data);
+    } else {
+        rx_log_error(level, &c->log, err, "%s, client: %s", msg, addr);
+    }
+}
+
+rx_http_request_t *
+rx_http_create_request(rx_http_connection_t *hc)
+{
+    rx_pool_t         *pool;
+    rx_http_request_t *r;
+
+    pool = rx_pool_create(4096, &hc->conn->log);
+    if (pool == NULL) {
+        return NULL;
+    }
+    r = rx_pcalloc(pool, sizeof(rx_http_request_t));
+    if (r == NULL
+        || rx_array_init(&r->headers_in.headers, pool, 16, sizeof(rx_table_elt_t))
+           != RX_OK
+        || rx_array_init(&r->headers_out.headers, pool, 8, sizeof(rx_table_elt_t))
+           != RX_OK) {
+        rx_pool_destroy(pool);
+        return NULL;
+    }
+    r->pool = pool;
+    r->hc = hc;
+    r->conn = hc->conn;
+    r->main_conf = hc->server->ctx->main_conf;
+    r->srv_conf = hc->server->ctx->srv_conf;
+    r->loc_conf = hc->server->ctx->loc_conf;
+    r->headers_in.content_length_n = -1;
+    r->headers_out.content_length_n = -1;
+    r->headers_out.last_modified_time = -1;
+    r->start_msec = rx_current_msec;
+    r->start_usec = rx_time_msec * 1000;
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r->start_usec = (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    }
+    r->start_sec = rx_time_sec;
+    r->uri_changes = RX_HTTP_MAX_URI_CHANGES + 1;
+    r->method = RX_HTTP_UNKNOWN;
+    hc->requests++;
+    return r;
+}
+
+/* Parser callbacks (see http_parse.h). data is the HTTP connection. */
+
+rx_int_t
+rx_http_on_url(void *data, const char *at, size_t len)
+{
+    rx_http_connection_t *hc = data;
+    rx_http_request_t    *r = hc->r;
+    rx_http_uri_t         u;
+    rx_int_t              rc;
+
+    rc = rx_http_parse_request_target(r->pool, at, len, &u,
+                                      hc->default_server->merge_slashes);
+    if (rc == RX_HTTP_TARGET_ASTERISK) {
+        /* "OPTIONS *": nothing here can answer it */
+        r->unparsed_uri = u.unparsed;
+        rx_str_set(&r->uri, "*");
+        return RX_OK;
+    }
+    if (rc != RX_OK) {
+        r->unparsed_uri.data = rx_pstrdup_c(r->pool, at, len);
+        r->unparsed_uri.len = len;
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent invalid "
+                                  "request target");
+        return rc;
+    }
+    r->unparsed_uri = u.request_uri;
+    r->uri = u.path;
+    r->args = u.args;
+    r->exten = u.exten;
+    r->schema = u.scheme;
+    r->host = u.host;
+    r->quoted_uri = u.quoted;
+    return RX_OK;
+}
+
+/* The known headers that requests and modules look at directly. */
+typedef struct {
+    const char *name;
+    size_t      offset;
+    rx_int_t  (*handler)(rx_http_request_t *r, rx_table_elt_t *h);
+} rx_http_header_t;
+
+static rx_int_t
+unique_header(rx_http_request_t *r, rx_table_elt_t *h, rx_table_elt_t **slot,
+    const char *what)
+{
+    if (*slot) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent duplicate "
+            "header line: \"%s: %s\", previous value: \"%s: %s\"",
+            h->key.data, h->value.data, (*slot)->key.data, (*slot)->value.data);
+        return RX_HTTP_BAD_REQUEST;
+    }
+    *slot = h;
+    rx_unused(what);
+    return RX_OK;
+}
+
+static rx_int_t
+header_host(rx_http_request_t *r, rx_table_elt_t *h)
+{
+    return unique_header(r, h, &r->headers_in.host, "host");
+}
+
+static rx_int_t
+header_connection(rx_http_request_t *r, rx_table_elt_t *h)
+{
+    const char *p = h->value.data, *end = p + h->value.len;
+
+    if (r->headers_in.connection == NULL) {
+        r->headers_in.connection = h;
+    }
+    /* a comma-separated list of tokens */
+    while (p < end) {
+        const char *tok;
+        size_t      n;
+
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ',')) p++;
+        tok = p;
+        while (p < end && *p != ',' && *p != ' ' && *p != '\t') p++;
+        n = (size_t) (p - tok);
+        if (n == 5 && strncasecmp(tok, "close", 5) == 0) {
+            r->headers_in.connection_close = true;
+        } else if (n == 10 && strncasecmp(tok, "keep-alive", 10) == 0) {
+            r->headers_in.connection_keep_alive = true;
+        }
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+header_user_agent(rx_http_request_t *r, rx_table_elt_t *h)
+{
+    const char *msie;
+
+    if (r->headers_in.user_agent) {
+        return RX_OK;
+    }
+    r->headers_in.user_agent = h;
+    msie = strstr(h->value.data, "MSIE ");
+    if (msie && msie + 7 < h->value.data + h->value.len) {
+        r->headers_in.msie = true;
+        if (msie[6] == '.' && msie[5] >= '4' && msie[5] <= '6') {
+            r->headers_in.msie6 = true;
+        }
+    }
+    if (!r->headers_in.msie && strstr(h->value.data, "Safari/")
+        && strstr(h->value.data, "Mac OS X") && !strstr(h->value.data, "Chrome/")) {
+        r->headers_in.safari = true;
+    }
+    return RX_OK;
+}
+
+#define HIN(f) offsetof(rx_http_headers_in_t, f)
+
+static const rx_http_header_t headers_in_table[] = {
+    { "host", 0, header_host },
+    { "connection", 0, header_connection },
+    { "user-agent", 0, header_user_agent },
+    { "if-modified-since", HIN(if_modified_since), NULL },
+    { "if-unmodified-since", HIN(if_unmodified_since), NULL },
+    { "if-match", HIN(if_match), NULL },
+    { "if-none-match", HIN(if_none_match), NULL },
+    { "referer", HIN(referer), NULL },
+    { "content-length", HIN(content_length), NULL },
+    { "content-type", HIN(content_type), NULL },
+    { "range", HIN(range), NULL },
+    { "if-range", HIN(if_range), NULL },
+    { "transfer-encoding", HIN(transfer_encoding), NULL },
+    { "expect", HIN(expect), NULL },
+    { "upgrade", HIN(upgrade), NULL },
+    { "accept-encoding", HIN(accept_encoding), NULL },
+    { "authorization", HIN(authorization), NULL },
+    { "keep-alive", HIN(keep_alive), NULL },
+    { "x-forwarded-for", HIN(x_forwarded_for), NULL },
+    { "cookie", HIN(cookie), NULL },
+};
+
+rx_int_t
+rx_http_on_header(void *data, const char *k, size_t kl, const char *v, size_t vl)
+{
+    rx_http_connection_t    *hc = data;
+    rx_http_request_t       *r = hc->r;
+    rx_http_core_srv_conf_t *cscf = hc->default_server;
+    rx_table_elt_t          *h;
+    size_t                   i;
+
+    /* llhttp admits only token characters in names; '_' is one of them,
+     * and nginx drops such headers unless told otherwise */
+    if (!cscf->underscores_in_headers && memchr(k, '_', kl)) {
+        if (cscf->ignore_invalid_headers) {
+            rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent invalid "
+                "header line: \"%.*s\"", (int) kl, k);
+            return RX_OK;
+        }
+    }
+    /* trailing whitespace is not part of a value (RFC 9110 5.5) */
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) {
+        vl--;
+    }
+    h = rx_array_push(&r->headers_in.headers);
+    if (h == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    h->key.data = rx_pstrdup_c(r->pool, k, kl);
+    h->key.len = kl;
+    h->value.data = rx_pstrdup_c(r->pool, v, vl);
+    h->value.len = vl;
+    h->lowcase_key = rx_pnalloc(r->pool, kl + 1);
+    h->deleted = false;
+    if (h->key.data == NULL || h->value.data == NULL || h->lowcase_key == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    for (i = 0; i < kl; i++) {
+        h->lowcase_key[i] = (char) tolower((unsigned char) k[i]);
+    }
+    h->lowcase_key[kl] = '\0';
+
+    for (i = 0; i < rx_nelems(headers_in_table); i++) {
+        const rx_http_header_t *t = &headers_in_table[i];
+
+        if (strcmp(h->lowcase_key, t->name) != 0) {
+            continue;
+        }
+        if (t->handler) {
+            return t->handler(r, h);
+        }
+        {
+            rx_table_elt_t **slot = (rx_table_elt_t **)
+                                    ((char *) &r->headers_in + t->offset);
+            if (*slot == NULL) {
+                *slot = h;
+            }
+        }
+        return RX_OK;
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+build_request_line(rx_http_request_t *r, const rx_http_message_info_t *info)
+{
+    size_t ml = strlen(info->method_name), n;
+    char  *p;
+
+    r->method = info->method;
+    r->method_name.data = (char *) info->method_name;
+    r->method_name.len = ml;
+    r->http_version = info->http_major * 1000 + info->http_minor;
+    r->http_protocol.data = rx_pnalloc(r->pool, sizeof("HTTP/255.255"));
+    if (r->http_protocol.data == NULL) {
+        return RX_ERROR;
+    }
+    r->http_protocol.len = (size_t) sprintf(r->http_protocol.data, "HTTP/%u.%u",
+                                            info->http_major, info->http_minor);
+    n = ml + 1 + r->unparsed_uri.len + 1 + r->http_protocol.len;
+    p = rx_pnalloc(r->pool, n + 1);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    snprintf(p, n + 1, "%s %.*s %s", info->method_name, (int) r->unparsed_uri.len,
+             r->unparsed_uri.data, r->http_protocol.data);
+    r->request_line.data = p;
+    r->request_line.len = n;
+    return RX_OK;
+}
+
+/* Chooses the virtual server by Host and re-points the request's confs. */
+static void
+select_server(rx_http_request_t *r)
+{
+    rx_http_connection_t    *hc = r->hc;
+    rx_http_core_srv_conf_t *cscf;
+    rx_str_t                 host = r->headers_in.server;
+
+    cscf = rx_http_find_server(hc->names, &host, r->captures,
+                               RX_HTTP_MAX_CAPTURES, &r->ncaptures, NULL);
+    if (cscf == NULL) {
+        cscf = hc->default_server;
+    }
+    if (r->ncaptures > 0) {
+        r->captures_data = r->headers_in.server.data;
+    }
+    hc->server = cscf;
+    r->srv_conf = cscf->ctx->srv_conf;
+    r->loc_conf = cscf->ctx->loc_conf;
+}
+
+rx_int_t
+rx_http_on_headers_complete(void *data)
+{
+    rx_http_connection_t    *hc = data;
+    rx_http_request_t       *r = hc->r;
+    rx_http_message_info_t   info;
+    rx_http_core_loc_conf_t *clcf;
+
+    rx_http_parser_info(hc->parser, &info);
+    if (build_request_line(r, &info) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    r->header_size = r->request_length;
+    if (info.http_major != 1) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent unsupported "
+                                  "HTTP version");
+        return info.http_major > 1 ? RX_HTTP_VERSION_NOT_SUPPORTED
+                                   : RX_HTTP_BAD_REQUEST;
+    }
+    if (r->uri.data == NULL) {
+        return RX_HTTP_BAD_REQUEST;
+    }
+    r->headers_in.content_length_n = info.content_length;
+    r->headers_in.chunked = info.chunked;
+    r->header_only = r->method == RX_HTTP_HEAD;
+
+    /* Host: the absolute-form wins, then the header (RFC 9112 3.2.2) */
+    if (r->host.len) {
+        r->headers_in.server = r->host;
+    } else if (r->headers_in.host) {
+        r->headers_in.server = r->headers_in.host->value;
+        if (!rx_http_validate_host(&r->headers_in.server, r->pool, true)) {
+            rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent invalid "
+                                      "host header");
+            return RX_HTTP_BAD_REQUEST;
+        }
+    } else if (r->http_version >= RX_HTTP_VERSION_11) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent HTTP/1.1 "
+                                  "request without \"Host\" header");
+        return RX_HTTP_BAD_REQUEST;
+    }
+    select_server(r);
+
+    if (r->method & (RX_HTTP_CONNECT | RX_HTTP_TRACE)) {
+        return RX_HTTP_NOT_ALLOWED;
+    }
+    if (r->headers_in.expect && r->http_version >= RX_HTTP_VERSION_11
+        && !(r->headers_in.expect->value.len == 12
+             && strncasecmp(r->headers_in.expect->value.data, "100-continue", 12)
+                == 0)) {
+        return RX_HTTP_EXPECTATION_FAILED;
+    }
+
+    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
+    r->keepalive = info.keep_alive && clcf->keepalive_timeout > 0
+                   && hc->requests < (rx_uint_t) clcf->keepalive_requests
+                   && rx_current_msec - hc->conn->start_msec
+                      < clcf->keepalive_time;
+    if (r->headers_in.msie6
+        && (clcf->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_MSIE6)) {
+        r->keepalive = 0;
+    }
+    if (r->headers_in.safari
+        && (clcf->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_SAFARI)) {
+        r->keepalive = 0;
+    }
+    if (info.content_length <= 0 && !info.chunked) {
+        r->body_read = 1;          /* (marked again at message complete) */
+    }
+    return RX_OK;
+}
+
+/* Body bytes: kept for a handler that reads the body, else dropped;
+ * client_max_body_size applies to both, also mid-stream for chunked. */
+rx_int_t
+rx_http_on_body(void *data, const char *at, size_t len)
+{
+    rx_http_connection_t    *hc = data;
+    rx_http_request_t       *r = hc->r;
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_request_body_t  *rb = r->request_body;
+
+    if (rb == NULL) {
+        rb = r->request_body = rx_pcalloc(r->pool, sizeof(*rb));
+        if (rb == NULL) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    rb->received += (int64_t) len;
+    if (clcf->client_max_body_size
+        && rb->received > clcf->client_max_body_size) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "client intended to send "
+            "too large chunked body: %" PRId64 " bytes", rb->received);
+        return RX_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    if (rb->post_handler && !r->discard_body) {
+        rx_chain_t *cl = rx_chain_from_text(r->pool, at, len, false);
+        if (cl == NULL) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (rb->last) rb->last->next = cl; else rb->bufs = cl;
+        rb->last = cl;
+    }
+    if (!hc->conn->sending) {
+        rx_timer_add(&hc->conn->timer, clcf->client_body_timeout);
+    }
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_on_message_complete(void *data)
+{
+    return RX_OK;
+}
+
+/* Lets a handler read the body; post_handler runs when all of it is in. */
+rx_int_t
+rx_http_read_client_request_body(rx_http_request_t *r,
+    rx_http_body_handler_pt post_handler)
+{
+    rx_http_request_body_t *rb = r->request_body;
+
+    if (rb == NULL) {
+        rb = r->request_body = rx_pcalloc(r->pool, sizeof(*rb));
+        if (rb == NULL) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    rb->post_handler = post_handler;
+    if (r->body_read) {
+        rb->done = true;
+        post_handler(r);
+        return RX_OK;
+    }
+    if (r->headers_in.expect && !r->expect_sent) {
+        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        rx_chain_t *cl = rx_chain_from_text(r->pool, cont, sizeof(cont) - 1, false);
+        if (cl == NULL) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        r->expect_sent = 1;
+        r->out = cl;
+        rx_http_connection_send(r->hc);
+    }
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_discard_request_body(rx_http_request_t *r)
+{
+    r->discard_body = 1;
+    return RX_OK;
+}
+
+void
+rx_http_run_log_phase(rx_http_request_t *r)
+{
+    rx_http_handler_pt *h;
+    rx_uint_t           i;
+
+    if (!phase_engine_ready) {
+        return;
+    }
+    h = phase_engine.handlers[RX_HTTP_LOG_PHASE].elts;
+    for (i = 0; i < phase_engine.handlers[RX_HTTP_LOG_PHASE].nelts; i++) {
+        h[i](r);
+    }
+}
+
+/* Points the request at the location matching its URI (find-config). */
+static rx_int_t
+find_config(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *server_clcf, *clcf;
+    rx_int_t                 n = 0;
+
+    server_clcf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                  rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
+    clcf = rx_http_find_location(server_clcf, &r->uri, r->captures,
+                                 RX_HTTP_MAX_CAPTURES, &n, NULL);
+    if (n > 0) {
+        r->ncaptures = n;
+        r->captures_data = r->uri.data;
+    }
+    r->loc_conf = clcf->loc_conf ? clcf->loc_conf : server_clcf->loc_conf;
+    if (r->loc_conf == NULL) {
+        r->loc_conf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                       rx_http_core_module))->ctx->loc_conf;
+    }
+    rx_http_update_location_config(r);
+    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
+    if (clcf->internal && !r->internal) {
+        return RX_HTTP_NOT_FOUND;
+    }
+    if (clcf->client_max_body_size
+        && r->headers_in.content_length_n > clcf->client_max_body_size) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "client intended to send "
+            "too large body: %" PRId64 " bytes", r->headers_in.content_length_n);
+        r->hc->close_after = 1;
+        return RX_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    return RX_OK;
+}
+
+void
+rx_http_update_location_config(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    r->content_handler = (rx_http_handler_pt) clcf->handler;
+}
+
+static rx_int_t
+run_handlers(rx_http_request_t *r, rx_http_phase_t phase)
+{
+    rx_http_handler_pt *h;
+    rx_uint_t           i;
+    rx_int_t            rc;
+
+    if (!phase_engine_ready) {
+        return RX_DECLINED;
+    }
+    h = phase_engine.handlers[phase].elts;
+    for (i = 0; i < phase_engine.handlers[phase].nelts; i++) {
+        rc = h[i](r);
+        if (rc != RX_DECLINED) {
+            return rc;
+        }
+    }
+    return RX_DECLINED;
+}
+
+/*
+ * The phase runner: server rewrite, find location, rewrite (which may
+ * change the URI and send us back to find location), access, content.
+ * A handler returns RX_DECLINED to pass, RX_OK/RX_DONE when it has taken
+ * the request, RX_AGAIN when it continues asynchronously, or a status.
+ */
+void
+rx_http_run_phases(rx_http_request_t *r)
+{
+    rx_int_t rc;
+
+    r->phase = r->internal ? RX_HTTP_FIND_CONFIG_PHASE
+                           : RX_HTTP_SERVER_REWRITE_PHASE;
+    for ( ;; ) {
+        switch (r->phase) {
+        case RX_HTTP_SERVER_REWRITE_PHASE:
+        case RX_HTTP_REWRITE_PHASE:
+        case RX_HTTP_ACCESS_PHASE:
+            rc = run_handlers(r, r->phase);
+            break;
+        case RX_HTTP_FIND_CONFIG_PHASE:
+            if (r->uri.len == 1 && r->uri.data[0] == '*') {
+                rc = RX_HTTP_BAD_REQUEST;
+                break;
+            }
+            rc = find_config(r);
+            rc = rc == RX_OK ? RX_DECLINED : rc;
+            break;
+        case RX_HTTP_CONTENT_PHASE:
+            if (r->content_handler) {
+                rc = r->content_handler(r);
+            } else {
+                rc = run_handlers(r, RX_HTTP_CONTENT_PHASE);
+            }
+            if (rc == RX_DECLINED) {
+                rc = r->uri.len && r->uri.data[r->uri.len - 1] == '/'
+                     ? RX_HTTP_FORBIDDEN : RX_HTTP_NOT_FOUND;
+            }
+            rx_http_finalize_request(r, rc);
+            return;
+        default:
+            return;
+        }
+        if (rc == RX_DECLINED) {
+            r->phase++;
+            continue;
+        }
+        rx_http_finalize_request(r, rc);
+        return;
+    }
+}
+
+rx_int_t
+rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
+    const rx_str_t *args)
+{
+    if (--r->uri_changes == 0) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "rewrite or internal "
+            "redirection cycle while internally redirecting to \"%.*s\"",
+            (int) uri->len, uri->data);
+        r->error_page = 1;   /* the 500 page must not redirect again */
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return RX_DONE;
+    }
+    r->uri = *uri;
+    if (args) {
+        r->args = *args;
+    } else {
+        rx_str_null(&r->args);
+    }
+    {
+        const char *dot = NULL, *p;
+        for (p = uri->data + uri->len; p > uri->data && p[-1] != '/'; p--) {
+            if (p[-1] == '.') { dot = p; break; }
+        }
+        if (dot) {
+            r->exten.data = (char *) dot;
+            r->exten.len = (size_t) (uri->data + uri->len - dot);
+        } else {
+            rx_str_null(&r->exten);
+        }
+    }
+    r->internal = 1;
+    r->variables = NULL;
+    r->content_handler = NULL;
+    r->loc_conf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                   rx_http_core_module))->ctx->loc_conf;
+    rx_http_run_phases(r);
+    return RX_DONE;
+}
+
+rx_int_t
+rx_http_named_location(rx_http_request_t *r, const rx_str_t *name)
+{
+    rx_http_core_loc_conf_t *server_clcf, *clcf;
+
+    if (--r->uri_changes == 0) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "rewrite or internal "
+            "redirection cycle while redirect to named location \"%.*s\"",
+            (int) name->len, name->data);
+        r->error_page = 1;
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return RX_DONE;
+    }
+    server_clcf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                  rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
+    clcf = rx_http_find_named_location(server_clcf, name);
+    if (clcf == NULL) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "could not find named "
+                                  "location \"%.*s\"", (int) name->len, name->data);
+        r->error_page = 1;
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return RX_DONE;
+    }
+    r->internal = 1;
+    r->variables = NULL;
+    r->loc_conf = clcf->loc_conf;
+    rx_http_update_location_config(r);
+    r->phase = RX_HTTP_REWRITE_PHASE;
+    {
+        rx_int_t rc = run_handlers(r, RX_HTTP_REWRITE_PHASE);
+        if (rc == RX_DECLINED) rc = run_handlers(r, RX_HTTP_ACCESS_PHASE);
+        if (rc == RX_DECLINED) {
+            rc = r->content_handler ? r->content_handler(r)
+                                    : run_handlers(r, RX_HTTP_CONTENT_PHASE);
+            if (rc == RX_DECLINED) rc = RX_HTTP_NOT_FOUND;
+        }
+        rx_http_finalize_request(r, rc);
+    }
+    return RX_DONE;
+}
+
+/*
+ * Ends the handler's part: RX_OK/RX_DONE/RX_AGAIN mean the response is on
+ * its way (the write path finishes the request); a status sends an error
+ * page (or error_page); RX_ERROR sends 500 or, once headers are out,
+ * closes the connection; 444 closes without a response.
+ */
+void
+rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc)
+{
+    if (rc == RX_OK || rc == RX_DONE || rc == RX_AGAIN) {
+        return;
+    }
+    if (rc == RX_ERROR) {
+        rc = RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (rc == RX_HTTP_CLOSE) {
+        r->headers_out.status = RX_HTTP_CLOSE;
+        r->hc->close_after = 1;
+        rx_conn_close(r->conn);
+        return;
+    }
+    if (r->header_sent) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "status %ld after the "
+                                  "response header was sent", (long) rc);
+        r->hc->close_after = 1;
+        if (!r->conn->sending) {
+            rx_conn_close(r->conn);
+        }
+        return;
+    }
+    rc = rx_http_special_response_handler(r, rc);
+    if (rc != RX_OK && rc != RX_DONE) {
+        rx_conn_close(r->conn);
+    }
+}

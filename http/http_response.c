@@ -1,0 +1,110 @@
+/*
+ * http_response.c: how handlers answer: send_header and output_filter
+ * enter the filter chains, whose order is written here once:
+ *
+ *   header: [future filters] -> chunked -> header (serialises)
+ *   body:   [future filters] -> chunked -> write (queues and sends)
+ *
+ * and small helpers for whole responses and extra headers.
+ */
+#include "http.h"
+
+rx_http_output_header_filter_pt rx_http_top_header_filter;
+rx_http_output_body_filter_pt   rx_http_top_body_filter;
+
+rx_int_t rx_http_header_filter(rx_http_request_t *r);
+rx_int_t rx_http_chunked_header_filter(rx_http_request_t *r);
+rx_int_t rx_http_chunked_body_filter(rx_http_request_t *r, rx_chain_t *in);
+rx_int_t rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in);
+void rx_http_chunked_filter_init(rx_http_output_header_filter_pt next_header,
+    rx_http_output_body_filter_pt next_body);
+
+/* Called once per configuration load; modules that filter will insert
+ * themselves in front in this function, in the documented order. */
+void
+rx_http_init_filters(void)
+{
+    rx_http_chunked_filter_init(rx_http_header_filter, rx_http_write_filter);
+    rx_http_top_header_filter = rx_http_chunked_header_filter;
+    rx_http_top_body_filter = rx_http_chunked_body_filter;
+}
+
+rx_int_t
+rx_http_send_header(rx_http_request_t *r)
+{
+    if (r->header_sent) {
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "header already sent");
+        return RX_ERROR;
+    }
+    if (r->err_status) {
+        r->headers_out.status = r->err_status;
+        r->headers_out.status_line.len = 0;
+    }
+    r->header_sent = 1;
+    return rx_http_top_header_filter(r);
+}
+
+rx_int_t
+rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in)
+{
+    if (in == NULL) {
+        /* "nothing more": an empty last buffer ends the response */
+        rx_buf_t *b = rx_calloc_buf(r->pool);
+        in = rx_alloc_chain_link(r->pool);
+        if (b == NULL || in == NULL) {
+            return RX_ERROR;
+        }
+        b->last_buf = 1;
+        b->sync = 1;
+        in->buf = b;
+    }
+    return rx_http_top_body_filter(r, in);
+}
+
+rx_int_t
+rx_http_send_response(rx_http_request_t *r, rx_uint_t status,
+    const rx_str_t *content_type, const rx_str_t *body)
+{
+    rx_chain_t *cl = NULL;
+    rx_int_t    rc;
+
+    r->headers_out.status = status;
+    if (content_type) {
+        r->headers_out.content_type = *content_type;
+    }
+    r->headers_out.content_length_n = body ? (int64_t) body->len : 0;
+    rc = rx_http_send_header(r);
+    if (rc == RX_ERROR) {
+        return rc;
+    }
+    if (body && body->len && !r->header_only) {
+        cl = rx_chain_from_text(r->pool, body->data, body->len, true);
+        if (cl == NULL) {
+            return RX_ERROR;
+        }
+    }
+    return rx_http_output_filter(r, cl);
+}
+
+rx_table_elt_t *
+rx_http_add_header_out(rx_http_request_t *r, const char *key,
+    const rx_str_t *value)
+{
+    rx_table_elt_t *h = rx_array_push(&r->headers_out.headers);
+
+    if (h == NULL) {
+        return NULL;
+    }
+    h->key.data = (char *) key;
+    h->key.len = strlen(key);
+    h->value = *value;
+    h->lowcase_key = NULL;
+    h->deleted = false;
+    return h;
+}
+
+void
+rx_http_clear_content_length(rx_http_request_t *r)
+{
+    r->headers_out.content_length_n = -1;
+}
