@@ -10,6 +10,7 @@ extern rx_module_t rx_event_core_module;
 extern rx_module_t rx_http_module;
 extern rx_module_t rx_http_core_module;
 extern rx_module_t rx_http_stub_status_module;
+extern rx_module_t rx_http_rewrite_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -21,6 +22,7 @@ rx_module_t *const rx_modules[] = {
     &rx_event_core_module,
     /* http */
     &rx_http_core_module,
+    &rx_http_rewrite_module,
     &rx_http_stub_status_module,
 };
 

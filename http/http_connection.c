@@ -291,8 +291,11 @@ process_input(rx_http_connection_t *hc)
         close_connection(hc);
         return;
     }
-    while (hc->in_parsed < hc->in_len || (hc->r && hc->r->body_read
-                                          && hc->state == RX_HC_PROCESS)) {
+    /* a message without a body completes without another byte: the parser
+     * is called once more with nothing left to finish it */
+    while (hc->in_parsed < hc->in_len
+           || (hc->state == RX_HC_PROCESS && hc->r && !hc->r->body_read
+               && !rx_http_parser_idle(hc->parser))) {
         if (hc->state == RX_HC_PROCESS && (hc->r == NULL || hc->r->body_read)) {
             break;      /* pipelined bytes wait for the current response */
         }

@@ -212,11 +212,18 @@ create_main_conf(rx_conf_t *cf)
 {
     rx_http_core_main_conf_t *cmcf = rx_pcalloc(cf->pool, sizeof(*cmcf));
 
+    rx_uint_t                 i;
+
     if (cmcf == NULL
         || rx_array_init(&cmcf->servers, cf->pool, 4, sizeof(void *)) != RX_OK
         || rx_array_init(&cmcf->listens, cf->pool, 4,
                          sizeof(rx_http_listen_opt_t)) != RX_OK) {
         return NULL;
+    }
+    for (i = 0; i < rx_nelems(cmcf->phases); i++) {
+        if (rx_array_init(&cmcf->phases[i], cf->pool, 2, sizeof(void *)) != RX_OK) {
+            return NULL;
+        }
     }
     return cmcf;
 }
@@ -782,12 +789,6 @@ set_server_name(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     size_t                   k;
 
     for (i = 1; i < cf->args->nelts; i++) {
-        if (value[i].len && value[i].data[0] == '*' && (value[i].len == 1
-            || value[i].data[1] != '.')) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid server name or "
-                              "wildcard \"%s\"", value[i].data);
-            return RX_CONF_ERROR;
-        }
         sn = rx_array_push(&cscf->server_names);
         if (sn == NULL) {
             return RX_CONF_ERROR;

@@ -11,36 +11,29 @@
 #include "http_location.h"
 #include "clock.h"
 
-typedef struct {
-    rx_array_t  handlers[RX_HTTP_PHASES];    /* rx_http_handler_pt */
-} rx_http_phase_engine_t;
-
-static rx_http_phase_engine_t phase_engine;
-static bool                   phase_engine_ready;
-
 rx_int_t
 rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
     rx_http_handler_pt handler)
 {
-    rx_http_handler_pt *h;
+    rx_http_core_main_conf_t *cmcf = rx_http_conf_get_module_main_conf(cf,
+                                        rx_http_core_module);
+    rx_http_handler_pt       *h = rx_array_push(&cmcf->phases[phase]);
 
-    /* the engine lives in the cycle pool of the configuration being loaded */
-    if (!phase_engine_ready || phase_engine.handlers[0].pool != cf->pool) {
-        rx_uint_t i;
-        for (i = 0; i < RX_HTTP_PHASES; i++) {
-            if (rx_array_init(&phase_engine.handlers[i], cf->pool, 4,
-                              sizeof(rx_http_handler_pt)) != RX_OK) {
-                return RX_ERROR;
-            }
-        }
-        phase_engine_ready = true;
-    }
-    h = rx_array_push(&phase_engine.handlers[phase]);
     if (h == NULL) {
         return RX_ERROR;
     }
     *h = handler;
     return RX_OK;
+}
+
+_Static_assert(RX_HTTP_PHASES == 6, "rx_http_core_main_conf_t.phases size");
+
+static rx_array_t *
+phase_handlers(rx_http_request_t *r, rx_http_phase_t phase)
+{
+    rx_http_core_main_conf_t *cmcf = rx_http_get_module_main_conf(r,
+                                        rx_http_core_module);
+    return &cmcf->phases[phase];
 }
 
 void
@@ -422,9 +415,6 @@ rx_http_on_headers_complete(void *data)
         && (clcf->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_SAFARI)) {
         r->keepalive = 0;
     }
-    if (info.content_length <= 0 && !info.chunked) {
-        r->body_read = 1;          /* (marked again at message complete) */
-    }
     return RX_OK;
 }
 
@@ -514,14 +504,11 @@ rx_http_discard_request_body(rx_http_request_t *r)
 void
 rx_http_run_log_phase(rx_http_request_t *r)
 {
-    rx_http_handler_pt *h;
+    rx_array_t         *a = phase_handlers(r, RX_HTTP_LOG_PHASE);
+    rx_http_handler_pt *h = a->elts;
     rx_uint_t           i;
 
-    if (!phase_engine_ready) {
-        return;
-    }
-    h = phase_engine.handlers[RX_HTTP_LOG_PHASE].elts;
-    for (i = 0; i < phase_engine.handlers[RX_HTTP_LOG_PHASE].nelts; i++) {
+    for (i = 0; i < a->nelts; i++) {
         h[i](r);
     }
 }
@@ -537,6 +524,9 @@ find_config(rx_http_request_t *r)
                   rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
     clcf = rx_http_find_location(server_clcf, &r->uri, r->captures,
                                  RX_HTTP_MAX_CAPTURES, &n, NULL);
+    if (clcf == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;     /* a regex failed to run */
+    }
     if (n > 0) {
         r->ncaptures = n;
         r->captures_data = r->uri.data;
@@ -573,15 +563,12 @@ rx_http_update_location_config(rx_http_request_t *r)
 static rx_int_t
 run_handlers(rx_http_request_t *r, rx_http_phase_t phase)
 {
-    rx_http_handler_pt *h;
+    rx_array_t         *a = phase_handlers(r, phase);
+    rx_http_handler_pt *h = a->elts;
     rx_uint_t           i;
     rx_int_t            rc;
 
-    if (!phase_engine_ready) {
-        return RX_DECLINED;
-    }
-    h = phase_engine.handlers[phase].elts;
-    for (i = 0; i < phase_engine.handlers[phase].nelts; i++) {
+    for (i = 0; i < a->nelts; i++) {
         rc = h[i](r);
         if (rc != RX_DECLINED) {
             return rc;

@@ -1,0 +1,677 @@
+#!/usr/bin/env python3
+"""t/bench/benchlib.py: the helper of t/bench/run (python3, stdlib only).
+
+Subcommands (all used by t/bench/run; "summarize" is also handy by hand):
+  conf        write a server's config from conf/main.conf + conf/SCEN.conf
+  data DIR    write the static test files (small.txt, mid.bin, big.bin, text.txt)
+  freeport N  print the first port >= N on 127.0.0.1 that nobody listens on
+  tree PID    print PID and all its descendants
+  check       one GET on 127.0.0.1: status 200, exact body, headers
+  snap        JSON snapshot: CPU ticks of a server tree, per-CPU jiffies, all processes
+  quiet       wait (bounded) until processes that are not ours go quiet
+  record      wrk output + two snapshots -> one JSON line in the results file
+  fail        a JSON line saying a server failed a scenario
+  summarize   Markdown table of one session of the results file
+
+Adapted from shared/bench/lib/benchlib.py (same measuring method).
+"""
+import argparse
+import codecs
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------- config, data
+def cmd_conf(a):
+    def read(path):  # "##" lines are template comments
+        with open(path) as f:
+            return "".join(l for l in f if not l.startswith("##")).rstrip("\n")
+    tmpl, snip = read(a.template) + "\n", read(a.snippet)
+    text = tmpl.replace("%%SCENARIO_CONF%%", snip)
+    for kv in a.set or []:
+        k, _, v = kv.partition("=")
+        text = text.replace(f"%%{k}%%", v)
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("@"):  # "@nginx    directive;" -> "    directive;" for nginx only
+            tag = line[1:].split(None, 1)[0] if line[1:].strip() else ""
+            rest = line[1 + len(tag):]
+            if tag not in ("nginx", "ringx"):
+                sys.exit(f"benchlib conf: unknown marker @{tag} in: {line}")
+            if tag != a.flavor:
+                continue
+            line = rest
+        out.append(line)
+    text = "\n".join(out)
+    if "%%" in text:
+        left = text[text.index("%%"):][:40].split("\n")[0]
+        sys.exit(f"benchlib conf: placeholder left unreplaced: {left}")
+    with open(a.out, "w") as f:
+        f.write(text)
+    return 0
+
+
+def cmd_data(a):
+    import random
+    d = a.dir
+    os.makedirs(d, exist_ok=True)
+    r = random.Random(12345)
+    with open(os.path.join(d, "small.txt"), "wb") as f:
+        f.write(b"Hello, this is a 30-byte file\n")
+    with open(os.path.join(d, "mid.bin"), "wb") as f:
+        f.write(r.randbytes(16384))
+    with open(os.path.join(d, "big.bin"), "wb") as f:
+        f.write(r.randbytes(1 << 20))
+    words = ("the of and to in is that for it as with was on be by this are from or have an "
+             "server request response header connection worker upstream buffer socket event "
+             "latency throughput memory kernel file static proxy cache client timeout module "
+             "configuration location network process thread queue ring submit complete accept "
+             "read write send receive close keepalive gzip compress stream chunk length type").split()
+    out, n = [], 0
+    while n < 16384:
+        line = " ".join(r.choice(words) for _ in range(r.randint(6, 14))).capitalize() + ".\n"
+        out.append(line)
+        n += len(line)
+    with open(os.path.join(d, "text.txt"), "w") as f:
+        f.write("".join(out)[:16383] + "\n")
+    return 0
+
+
+def _port_busy(port):
+    s = socket.socket()
+    s.settimeout(0.2)
+    try:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+    finally:
+        s.close()
+
+
+def cmd_freeport(a):
+    for p in range(a.start, a.start + 200):
+        if p in (a.avoid or []):
+            continue
+        if not _port_busy(p):
+            print(p)
+            return 0
+    print(f"no free port in {a.start}..{a.start + 199}", file=sys.stderr)
+    return 1
+
+
+# ---------------------------------------------------------------- /proc helpers
+def _stat(pid):
+    """Fields of /proc/PID/stat after the comm, or None; comm separately."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None, None
+    return s[s.rfind(")") + 2:].split(), s[s.find("(") + 1:s.rfind(")")]
+
+
+def all_procs():
+    """{'pid:starttime': [utime+stime, cutime+cstime, is_kthread, comm, ppid]}."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        r, comm = _stat(d)
+        if r is None:
+            continue
+        out[f"{d}:{r[19]}"] = [int(r[11]) + int(r[12]), int(r[13]) + int(r[14]),
+                               1 if int(r[6]) & 0x00200000 else 0, comm, int(r[1])]
+    return out
+
+
+def tree(pid, procs=None):
+    procs = procs if procs is not None else all_procs()
+    kids = {}
+    for k, v in procs.items():
+        kids.setdefault(v[4], []).append(int(k.split(":")[0]))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        if not os.path.exists(f"/proc/{p}"):
+            continue
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def proc_ticks(pids):
+    t = 0
+    for p in pids:
+        r, _ = _stat(p)
+        if r is not None:
+            t += int(r[11]) + int(r[12])  # utime + stime
+    return t
+
+
+def cpu_jiffies():
+    """{cpuN: [task, total, steal, irq+softirq]} from /proc/stat."""
+    res = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if not line.startswith("cpu") or line.startswith("cpu "):
+                continue
+            parts = line.split()
+            v = [int(x) for x in parts[1:]]
+            user, nice, system, idle, iowait, irq, softirq, steal = (v + [0] * 8)[:8]
+            task = user + nice + system
+            total = task + irq + softirq + idle + iowait + steal
+            res[parts[0]] = [task, total, steal, irq + softirq]
+    return res
+
+
+def mem(pid):
+    """(rss_kb, pss_kb, nprocs) summed over PID and its descendants."""
+    rss = pss = 0
+    pids = tree(pid)
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss += int(line.split()[1])
+        except OSError:
+            pass
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except OSError:
+            pass
+    return rss, pss, len(pids)
+
+
+def snap(pid, own):
+    """pid: the server's master (0: none); own: the harness's pid (its whole tree,
+    servers and wrk included, is ours; everything else is foreign)."""
+    procs = all_procs()
+    mine = {os.getpid()}
+    for o in own:
+        mine.update(tree(o, procs))
+    spids = tree(pid, procs) if pid else []
+    mine.update(spids)
+    foreign = {k: v for k, v in procs.items() if int(k.split(":")[0]) not in mine}
+    return {"t": time.monotonic(), "cpus": cpu_jiffies(), "ticks": proc_ticks(spids),
+            "npids": len(spids), "procs": foreign}
+
+
+def foreign_ticks(pre, post):
+    """CPU ticks used between two snapshots by processes that are not ours:
+    (user processes, kernel threads, top 4 [(ticks, name)]).
+
+    Growth of (own + reaped-children) time of live processes, plus the time of new
+    ones, minus what exited ones had used before (it reappears in their reaper).
+    The caller caps it by the /proc/stat busy time not charged to us."""
+    user = kthr = 0
+    top = []
+    a, b = pre.get("procs", {}), post.get("procs", {})
+    for k, (s1, c1, kt, comm, _ppid) in b.items():
+        d = (s1 - a[k][0]) + (c1 - a[k][1]) if k in a else s1 + c1
+        if kt:
+            kthr += d
+        else:
+            user += d
+        if d > 0:
+            top.append((d, f"{comm}[{k.split(':')[0]}]"))
+    for k, v in a.items():
+        if k not in b and not v[2]:
+            user -= v[0] + v[1]
+    top.sort(reverse=True)
+    return max(user, 0), kthr, top[:4]
+
+
+def busy_pct(pre, post):
+    """Sum over CPUs of % busy (task + irq time) between two snapshots."""
+    busy = 0.0
+    for cpu in pre["cpus"]:
+        b0, j0, _, q0 = pre["cpus"][cpu]
+        b1, j1, _, q1 = post["cpus"].get(cpu, pre["cpus"][cpu])
+        busy += 100.0 * (b1 - b0 + q1 - q0) / ((j1 - j0) or 1)
+    return busy
+
+
+def cmd_quiet(a):
+    """Wait until processes that are not ours use < max % of a CPU over 1 s."""
+    t0 = time.monotonic()
+    while True:
+        pre = snap(0, a.own)
+        time.sleep(1.0)
+        post = snap(0, a.own)
+        fu, _, top = foreign_ticks(pre, post)
+        pct = min(100.0 * fu / CLK / (post["t"] - pre["t"]), busy_pct(pre, post))
+        waited = time.monotonic() - t0
+        if pct <= a.max or waited >= a.timeout:
+            if waited > 1.5:
+                names = ", ".join(n for _, n in top[:3])
+                print(f"    (waited {waited:.0f} s for other processes to go quiet; "
+                      f"last {pct:.0f}% {names})")
+            return 0
+
+
+def parse_times(path):
+    """bash 'times' output -> children user+sys seconds (its second line)."""
+    try:
+        with open(path) as f:
+            lines = f.read().split("\n")
+        tot = 0.0
+        for tok in lines[1].split():
+            m, _, sec = tok.rstrip("s").partition("m")
+            tot += int(m) * 60 + float(sec)
+        return tot
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------- HTTP check
+def http_get(port, path, headers=None, timeout=5.0):
+    """Minimal HTTP/1.1 GET; returns (status, {lower-case header: value}, body)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        hdr = {"Host": "localhost", "Connection": "close"}
+        hdr.update(headers or {})
+        req = f"GET {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in hdr.items()) + "\r\n"
+        s.sendall(req.encode())
+        buf = b""
+        while b"\r\n\r\n" not in buf and len(buf) < 65536:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        head, _, body = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin1").split("\r\n")
+        first = lines[0].split() if lines else []
+        status = int(first[1]) if len(first) > 1 and first[1].isdigit() else 0
+        h = {}
+        for ln in lines[1:]:
+            k, _, v = ln.partition(":")
+            h[k.strip().lower()] = v.strip()
+        if "content-length" in h:
+            n = int(h["content-length"])
+            while len(body) < n:
+                d = s.recv(65536)
+                if not d:
+                    break
+                body += d
+        elif h.get("transfer-encoding", "").lower() == "chunked":
+            while not body.endswith(b"0\r\n\r\n"):
+                d = s.recv(65536)
+                if not d:
+                    break
+                body += d
+            body = _dechunk(body)
+        else:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                body += d
+        return status, h, body
+    finally:
+        s.close()
+
+
+def _dechunk(b):
+    out = b""
+    while b:
+        line, _, b = b.partition(b"\r\n")
+        n = int(line.split(b";")[0] or b"0", 16)
+        if n == 0:
+            break
+        out += b[:n]
+        b = b[n + 2:]
+    return out
+
+
+def cmd_check(a):
+    hdrs = {}
+    for h in a.header or []:
+        k, _, v = h.partition(":")
+        hdrs[k.strip()] = v.strip()
+    last = None
+    for _ in range(3):
+        try:
+            st, h, body = http_get(a.port, a.path, hdrs)
+            break
+        except (ConnectionRefusedError, ConnectionResetError) as e:
+            last = e
+            time.sleep(0.3)
+        except OSError as e:
+            print(f"{type(e).__name__}: {e}")
+            return 1
+    else:
+        print(f"connect: {last}")
+        return 1
+    problems = []
+    if st != 200:
+        problems.append(f"status {st}")
+    want = None
+    if a.body is not None:
+        want = codecs.decode(a.body, "unicode_escape").encode("latin1")
+    if a.file:
+        with open(os.path.join(a.prefix, a.file), "rb") as f:
+            want = f.read()
+    if want is not None:
+        got = body
+        if h.get("content-encoding", "").lower() == "gzip":
+            import gzip
+            try:
+                got = gzip.decompress(body)
+            except Exception as e:  # noqa: BLE001 (any decoding error is a failed check)
+                problems.append(f"bad gzip: {e}")
+        if got != want:
+            problems.append(f"body {got[:40]!r} ({len(got)} B), want {want[:40]!r} ({len(want)} B)")
+    for eh in a.expect_header or []:
+        k, _, v = eh.partition(":")
+        if h.get(k.strip().lower(), "").lower() != v.strip().lower():
+            problems.append(f"header {k.strip()}: {h.get(k.strip().lower())!r}, want {v.strip()!r}")
+    if problems:
+        print("; ".join(problems))
+        return 1
+    print(f"ok: status {st}, body {len(body)} B")
+    return 0
+
+
+# ---------------------------------------------------------------- per-run record
+def parse_wrk(path):
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("WRKJSON "):
+                    return json.loads(line[8:])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def cmd_record(a):
+    """Exit status 3: the run was noisy and is marked discarded (the caller redoes it)."""
+    with open(a.pre) as f:
+        pre = json.load(f)
+    with open(a.post) as f:
+        post = json.load(f)
+    w = parse_wrk(a.wrk)
+    rec = {"type": "run", "session": a.session, "scenario": a.scenario, "server": a.label,
+           "run": a.run, "try": a.try_, "ok": w is not None and w["requests"] > 0,
+           "alive": os.path.exists(f"/proc/{a.pid}")}
+    if not rec["alive"]:
+        rec["ok"] = False
+        rec["why"] = "server died during the run"
+    elif w is None:
+        rec["why"] = "wrk gave no result"
+    if w:
+        dur = w["duration_us"] / 1e6
+        wall = post["t"] - pre["t"]
+        dticks = post["ticks"] - pre["ticks"]
+        rec.update({
+            "rps": w["requests"] / dur if dur else 0.0, "mbps": w["bytes"] / dur / 1e6 if dur else 0.0,
+            "requests": w["requests"], "seconds": round(dur, 3),
+            "p50_us": w["p50"], "p90_us": w["p90"], "p99_us": w["p99"], "max_us": w["max"],
+            "err_status": w["status"],
+            "err_sock": w["connect"] + w["read"] + w["write"] + w["timeout"],
+            "err_detail": {k: w[k] for k in ("connect", "read", "write", "timeout", "status")},
+            "srv_cpu_pct": 100.0 * dticks / CLK / wall if wall > 0 else None,
+            "srv_us_per_req": 1e6 * dticks / CLK / w["requests"] if w["requests"] else None,
+        })
+        t0, t1 = parse_times(a.times0), parse_times(a.times1)
+        rec["wrk_cpu_pct"] = 100.0 * (t1 - t0) / wall if None not in (t0, t1) and wall > 0 else None
+        busy = 0.0
+        steal = 0.0
+        for cpu in sorted(pre["cpus"]):
+            b0, j0, s0, q0 = pre["cpus"][cpu]
+            b1, j1, s1, q1 = post["cpus"].get(cpu, (b0, j0, s0, q0))
+            dt = (j1 - j0) or 1
+            rec[f"{cpu}_busy_pct"] = round(100.0 * (b1 - b0 + q1 - q0) / dt, 1)
+            busy += 100.0 * (b1 - b0 + q1 - q0) / dt
+            steal += 100.0 * (s1 - s0) / dt
+        rec["steal_pct"] = round(steal, 1)
+        # busy time not charged to the server or wrk (kernel threads, softirq, others)
+        rec["other_pct"] = busy - (rec["srv_cpu_pct"] or 0) - (rec["wrk_cpu_pct"] or 0)
+        fu, fk, top = foreign_ticks(pre, post)
+        rec["foreign_pct"] = min(100.0 * fu / CLK / wall, max(rec["other_pct"], 0.0))
+        rec["kthread_pct"] = 100.0 * fk / CLK / wall
+        rec["foreign_top"] = [f"{name}:{100.0 * d / CLK / wall:.0f}%" for d, name in top]
+        rec["noisy"] = rec["foreign_pct"] > a.max_foreign or steal > a.max_foreign
+    rss, pss, n = mem(a.pid)
+    rec.update({"rss_kb": rss, "pss_kb": pss, "nprocs": n})
+    if a.meta:
+        for k, v in json.loads(a.meta).items():
+            rec.setdefault(k, v)
+    tag = f"  {a.scenario:<11} {a.label:<8} run {a.run}"
+    if w:
+        note = ""
+        if rec["noisy"]:
+            note = "  NOISY " + ("(redone)" if a.retry else "(kept)")
+            if a.retry:
+                rec["discarded"] = True
+            note += " " + " ".join(rec["foreign_top"][:2])
+        if not rec["ok"]:
+            note += f"  FAILED ({rec.get('why')})"
+        print(f"{tag}: {rec['rps']:>9.0f} req/s  p50 {w['p50'] / 1000:.3f} ms  p99 {w['p99'] / 1000:.3f} ms  "
+              f"err {rec['err_status']}/{rec['err_sock']}  srv {rec['srv_cpu_pct']:.0f}% "
+              f"{rec['srv_us_per_req'] or 0:.1f} us/req  wrk {rec['wrk_cpu_pct'] or 0:.0f}%  "
+              f"rss {rss / 1024:.1f} MiB  foreign {rec['foreign_pct']:.0f}%{note}", flush=True)
+    else:
+        print(f"{tag}: FAILED ({rec.get('why')})", flush=True)
+    with open(a.out, "a") as f:
+        f.write(json.dumps(rec, sort_keys=True) + "\n")
+    return 3 if rec.get("discarded") else 0
+
+
+def cmd_fail(a):
+    rec = {"type": "run", "session": a.session, "scenario": a.scenario, "server": a.label,
+           "run": 0, "ok": False, "why": a.why}
+    if a.meta:
+        for k, v in json.loads(a.meta).items():
+            rec.setdefault(k, v)
+    with open(a.out, "a") as f:
+        f.write(json.dumps(rec, sort_keys=True) + "\n")
+    print(f"  {a.scenario:<11} {a.label:<8} FAILED: {a.why}", flush=True)
+    return 0
+
+
+def cmd_session(a):
+    rec = {"type": "session", "session": a.session}
+    rec.update(json.loads(a.json))
+    with open(a.out, "a") as f:
+        f.write(json.dumps(rec, sort_keys=True) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------- summary
+def _num(v, nd=None):
+    """Human number: thousands separators for big values, 3 significant digits else."""
+    if v is None:
+        return "–"
+    if nd is not None:
+        return f"{v:,.{nd}f}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def _med(rs, key):
+    v = [r[key] for r in rs if r.get(key) is not None]
+    return statistics.median(v) if v else None
+
+
+def _ratio(x, y):
+    return x / y if x and y else None
+
+
+def cmd_summarize(a):
+    with open(a.results) as f:
+        recs = [json.loads(l) for l in f if l.strip()]
+    if not a.session:
+        sess = [r["session"] for r in recs if r.get("type") == "session"]
+        if not sess:
+            print("no session in " + a.results, file=sys.stderr)
+            return 2
+        a.session = sess[-1]
+    recs = [r for r in recs if r.get("session") == a.session]
+    info = next((r for r in recs if r.get("type") == "session"), {})
+    runs = [r for r in recs if r.get("type") == "run" and not r.get("discarded")]
+    labels = a.label or info.get("labels") or []
+    for r in runs:
+        if r["server"] not in labels:
+            labels.append(r["server"])
+    order = []
+    for r in runs:
+        if r["scenario"] not in order:
+            order.append(r["scenario"])
+
+    print()
+    print(f"### t/bench/run, session {a.session}")
+    print()
+    if info:
+        print(f"- {info.get('date', '?')}, kernel {info.get('kernel', '?')}, {info.get('cpus', '?')} CPUs; "
+              f"commit {info.get('commit', '?')}")
+        for lab, desc in (info.get("servers") or {}).items():
+            print(f"- {lab}: {desc}")
+        print(f"- {info.get('wrk', 'wrk')}, -t1, client on CPU {info.get('client_cpu', '?')}, "
+              f"server (1 worker) on CPU {info.get('server_cpu', '?')}; {info.get('runs', '?')} runs × "
+              f"{info.get('seconds', '?')} s per server, alternating, after a "
+              f"{info.get('warmup', '?')} s warm-up")
+    print("- req/s: median of the runs, min–max, spread = (max − min) / median; p50/p99: medians")
+    print("- µs/req: server CPU time (user + sys of the whole process tree) per request; "
+          "RSS: whole tree after the run")
+    print("- foreign: % of a CPU used meanwhile by processes that are not the bench's (median; "
+          "noisy runs were redone)")
+    if len(labels) == 2:
+        print(f"- ratio row: {labels[0]} vs {labels[1]}, every column oriented so that > 1 means "
+              f"{labels[0]} is better (req/s A/B; latency, µs/req, RSS B/A)")
+    print()
+    print("| scenario | server | req/s | min–max | spread | p50 ms | p99 ms | µs/req | RSS MiB "
+          "| srv CPU % | wrk CPU % | foreign % | runs | errors |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    summary, failed = [], False
+    errs = {l: 0 for l in labels}
+    for sc in order:
+        med = {}
+        for l in labels:
+            mine = [r for r in runs if r["scenario"] == sc and r["server"] == l]
+            rs = [r for r in mine if r.get("ok")]
+            bad = [r for r in mine if not r.get("ok")]
+            if not rs:
+                why = "; ".join(sorted({str(r.get("why", "?")) for r in bad})) or "not run"
+                why = why.replace("|", "/").replace("\n", " ")[:160]
+                print(f"| {sc} | {l} | **FAILED** | {why} | | | | | | | | | | |")
+                med[l] = None
+                failed = True
+                continue
+            vals = [r["rps"] for r in rs]
+            m = statistics.median(vals)
+            e_st = sum(r.get("err_status", 0) for r in rs)
+            e_so = sum(r.get("err_sock", 0) for r in rs)
+            errs[l] += e_st + e_so + len(bad)
+            noisy = sum(1 for r in rs if r.get("noisy"))
+            p50, p99 = _med(rs, "p50_us"), _med(rs, "p99_us")
+            med[l] = {"rps": m, "p50": p50, "p99": p99, "upr": _med(rs, "srv_us_per_req"),
+                      "rss": _med(rs, "rss_kb")}
+            fr = _num(_med(rs, "foreign_pct"), 1) + (f" ({noisy} noisy)" if noisy else "")
+            err = f"{e_st}/{e_so}" + (f", {len(bad)} failed runs" if bad else "")
+            print(f"| {sc} | {l} | {_num(m, 0)} | {_num(min(vals), 0)}–{_num(max(vals), 0)} "
+                  f"| {100.0 * (max(vals) - min(vals)) / m if m else 0:.1f} % "
+                  f"| {_num(p50 / 1000 if p50 is not None else None)} "
+                  f"| {_num(p99 / 1000 if p99 is not None else None)} "
+                  f"| {_num(med[l]['upr'], 1)} | {_num(med[l]['rss'] / 1024, 1)} "
+                  f"| {_num(_med(rs, 'srv_cpu_pct'), 0)} | {_num(_med(rs, 'wrk_cpu_pct'), 0)} "
+                  f"| {fr} | {len(rs)} | {err} |")
+        if len(labels) == 2:
+            A, B = med.get(labels[0]), med.get(labels[1])
+            if not A or not B:
+                summary.append(f"{sc}=FAILED")
+                print(f"| {sc} | **{labels[0]}/{labels[1]}** | **–** | | | | | | | | | | | |")
+                continue
+            rr = _ratio(A["rps"], B["rps"])
+            rc = _ratio(B["upr"], A["upr"])
+            r50, r99 = _ratio(B["p50"], A["p50"]), _ratio(B["p99"], A["p99"])
+            rm = _ratio(B["rss"], A["rss"])
+            f3 = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
+            print(f"| {sc} | **{labels[0]}/{labels[1]}** | **{f3(rr)}** | | | {f3(r50)} | {f3(r99)} "
+                  f"| **{f3(rc)}** | {f3(rm)} | | | | | |")
+            summary.append(f"{sc}={f3(rr)} {sc}.cpu={f3(rc)}")
+        else:
+            A = med.get(labels[0]) if labels else None
+            summary.append(f"{sc}=FAILED" if not A else
+                           f"{sc}={A['rps']:.0f} {sc}.cpu={A['upr'] or 0:.1f}")
+    print()
+    kept = [r for r in runs if r.get("ok")]
+    noisy = sum(1 for r in kept if r.get("noisy"))
+    if noisy:
+        print(f"**Warning: {noisy} of {len(kept)} runs were NOISY** (other processes used more than "
+              f"{info.get('max_foreign', 10)} % of a CPU) and were kept: the figures and ratios are "
+              f"unreliable. Rerun on a quieter machine, or wait for one with "
+              f"BENCH_QUIET_WAIT=60 BENCH_RETRY_BUDGET=30.")
+        print()
+    mode = "ratio" if len(labels) == 2 else "abs"
+    print(f"summary mode={mode} " + " ".join(summary) +
+          f" errors={'/'.join(str(errs[l]) for l in labels)}")
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------- main
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("conf")
+    for k in ("template", "snippet", "out"):
+        p.add_argument("--" + k, required=True)
+    p.add_argument("--flavor", choices=("nginx", "ringx"), required=True)
+    p.add_argument("--set", action="append", help="KEY=VALUE replaces %%KEY%%")
+    p = sub.add_parser("data"); p.add_argument("dir")
+    p = sub.add_parser("freeport"); p.add_argument("start", type=int)
+    p.add_argument("--avoid", type=int, action="append")
+    p = sub.add_parser("tree"); p.add_argument("pid", type=int)
+    p = sub.add_parser("check")
+    p.add_argument("--port", type=int, required=True); p.add_argument("--path", required=True)
+    p.add_argument("--prefix", default="."); p.add_argument("--header", action="append")
+    p.add_argument("--body"); p.add_argument("--file"); p.add_argument("--expect-header", action="append")
+    p = sub.add_parser("snap")
+    p.add_argument("--pid", type=int, default=0); p.add_argument("--own", type=int, action="append", default=[])
+    p = sub.add_parser("quiet")
+    p.add_argument("--max", type=float, default=10.0); p.add_argument("--timeout", type=float, default=30)
+    p.add_argument("--own", type=int, action="append", default=[])
+    p = sub.add_parser("record")
+    for k in ("pre", "post", "wrk", "scenario", "label", "out", "session"):
+        p.add_argument("--" + k, required=True)
+    p.add_argument("--run", type=int, required=True); p.add_argument("--pid", type=int, required=True)
+    p.add_argument("--try", dest="try_", type=int, default=0)
+    p.add_argument("--times0", default=""); p.add_argument("--times1", default="")
+    p.add_argument("--max-foreign", type=float, default=10.0)
+    p.add_argument("--retry", type=int, default=0, help="1: mark a noisy run discarded")
+    p.add_argument("--meta", help="JSON object merged into the record")
+    p = sub.add_parser("fail")
+    for k in ("scenario", "label", "why", "out", "session"):
+        p.add_argument("--" + k, required=True)
+    p.add_argument("--meta")
+    p = sub.add_parser("session")
+    for k in ("session", "json", "out"):
+        p.add_argument("--" + k, required=True)
+    p = sub.add_parser("summarize")
+    p.add_argument("results"); p.add_argument("--session", help="default: the last one")
+    p.add_argument("--label", action="append", help="A then B (default: from the session)")
+    a = ap.parse_args()
+    if a.cmd == "tree":
+        print(" ".join(map(str, tree(a.pid))))
+        return 0
+    if a.cmd == "snap":
+        print(json.dumps(snap(a.pid, a.own)))
+        return 0
+    return {"conf": cmd_conf, "data": cmd_data, "freeport": cmd_freeport, "check": cmd_check,
+            "quiet": cmd_quiet, "record": cmd_record, "fail": cmd_fail, "session": cmd_session,
+            "summarize": cmd_summarize}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+#!/usr/bin/perl
+
+# The command line, as nginx's: -v -V -h -? -t -q -s -p -c -e -g, the
+# wording of invalid options, and -s without a running master.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use Test::Ringx;
+
+my $GOOD = <<'EOF';
+daemon off;
+master_process on;
+events { worker_connections 64; }
+http {
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        server_name localhost;
+        location / { }
+    }
+}
+EOF
+
+my $t = Test::Ringx->new;
+$t->write_config($GOOD);
+my $prefix = $t->prefix;
+my $conf = $t->conf_file;
+my ($rc, $out, $err);
+
+###########################################################################
+# -v, -V
+
+($rc, $out, $err) = $t->ringx({ prefix => 0 }, '-v');
+is($rc, 0, '-v: exit 0');
+like($err, qr{\Aringx version: ringx/\d+\.\d+\.\d+\S*\n\z}, '-v: one version line on stderr');
+is($out, '', '-v: nothing on stdout');
+
+($rc, $out, $err) = $t->ringx({ prefix => 0 }, '-V');
+is($rc, 0, '-V: exit 0');
+my @v = split /\n/, $err;
+like($v[0] // '', qr{^ringx version: ringx/\d+\.\d+\.\d+\S*$}, '-V: version first');
+sub at_line { my ($re) = @_; for my $i (0 .. $#v) { return $i if $v[$i] =~ $re } return -1 }
+my $by   = at_line(qr/^built by \S+ \d+\.\d+/);
+my $ssl  = at_line(qr/^built with OpenSSL \d+\.\d+\.\d+/);
+my $sni  = at_line(qr/^TLS SNI support enabled$/);
+my $args = at_line(qr/^configure arguments:/);
+ok($by > 0, '-V: "built by <compiler> <version>"') or diag($err);
+ok($ssl > 0, '-V: "built with OpenSSL x.y.z"');
+ok($sni > 0, '-V: "TLS SNI support enabled"');
+ok($args > 0, '-V: "configure arguments:"');
+ok($by < $ssl && $ssl < $sni && $sni < $args, '-V: lines in nginx order');
+
+###########################################################################
+# -h, -?
+
+for my $h ('-h', '-?') {
+    ($rc, $out, $err) = $t->ringx({ prefix => 0 }, $h);
+    is($rc, 0, "$h: exit 0");
+    my $usage = $err . $out;
+    like($usage, qr/^Usage: ringx /m, "$h: usage line");
+    for my $flag (qw(-? -h -v -V -t -T -q -s -p -e -c -g)) {
+        like($usage, qr/(?:^|[\s,])\Q$flag\E(?=[\s,:])/m, "$h: explains $flag");
+    }
+}
+
+###########################################################################
+# invalid options (nginx's wording), exit 1
+
+for my $case (
+    [ ['-x'],      'invalid option: "x"' ],
+    [ ['foo'],     'invalid option: "foo"' ],
+    [ ['-s', 'foo'], 'invalid option: "-s foo"' ],
+    [ ['-s'],      'option "-s" requires parameter' ],
+    [ ['-p'],      'option "-p" requires directory name' ],
+    [ ['-c'],      'option "-c" requires file name' ],
+    [ ['-e'],      'option "-e" requires file name' ],
+    [ ['-g'],      'option "-g" requires parameter' ],
+) {
+    my ($args, $msg) = @$case;
+    ($rc, $out, $err) = $t->ringx({ prefix => 0 }, @$args);
+    is($rc, 1, "@$args: exit 1");
+    like($err, qr/^ringx: \Q$msg\E$/m, "@$args: $msg");
+}
+
+###########################################################################
+# -s without a running master
+
+($rc, $out, $err) = $t->ringx('-s', 'reload');
+is($rc, 1, '-s reload without pid file: exit 1');
+like($err, qr/^ringx: \[error\] open\(\) "\Q$prefix\E\/logs\/ringx\.pid" failed \(2: No such file or directory\)$/m,
+     '-s reload without pid file: open() failed on the default pid file');
+
+{
+    # the pid file is the one the config names
+    my $u = Test::Ringx->new;
+    $u->write_config("pid logs/other.pid;\n$GOOD");
+    my $p = $u->prefix;
+    ($rc, $out, $err) = $u->ringx('-s', 'stop');
+    is($rc, 1, '-s stop, pid directive, no file: exit 1');
+    like($err, qr/^ringx: \[error\] open\(\) "\Q$p\E\/logs\/other\.pid" failed \(2: No such file or directory\)$/m,
+         '-s reads the pid file named by the pid directive');
+}
+
+{
+    # a pid that no process has
+    my $stale = unused_pid();
+    $t->write_file('logs/ringx.pid', "$stale\n");
+    ($rc, $out, $err) = $t->ringx('-s', 'reload');
+    is($rc, 1, '-s reload, stale pid: exit 1');
+    like($err, qr/^ringx: \[alert\] kill\($stale, 1\) failed \(3: No such process\)$/m,
+         '-s reload, stale pid: kill() alert with the signal number');
+    ($rc, $out, $err) = $t->ringx('-s', 'quit');
+    like($err, qr/\[alert\] kill\($stale, 3\) failed \(3: No such process\)/,
+         '-s quit, stale pid: SIGQUIT is 3');
+    unlink "$prefix/logs/ringx.pid";
+}
+
+###########################################################################
+# -p, -c
+
+($rc, $out, $err) = $t->ringx({ prefix => 0 }, '-p', $prefix, '-t');
+is($rc, 0, '-p PREFIX without a trailing slash: exit 0') or diag($err);
+like($err, qr/^ringx: the configuration file \Q$prefix\E\/conf\/ringx\.conf syntax is ok$/m,
+     '-p PREFIX: default config conf/ringx.conf under the prefix');
+
+$t->write_file('conf/other.conf', $GOOD);
+($rc, $out, $err) = $t->ringx('-c', 'conf/other.conf', '-t');
+is($rc, 0, '-c relative: exit 0') or diag($err);
+like($err, qr/^ringx: configuration file \Q$prefix\E\/conf\/other\.conf test is successful$/m,
+     '-c relative to the prefix');
+
+($rc, $out, $err) = $t->ringx({ prefix => 0 }, '-c', 'conf/other.conf',
+                              '-p', "$prefix/", '-t');
+is($rc, 0, '-c relative before -p: exit 0') or diag($err);
+like($err, qr/^ringx: configuration file \Q$prefix\E\/conf\/other\.conf test is successful$/m,
+     '-c relative before -p: still relative to that prefix');
+
+($rc, $out, $err) = $t->ringx({ prefix => 0 }, '-p', "$prefix/", '-c',
+                              "$prefix/conf/other.conf", '-t');
+is($rc, 0, '-c absolute: exit 0');
+like($err, qr/^ringx: configuration file \Q$prefix\E\/conf\/other\.conf test is successful$/m,
+     '-c absolute');
+
+###########################################################################
+# -e
+
+{
+    my $u = Test::Ringx->new;
+    $u->write_config("daemon off;\nevents { worker_connections 64; }\nsendfille on;\n");
+    my $p = $u->prefix;
+    my $c = $u->conf_file;
+
+    ($rc, $out, $err) = $u->ringx('-e', 'stderr', '-t');
+    is($rc, 1, '-e stderr, bad config: exit 1');
+    # the log target is stderr itself: full log format, as nginx
+    like($err, qr{^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: unknown directive "sendfille" in \Q$c\E:3$}m,
+         '-e stderr: the error on stderr, in log format');
+    ok(!-e "$p/logs/error.log", '-e stderr: logs/error.log not created');
+
+    ($rc, $out, $err) = $u->ringx('-e', 'logs/startup.log', '-t');
+    is($rc, 1, '-e FILE, bad config: exit 1');
+    my $log = $u->read_file('logs/startup.log') // '';
+    like($log, qr{^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: unknown directive "sendfille" in \Q$c\E:3$}m,
+         '-e FILE (relative to the prefix): the error in the file, log format');
+    ok(!-e "$p/logs/error.log", '-e FILE: default error log not used');
+}
+
+done_testing;
+
+###########################################################################
+
+# A pid that no process has: near pid_max, where pids are handed out last.
+sub unused_pid {
+    my $max = 32768;
+    if (open(my $fh, '<', '/proc/sys/kernel/pid_max')) {
+        $max = <$fh> + 0;
+        close $fh;
+    }
+    for (my $p = $max - 1; $p > 300; $p--) {
+        return $p unless -e "/proc/$p";
+    }
+    die "no unused pid\n";
+}

@@ -1,0 +1,882 @@
+package Test::Ringx;
+
+# Test::Ringx: the end-to-end test harness of ringx. Each object owns a
+# temporary prefix (conf/, logs/, html/), writes configs into it with port
+# placeholders, starts the real binary in the foreground as a child of the
+# test, waits until it listens, signals it, and at stop fails a test if the
+# logs hold an [alert]/[emerg]/[crit] the test did not declare, or a
+# sanitizer report.
+#
+#   use Test::More;
+#   use lib 't/lib';
+#   use Test::Ringx;
+#
+#   my $t = Test::Ringx->new;
+#   $t->write_config(<<'EOF');
+#   daemon off;
+#   master_process on;
+#   events { worker_connections 64; }
+#   http { server { listen 127.0.0.1:%%PORT_0%%; location / { } } }
+#   EOF
+#   $t->run;                         # dies with the logs if it does not start
+#   ok $t->connect_ok($t->port(0));
+#   $t->stop;                        # one test: "no unexpected alerts"
+#   done_testing;
+#
+# API (methods of $t unless marked):
+#   new                     temp prefix under /tmp with conf/ logs/ html/
+#   prefix, conf_file, bin  absolute paths
+#   port(N)                 the port behind %%PORT_N%% (N = 0..9 or more)
+#   write_config(TEXT)      conf/ringx.conf, %%PORT_N%% and %%PREFIX%% replaced
+#   write_file(REL, TEXT)   any file (placeholders replaced); write_file_raw
+#   read_file(REL|ABS)      contents or undef
+#   run([{opts}], ARGS)     start in the foreground (config: daemon off),
+#                           wait for listen ports + pid file; opts: timeout,
+#                           ports => [...], wait => 0, env => {}
+#   stop([signal => S])     QUIT (or S), wait 10 s, then check_logs
+#   ringx([{opts}], ARGS)   run synchronously with -p PREFIX/, returns
+#                           (exit_code, stdout, stderr); opts: timeout,
+#                           prefix => 0, env => {}, ulimit_n => N
+#   expect_log(QR, ...)     [alert]/[emerg]/[crit] lines the test provokes
+#   check_logs([NAME])      the "no unexpected alerts" test (stop calls it)
+#   mark_logs               check_logs looks only past this mark (run marks)
+#   master_pid, read_pid_file, pid_file, error_logs
+#   worker_pids([MASTER])   live children of the master, sorted
+#   wait_workers(N, not => [pids], master => PID, timeout => S)
+#   wait_master_exit(S), exit_status, running
+#   signal(NAME [, PID]), cmdline(PID), ppid_of(PID)
+#   wait_for(CODE [, S])    poll every 50 ms; also Test::Ringx::wait_for
+#   log_contains(QR [, FILE])  any error log; list context: the lines
+#   connect_ok(PORT), http(PORT, RAW), http_get(PORT, PATH)
+#   Test::Ringx::pid_alive(PID)  running and not a zombie
+#
+# Environment:
+#   RINGX_BIN            the binary (default: objs/ringx of this checkout)
+#   RINGX_KEEP=1         keep the temporary prefix (its path is printed)
+#   RINGX_TIMEOUT_SCALE  multiplies every timeout (e.g. 3 under valgrind)
+#   RINGX_TEST_TIMEOUT   watchdog for a whole .t file, seconds (default 120)
+
+use strict;
+use warnings;
+
+use Config;
+use Cwd ();
+use File::Basename qw(dirname);
+use File::Path qw(make_path remove_tree);
+use File::Spec;
+use File::Temp ();
+use IO::Select;
+use IO::Socket::IP;
+use POSIX qw(WNOHANG);
+use Scalar::Util qw(weaken);
+use Socket qw(SOCK_STREAM);
+use Test::More ();
+use Time::HiRes qw(sleep time);
+
+our $VERSION = '0.1';
+
+our $ROOT = Cwd::abs_path(
+    File::Spec->catdir(dirname(Cwd::abs_path(__FILE__)), '..', '..', '..'));
+our $BIN = $ENV{RINGX_BIN} // "$ROOT/objs/ringx";
+$BIN = Cwd::abs_path($BIN) // $BIN if $BIN !~ m{^/};
+
+our $SCALE = ($ENV{RINGX_TIMEOUT_SCALE} && $ENV{RINGX_TIMEOUT_SCALE} > 0)
+    ? $ENV{RINGX_TIMEOUT_SCALE} : 1;
+
+# Lines that fail the "no unexpected alerts" test unless expected.
+our $ALERT_RE = qr/\[(?:alert|emerg|crit)\]/;
+# Sanitizer reports: never waivable.
+our $SANITIZER_RE = qr/ERROR: AddressSanitizer|LeakSanitizer|runtime error:|ThreadSanitizer|ERROR: MemorySanitizer/;
+
+my @INSTANCES;      # weak refs, for the END clean-up
+
+# A watchdog so that no test file hangs: the test dies, END stops servers.
+my $WATCHDOG = $ENV{RINGX_TEST_TIMEOUT} // 120;
+if ($WATCHDOG > 0) {
+    $SIG{ALRM} = sub {
+        Test::More::diag("Test::Ringx watchdog: test file exceeded "
+            . "${WATCHDOG}s, aborting");
+        die "Test::Ringx watchdog timeout\n";
+    };
+    alarm($WATCHDOG * $SCALE);
+}
+
+sub timeout { return $_[-1] * $SCALE }
+
+###########################################################################
+# construction, prefix, files
+
+sub new {
+    my ($class, %opts) = @_;
+
+    unless ($opts{no_binary}) {
+        die "Test::Ringx: no ringx binary at $BIN (build it, or set RINGX_BIN)\n"
+            unless -f $BIN && -x _;
+    }
+
+    my $dir = File::Temp::tempdir('ringx-test-XXXXXXXX', DIR => '/tmp',
+                                  CLEANUP => 0);
+    $dir = Cwd::abs_path($dir);
+    # Workers may run as an unprivileged user when the tests run as root.
+    chmod 0755, $dir;
+    for my $sub (qw(conf logs html)) {
+        make_path("$dir/$sub", { mode => 0755 });
+        chmod 0755, "$dir/$sub";
+    }
+    make_path("$dir/.run", { mode => 0700 });   # outputs of ringx() calls
+
+    my $self = bless {
+        prefix     => $dir,
+        owner      => $$,          # only this process cleans up
+        ports      => {},          # n => port
+        port_socks => {},          # n => socket holding the port until run
+        expected   => [],
+        config     => undef,       # text of conf/ringx.conf as written
+        pid        => undef,       # the master we forked (daemon off)
+        exit_status => undef,
+        started    => 0,           # run() was called: check logs at the end
+        checked    => 0,
+        created    => time,
+        log_marks  => {},          # "dev:ino" => size at run()
+        cmd_n      => 0,
+        %opts,
+    }, $class;
+
+    push @INSTANCES, $self;
+    weaken($INSTANCES[-1]);
+    return $self;
+}
+
+sub prefix { $_[0]{prefix} }
+sub bin    { $BIN }
+sub conf_file { "$_[0]{prefix}/conf/ringx.conf" }
+
+# The n-th port of the test, picked on first use: bind 127.0.0.1:0, keep the
+# socket until the binary is started so that the next pick differs.
+sub port {
+    my ($self, $n) = @_;
+    $n //= 0;
+    return $self->{ports}{$n} if defined $self->{ports}{$n};
+
+    my $s = IO::Socket::IP->new(
+        LocalHost => '127.0.0.1', LocalPort => 0, Proto => 'tcp',
+        Type => SOCK_STREAM, ReuseAddr => 0,
+    ) or die "Test::Ringx: cannot bind a free port: $@\n";
+    $self->{ports}{$n} = $s->sockport;
+    $self->{port_socks}{$n} = $s;
+    return $self->{ports}{$n};
+}
+
+sub _release_ports {
+    my ($self) = @_;
+    close($_) for values %{ $self->{port_socks} };
+    $self->{port_socks} = {};
+}
+
+sub _subst {
+    my ($self, $text) = @_;
+    $text =~ s/%%PORT_(\d+)%%/$self->port($1)/ge;
+    $text =~ s/%%PREFIX%%/$self->{prefix}/g;
+    return $text;
+}
+
+# Writes conf/ringx.conf (placeholders replaced); returns the text written.
+sub write_config {
+    my ($self, $text) = @_;
+    $text = $self->_subst($text);
+    $self->_write("conf/ringx.conf", $text);
+    $self->{config} = $text;
+    return $text;
+}
+
+# Writes any file under the prefix (placeholders replaced); returns its
+# absolute path. Directories are created.
+sub write_file {
+    my ($self, $rel, $content) = @_;
+    return $self->_write($rel, $self->_subst($content));
+}
+
+# Writes bytes as given, no placeholders.
+sub write_file_raw {
+    my ($self, $rel, $content) = @_;
+    return $self->_write($rel, $content);
+}
+
+sub _write {
+    my ($self, $rel, $content) = @_;
+    my $path = $rel =~ m{^/} ? $rel : "$self->{prefix}/$rel";
+    make_path(dirname($path));
+    open(my $fh, '>', $path) or die "Test::Ringx: open $path: $!\n";
+    binmode $fh;
+    print {$fh} $content;
+    close($fh) or die "Test::Ringx: close $path: $!\n";
+    return $path;
+}
+
+# Contents of a file under the prefix (or absolute), undef if missing.
+sub read_file {
+    my ($self, $rel) = @_;
+    my $path = $rel =~ m{^/} ? $rel : "$self->{prefix}/$rel";
+    open(my $fh, '<', $path) or return undef;
+    binmode $fh;
+    local $/;
+    my $c = <$fh>;
+    close $fh;
+    return $c // '';
+}
+
+###########################################################################
+# what the config says (a rough reading, good enough for test configs)
+
+sub _config_text {
+    my ($self) = @_;
+    my $text = $self->{config} // $self->read_file('conf/ringx.conf') // '';
+    # drop comments (not inside quotes: approximate, test configs are simple)
+    $text =~ s/(^|[\s;{}])#[^\n]*/$1/g;
+    return $text;
+}
+
+sub _abs {
+    my ($self, $p) = @_;
+    return $p =~ m{^/} ? $p : "$self->{prefix}/$p";
+}
+
+# The pid file the master writes: the top-level `pid` directive, else
+# logs/ringx.pid.
+sub pid_file {
+    my ($self) = @_;
+    my $text = $self->_config_text;
+    if ($text =~ /(?:^|[;{}\s])pid\s+(?:"([^"]*)"|'([^']*)'|([^\s;]+))\s*;/) {
+        return $self->_abs($1 // $2 // $3);
+    }
+    return "$self->{prefix}/logs/ringx.pid";
+}
+
+# Error log files named by the config (plus the default logs/error.log).
+sub error_logs {
+    my ($self) = @_;
+    my %seen;
+    my @logs = ("$self->{prefix}/logs/error.log");
+    my $text = $self->_config_text;
+    while ($text =~ /(?:^|[;{}\s])error_log\s+(?:"([^"]*)"|'([^']*)'|([^\s;]+))/g) {
+        my $f = $1 // $2 // $3;
+        next if $f eq 'stderr' || $f =~ /^(?:syslog|memory):/;
+        push @logs, $self->_abs($f);
+    }
+    return grep { !$seen{$_}++ } @logs;
+}
+
+# Ports of `listen` directives in conf/ringx.conf: [host, port] pairs.
+sub _listen_addrs {
+    my ($self) = @_;
+    my $text = $self->_config_text;
+    my @addrs;
+    while ($text =~ /(?:^|[;{}\s])listen\s+([^\s;]+)/g) {
+        my $a = $1;
+        next if $a =~ /^unix:/;
+        if ($a =~ /^\[([^\]]+)\]:(\d+)$/) {
+            push @addrs, [$1, $2];
+        } elsif ($a =~ /^(?:\*|0\.0\.0\.0):(\d+)$/) {
+            push @addrs, ['127.0.0.1', $1];
+        } elsif ($a =~ /^([^:]+):(\d+)$/) {
+            push @addrs, [$1 eq 'localhost' ? '127.0.0.1' : $1, $2];
+        } elsif ($a =~ /^(\d+)$/) {
+            push @addrs, ['127.0.0.1', $1];
+        }
+    }
+    return @addrs;
+}
+
+###########################################################################
+# running the binary
+
+sub _pdeathsig {
+    # prctl(PR_SET_PDEATHSIG, SIGTERM): the server dies with a killed test.
+    my %nr = (x86_64 => 157, aarch64 => 167);
+    my ($arch) = $Config{archname} =~ /^(x86_64|aarch64)/;
+    return unless $arch;
+    syscall($nr{$arch}, 1, 15);
+}
+
+# Forks and execs @cmd with stdin /dev/null and stdout/stderr to files.
+sub _spawn {
+    my ($self, $out, $err, $env, @cmd) = @_;
+    my $pid = fork();
+    die "Test::Ringx: fork: $!\n" unless defined $pid;
+    if ($pid == 0) {
+        eval {
+            open(STDIN, '<', '/dev/null') or die "stdin: $!";
+            open(STDOUT, '>', $out) or die "$out: $!";
+            open(STDERR, '>', $err) or die "$err: $!";
+            $ENV{$_} = $env->{$_} for keys %{ $env || {} };
+            _pdeathsig();
+            $SIG{$_} = 'DEFAULT' for qw(ALRM INT TERM QUIT HUP PIPE CHLD);
+            alarm(0);
+            exec { $cmd[0] } @cmd;
+            die "exec $cmd[0]: $!";
+        };
+        print STDERR "Test::Ringx child: $@\n";
+        POSIX::_exit(127);
+    }
+    return $pid;
+}
+
+# Starts the server in the foreground (the config must say `daemon off;`):
+# RINGX_BIN -p PREFIX/ -c conf/ringx.conf @args, stdout/stderr to
+# logs/stdout.log and logs/stderr.log. Waits until every listen port of the
+# config accepts a TCP connect and the pid file exists. Dies with the logs
+# otherwise. An optional hashref first: { timeout => 5, ports => [..],
+# wait => 0 }.
+sub run {
+    my ($self, @args) = @_;
+    my $o = ref $args[0] eq 'HASH' ? shift @args : {};
+
+    die "Test::Ringx: already running (pid $self->{pid})\n"
+        if $self->{pid} && !defined $self->{exit_status};
+
+    $self->_release_ports;
+    unlink "$self->{prefix}/logs/stdout.log", "$self->{prefix}/logs/stderr.log";
+    $self->mark_logs;
+    $self->{started} = 1;
+    $self->{checked} = 0;
+    $self->{exit_status} = undef;
+
+    my @cmd = ($BIN, '-p', "$self->{prefix}/", '-c', 'conf/ringx.conf', @args);
+    $self->{cmd} = [@cmd];
+    $self->{pid} = $self->_spawn("$self->{prefix}/logs/stdout.log",
+                                 "$self->{prefix}/logs/stderr.log",
+                                 $o->{env}, @cmd);
+
+    return $self if defined $o->{wait} && !$o->{wait};
+
+    my @addrs = $o->{ports}
+        ? map { ['127.0.0.1', $_] } @{ $o->{ports} }
+        : $self->_listen_addrs;
+    my $pidfile = $self->pid_file;
+    my $deadline = time + timeout($o->{timeout} // 5);
+    my %up;
+
+    while (1) {
+        if ($self->wait_master_exit(0)) {
+            $self->{checked} = 1;       # the logs go out with the die
+            die "Test::Ringx: ringx exited during start-up ("
+                . $self->_status_text($self->{exit_status}) . ")"
+                . ($self->{exit_status} == 0
+                   ? "; run() needs `daemon off;` in the config" : '')
+                . "\n" . $self->_startup_report;
+        }
+        for my $a (@addrs) {
+            my $k = "$a->[0]:$a->[1]";
+            $up{$k} ||= _connect($a->[0], $a->[1], 0.2) ? 1 : 0;
+        }
+        my $listening = !grep { !$up{"$_->[0]:$_->[1]"} } @addrs;
+        my $pid_ok = -s $pidfile;
+        return $self if $listening && $pid_ok;
+
+        if (time > $deadline) {
+            my @down = map { "$_->[0]:$_->[1]" }
+                       grep { !$up{"$_->[0]:$_->[1]"} } @addrs;
+            my $why = join '; ',
+                (@down ? "not listening on @down" : ()),
+                ($pid_ok ? () : "no pid file $pidfile");
+            $self->_kill_all('KILL');
+            $self->{checked} = 1;
+            die "Test::Ringx: ringx did not start in time: $why\n"
+                . $self->_startup_report;
+        }
+        sleep 0.05;
+    }
+}
+
+sub _startup_report {
+    my ($self) = @_;
+    my $r = "command: @{ $self->{cmd} || [] }\n";
+    for my $f ($self->error_logs, "$self->{prefix}/logs/stderr.log",
+               "$self->{prefix}/logs/stdout.log") {
+        my $c = $self->read_file($f);
+        next unless defined $c && length $c;
+        $c = substr($c, -4000) if length $c > 4000;
+        $r .= "--- $f\n$c";
+        $r .= "\n" unless $c =~ /\n\z/;
+    }
+    return $r;
+}
+
+sub _status_text {
+    my ($self, $st) = @_;
+    return 'unknown' unless defined $st;
+    return $st >= 128 ? "killed by signal " . ($st - 128) : "exit code $st";
+}
+
+# Runs the binary synchronously with -p PREFIX/ (unless the args already
+# have -p, or { prefix => 0 }). Returns ($exit_code, $stdout, $stderr); a
+# process killed by signal N gives 128+N; a timeout (default 10 s) kills it,
+# fails a test and gives -1. Options hashref first: { timeout, prefix, env,
+# ulimit_n => N (soft RLIMIT_NOFILE for the run) }.
+sub ringx {
+    my ($self, @args) = @_;
+    my $o = ref $args[0] eq 'HASH' ? shift @args : {};
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+    $self->_release_ports;
+    my @cmd = ($BIN);
+    push @cmd, '-p', "$self->{prefix}/"
+        unless (defined $o->{prefix} && !$o->{prefix})
+               || grep { /^-p/ } @args;
+    push @cmd, @args;
+    if ($o->{ulimit_n}) {
+        @cmd = ('/bin/sh', '-c', 'ulimit -Sn "$1" || exit 126; shift; exec "$@"',
+                'sh', $o->{ulimit_n}, @cmd);
+    }
+
+    my $n = ++$self->{cmd_n};
+    my ($out, $err) = map { "$self->{prefix}/.run/cmd-$n.$_" } qw(out err);
+    my $pid = $self->_spawn($out, $err, $o->{env}, @cmd);
+    my $deadline = time + timeout($o->{timeout} // 10);
+    my $status;
+
+    while (1) {
+        my $r = waitpid($pid, WNOHANG);
+        if ($r == $pid) { $status = $?; last; }
+        if ($r == -1) { $status = -1; last; }
+        if (time > $deadline) {
+            kill 'KILL', $pid;
+            waitpid($pid, 0);
+            Test::More::fail("ringx @args finished within "
+                             . timeout($o->{timeout} // 10) . "s");
+            $status = undef;
+            last;
+        }
+        sleep 0.02;
+    }
+
+    my $stdout = $self->read_file($out) // '';
+    my $stderr = $self->read_file($err) // '';
+    if ($stderr =~ $SANITIZER_RE) {
+        Test::More::fail("no sanitizer report from ringx @args");
+        Test::More::diag($stderr);
+    }
+
+    my $code = !defined $status ? -1
+             : $status == -1    ? -1
+             : ($status & 127)  ? 128 + ($status & 127)
+             :                    $status >> 8;
+    return ($code, $stdout, $stderr);
+}
+
+# Waits for the forked master to exit (timeout seconds, 0 = just check).
+# Returns true once it has exited; exit_status holds code or 128+signal.
+sub wait_master_exit {
+    my ($self, $secs) = @_;
+    return 1 if defined $self->{exit_status};
+    return 1 unless $self->{pid};
+    my $deadline = time + ($secs ? timeout($secs) : 0);
+    while (1) {
+        my $r = waitpid($self->{pid}, WNOHANG);
+        if ($r == $self->{pid}) {
+            my $st = $?;
+            $self->{exit_status} = ($st & 127) ? 128 + ($st & 127) : $st >> 8;
+            return 1;
+        }
+        if ($r == -1) {
+            $self->{exit_status} //= -1;
+            return 1;
+        }
+        return 0 if time >= $deadline;
+        sleep 0.02;
+    }
+}
+
+sub exit_status { $_[0]{exit_status} }
+sub running { my $s = shift; $s->{pid} && !$s->wait_master_exit(0) }
+
+# Stops the server: QUIT, wait up to 10 s (then KILL and a failed test),
+# make sure no worker survives, then check the logs (one test). Returns the
+# master's exit status. Options: { signal => 'TERM', timeout => 10 }.
+sub stop {
+    my ($self, %o) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $sig = $o{signal} // 'QUIT';
+    my $secs = $o{timeout} // 10;
+    my @workers;
+
+    if ($self->{pid} && !$self->wait_master_exit(0)) {
+        @workers = $self->worker_pids;
+        kill $sig, $self->{pid};
+        unless ($self->wait_master_exit($secs)) {
+            kill 'KILL', $self->{pid};
+            $self->wait_master_exit(5);
+            Test::More::fail("ringx exited within " . timeout($secs)
+                             . "s of $sig");
+        }
+    }
+    $self->_reap_leftovers(@workers);
+    $self->check_logs unless $self->{checked};
+    return $self->{exit_status};
+}
+
+sub _reap_leftovers {
+    my ($self, @workers) = @_;
+    return unless @workers;
+    my $deadline = time + timeout(3);
+    while (grep { pid_alive($_) } @workers) {
+        last if time > $deadline;
+        sleep 0.05;
+    }
+    for my $w (grep { pid_alive($_) } @workers) {
+        push @{ $self->{problems} }, "worker $w still running after the master exited";
+        kill 'KILL', $w;
+    }
+}
+
+# Marks the current end of every log file: check_logs looks only at what is
+# written after the mark (run() marks; -t runs before it do not count).
+sub mark_logs {
+    my ($self) = @_;
+    $self->{log_marks} = {};
+    for my $f ($self->_log_files) {
+        my @st = stat $f or next;
+        $self->{log_marks}{"$st[0]:$st[1]"} = $st[7];
+    }
+}
+
+sub _log_files {
+    my ($self) = @_;
+    my %seen;
+    my @files;
+    my @dirs = ("$self->{prefix}/logs");
+    while (my $d = shift @dirs) {
+        opendir(my $dh, $d) or next;
+        for my $e (sort grep { !/^\.\.?$/ } readdir $dh) {
+            my $p = "$d/$e";
+            if (-d $p) { push @dirs, $p; next; }
+            next unless -f _;
+            next if $e =~ /\.pid$/;
+            push @files, $p;
+        }
+    }
+    push @files, grep { -f } $self->error_logs;
+    return grep { !$seen{$_}++ } @files;
+}
+
+sub _new_log_lines {
+    my ($self, $f) = @_;
+    my @st = stat $f or return ();
+    my $from = $self->{log_marks}{"$st[0]:$st[1]"} // 0;
+    $from = 0 if $from > $st[7];
+    open(my $fh, '<', $f) or return ();
+    binmode $fh;
+    seek($fh, $from, 0);
+    my @lines = <$fh>;
+    close $fh;
+    chomp @lines;
+    return @lines;
+}
+
+# Declares an [alert]/[emerg]/[crit] line the test provokes on purpose.
+sub expect_log {
+    my ($self, @re) = @_;
+    push @{ $self->{expected} }, @re;
+    return $self;
+}
+
+# The "no unexpected alerts" test: unexpected [alert]/[emerg]/[crit] lines,
+# sanitizer reports and leftover workers fail it, listed in diag.
+sub check_logs {
+    my ($self, $name) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my @bad = $self->_problems;
+    $self->{checked} = 1;
+    my $ok = Test::More::ok(!@bad, $name // 'no unexpected alerts');
+    Test::More::diag(join "\n", @bad) if @bad;
+    return $ok;
+}
+
+sub _problems {
+    my ($self) = @_;
+    my @bad = @{ $self->{problems} || [] };
+    for my $f ($self->_log_files) {
+        my $short = $f;
+        $short =~ s{^\Q$self->{prefix}\E/}{};
+        for my $line ($self->_new_log_lines($f)) {
+            if ($line =~ $SANITIZER_RE) {
+                push @bad, "$short: $line";
+            } elsif ($line =~ $ALERT_RE
+                     && !grep { $line =~ $_ } @{ $self->{expected} }) {
+                push @bad, "$short: $line";
+            }
+        }
+    }
+    return @bad;
+}
+
+###########################################################################
+# processes
+
+sub pid_alive {
+    my ($pid) = @_;
+    $pid = $_[1] if ref $_[0];
+    return 0 unless $pid;
+    my $st = _proc_stat($pid) or return 0;
+    return $st->{state} ne 'Z' && $st->{state} ne 'X';
+}
+
+sub _proc_stat {
+    my ($pid) = @_;
+    open(my $fh, '<', "/proc/$pid/stat") or return undef;
+    my $s = <$fh>;
+    close $fh;
+    return undef unless defined $s;
+    my $r = rindex($s, ')');
+    return undef if $r < 0;
+    my @f = split ' ', substr($s, $r + 2);
+    return { state => $f[0], ppid => $f[1] };
+}
+
+# When $pid started, seconds since the epoch (from /proc, rounded down).
+sub _proc_start_epoch {
+    my ($pid) = @_;
+    open(my $fh, '<', "/proc/$pid/stat") or return undef;
+    my $s = <$fh>;
+    close $fh;
+    return undef unless defined $s;
+    my @f = split ' ', substr($s, rindex($s, ')') + 2);
+    my $ticks = $f[19];                     # field 22: starttime
+    open(my $st, '<', '/proc/stat') or return undef;
+    my ($btime) = map { /^btime (\d+)/ ? $1 : () } <$st>;
+    close $st;
+    return undef unless defined $btime && defined $ticks;
+    my $hz = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
+    return int($btime + $ticks / $hz);
+}
+
+sub ppid_of {
+    my ($self, $pid) = @_;
+    my $st = _proc_stat($pid) or return undef;
+    return $st->{ppid};
+}
+
+# The pid in the pid file (undef when missing/empty).
+sub read_pid_file {
+    my ($self) = @_;
+    my $c = $self->read_file($self->pid_file);
+    return undef unless defined $c && $c =~ /^\s*(\d+)\s*$/;
+    return $1;
+}
+
+# The master: the process run() forked, else the pid file's.
+sub master_pid {
+    my ($self) = @_;
+    return $self->{pid}
+        if $self->{pid} && !defined $self->{exit_status};
+    return $self->read_pid_file;
+}
+
+# Live (non-zombie) children of the master (or of $pid), sorted.
+sub worker_pids {
+    my ($self, $parent) = @_;
+    $parent //= $self->master_pid;
+    return () unless $parent;
+    my @kids;
+    opendir(my $dh, '/proc') or return ();
+    for my $p (grep { /^\d+$/ } readdir $dh) {
+        my $st = _proc_stat($p) or next;
+        next unless $st->{ppid} == $parent;
+        next if $st->{state} eq 'Z' || $st->{state} eq 'X';
+        push @kids, $p;
+    }
+    closedir $dh;
+    my @sorted = sort { $a <=> $b } @kids;
+    return @sorted;
+}
+
+# Waits until the master has exactly $n workers (optionally none of
+# @{$opts{not}}); returns them, or () on timeout.
+sub wait_workers {
+    my ($self, $n, %o) = @_;
+    my %old = map { $_ => 1 } @{ $o{not} || [] };
+    my @w;
+    my $ok = $self->wait_for(sub {
+        @w = $self->worker_pids($o{master});
+        @w == $n && !grep { $old{$_} } @w;
+    }, $o{timeout} // 5);
+    return $ok ? @w : ();
+}
+
+# /proc/PID/cmdline with NULs as spaces, trailing blanks removed.
+sub cmdline {
+    my ($self, $pid) = @_;
+    open(my $fh, '<', "/proc/$pid/cmdline") or return undef;
+    local $/;
+    my $c = <$fh> // '';
+    close $fh;
+    $c =~ tr/\0/ /;
+    $c =~ s/\s+\z//;
+    return $c;
+}
+
+# Sends a signal (name or number) to the master (or to $pid).
+sub signal {
+    my ($self, $sig, $pid) = @_;
+    $pid //= $self->master_pid;
+    die "Test::Ringx: no master to signal\n" unless $pid;
+    return kill $sig, $pid;
+}
+
+# Polls $code every 50 ms until it returns true (returned) or $timeout
+# seconds (default 5) pass (undef). Callable as method or function.
+sub wait_for {
+    shift if @_ && (ref $_[0] && ref $_[0] ne 'CODE' || !ref $_[0] && $_[0] && $_[0] eq __PACKAGE__);
+    my ($code, $secs) = @_;
+    my $deadline = time + timeout($secs // 5);
+    while (1) {
+        my $r = $code->();
+        return $r if $r;
+        return undef if time > $deadline;
+        sleep 0.05;
+    }
+}
+
+# True when any error log (or the given file) has a line matching $re; in
+# list context the matching lines.
+sub log_contains {
+    my ($self, $re, $file) = @_;
+    my @files = $file ? ($self->_abs($file)) : $self->error_logs;
+    my @hits;
+    for my $f (@files) {
+        my $c = $self->read_file($f) // next;
+        push @hits, grep { $_ =~ $re } split /\n/, $c;
+    }
+    return wantarray ? @hits : scalar @hits;
+}
+
+###########################################################################
+# network
+
+sub _connect {
+    my ($host, $port, $secs) = @_;
+    my $s = IO::Socket::IP->new(
+        PeerHost => $host, PeerPort => $port, Proto => 'tcp',
+        Type => SOCK_STREAM, Timeout => $secs // 1,
+    );
+    return $s;
+}
+
+# True when a TCP connect to 127.0.0.1:$port succeeds (the socket closed).
+sub connect_ok {
+    my ($self, $port, $host) = @_;
+    my $s = _connect($host // '127.0.0.1', $port, timeout(1)) or return 0;
+    close $s;
+    return 1;
+}
+
+# Sends $request raw and returns everything read until EOF or the timeout
+# (default 5 s), undef when the connect fails.
+sub http {
+    my ($self, $port, $request, %o) = @_;
+    my $s = _connect($o{host} // '127.0.0.1', $port, timeout(2)) or return undef;
+    $s->autoflush(1);
+    local $SIG{PIPE} = 'IGNORE';
+    syswrite($s, $request) if length $request;
+    my $sel = IO::Select->new($s);
+    my $deadline = time + timeout($o{timeout} // 5);
+    my $resp = '';
+    while (1) {
+        my $left = $deadline - time;
+        last if $left <= 0;
+        last unless $sel->can_read($left);
+        my $n = sysread($s, my $buf, 65536);
+        last unless $n;
+        $resp .= $buf;
+    }
+    close $s;
+    return $resp;
+}
+
+# GET $path over HTTP/1.0; the raw response (status line, headers, body).
+sub http_get {
+    my ($self, $port, $path, %o) = @_;
+    my $host = $o{host_header} // 'localhost';
+    return $self->http($port,
+        "GET $path HTTP/1.0\r\nHost: $host\r\nConnection: close\r\n\r\n", %o);
+}
+
+###########################################################################
+# clean-up
+
+sub _kill_all {
+    my ($self, $sig) = @_;
+    my @w;
+    if ($self->{pid} && !$self->wait_master_exit(0)) {
+        @w = $self->worker_pids($self->{pid});
+        kill $sig, $self->{pid};
+        $self->wait_master_exit(2) or do {
+            kill 'KILL', $self->{pid};
+            $self->wait_master_exit(2);
+        };
+    }
+    # a daemonized master started through ringx(): only a process that
+    # existed when the pid file was written (not a reused pid)
+    my $dpid = $self->read_pid_file;
+    my @pst = stat $self->pid_file;
+    my $start = $dpid ? _proc_start_epoch($dpid) : undef;
+    if ($dpid && $dpid != $$ && pid_alive($dpid) && @pst && defined $start
+        && $start <= $pst[9] + 2 && $pst[9] >= $self->{created} - 1
+        && ($self->cmdline($dpid) // '') =~ /ringx/) {
+        push @w, $self->worker_pids($dpid);
+        kill $sig, $dpid;
+        my $deadline = time + 2;
+        sleep 0.05 while pid_alive($dpid) && time < $deadline;
+        kill 'KILL', $dpid if pid_alive($dpid);
+    }
+    for my $w (@w) {
+        kill 'KILL', $w if pid_alive($w) && ($self->cmdline($w) // '') =~ /ringx/;
+    }
+}
+
+sub _finish {
+    my ($self) = @_;
+    return if $self->{finished} || $$ != $self->{owner};
+    $self->{finished} = 1;
+    local ($?, $!, $@);
+
+    my $was_running = $self->{pid} && !$self->wait_master_exit(0);
+    if ($was_running) {
+        my @w = $self->worker_pids;
+        kill 'QUIT', $self->{pid};
+        $self->_kill_all('TERM') unless $self->wait_master_exit(10);
+        $self->_reap_leftovers(@w);
+    }
+    $self->_kill_all('TERM');
+    $self->_release_ports;
+
+    if ($self->{started} && !$self->{checked}) {
+        my @bad = $self->_problems;
+        if (@bad) {
+            Test::More::ok(0, 'no unexpected alerts (at exit)');
+            Test::More::diag(join "\n", @bad);
+        }
+    }
+
+    if ($ENV{RINGX_KEEP}) {
+        Test::More::diag("Test::Ringx: kept $self->{prefix}");
+    } else {
+        remove_tree($self->{prefix}, { safe => 1 });
+    }
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    $self->_finish;
+}
+
+END {
+    local $?;
+    for my $t (grep { defined } @INSTANCES) {
+        eval { $t->_finish };
+        print STDERR "Test::Ringx clean-up: $@" if $@;
+    }
+    alarm(0);
+}
+
+1;
