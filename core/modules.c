@@ -9,8 +9,11 @@
 extern rx_module_t rx_event_core_module;
 extern rx_module_t rx_http_module;
 extern rx_module_t rx_http_core_module;
+extern rx_module_t rx_http_variables_module;
+extern rx_module_t rx_http_log_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
+extern rx_module_t rx_http_headers_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -22,7 +25,10 @@ rx_module_t *const rx_modules[] = {
     &rx_event_core_module,
     /* http */
     &rx_http_core_module,
+    &rx_http_variables_module,  /* the $variable registry, core variables */
+    &rx_http_log_module,        /* access_log, log_format */
     &rx_http_rewrite_module,
+    &rx_http_headers_module,
     &rx_http_stub_status_module,
 };
 

@@ -10,6 +10,9 @@ extern char **environ;
 
 static char  *title_start;
 static size_t title_size;
+/* The moved environment lives as long as the process; keeping it here
+ * also tells leak checkers it is not lost when workers replace environ. */
+char **rx_moved_environ;
 
 rx_int_t
 rx_init_setproctitle(int argc, char **argv)
@@ -43,6 +46,7 @@ rx_init_setproctitle(int argc, char **argv)
     }
     env[n] = NULL;
     environ = env;
+    rx_moved_environ = env;
     title_start = argv[0];
     title_size = (size_t) (end - argv[0]);
     return RX_OK;

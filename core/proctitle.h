@@ -7,5 +7,7 @@
 /* Must run before anything reads environ; copies the environment. */
 rx_int_t rx_init_setproctitle(int argc, char **argv);
 void rx_setproctitle(const char *title);
+/* The environment as moved out of argv's way (see proctitle.c). */
+extern char **rx_moved_environ;
 
 #endif /* RX_PROCTITLE_H */

@@ -415,13 +415,17 @@ rx_http_request_done(rx_http_request_t *r)
         rx_timer_add(&c->timer, clcf->lingering_timeout);
         return;
     }
+    /* what the rest needs from the request, before its memory goes */
+    bool unread_body = !r->body_read;
+
     hc->r = NULL;
     rx_pool_destroy(r->pool);
+    r = NULL;
 
     if (!keep) {
         if (clcf->lingering_close == RX_HTTP_LINGERING_ALWAYS
             || (clcf->lingering_close == RX_HTTP_LINGERING_ON
-                && (!r->body_read || hc->in_len > hc->in_parsed))) {
+                && (unread_body || hc->in_len > hc->in_parsed))) {
             start_lingering(hc, clcf);
             return;
         }

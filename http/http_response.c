@@ -2,7 +2,7 @@
  * http_response.c: how handlers answer: send_header and output_filter
  * enter the filter chains, whose order is written here once:
  *
- *   header: [future filters] -> chunked -> header (serialises)
+ *   header: headers (add_header, expires) -> chunked -> header (serialises)
  *   body:   [future filters] -> chunked -> write (queues and sends)
  *
  * and small helpers for whole responses and extra headers.
@@ -18,6 +18,8 @@ rx_int_t rx_http_chunked_body_filter(rx_http_request_t *r, rx_chain_t *in);
 rx_int_t rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in);
 void rx_http_chunked_filter_init(rx_http_output_header_filter_pt next_header,
     rx_http_output_body_filter_pt next_body);
+rx_http_output_header_filter_pt rx_http_headers_filter_init(
+    rx_http_output_header_filter_pt next);
 
 /* Called once per configuration load; modules that filter will insert
  * themselves in front in this function, in the documented order. */
@@ -25,7 +27,8 @@ void
 rx_http_init_filters(void)
 {
     rx_http_chunked_filter_init(rx_http_header_filter, rx_http_write_filter);
-    rx_http_top_header_filter = rx_http_chunked_header_filter;
+    rx_http_top_header_filter = rx_http_headers_filter_init(
+                                    rx_http_chunked_header_filter);
     rx_http_top_body_filter = rx_http_chunked_body_filter;
 }
 

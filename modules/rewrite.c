@@ -5,6 +5,7 @@
  * other steps (rewrite, set, if, break) extend the same step list.
  */
 #include "http.h"
+#include "http_script.h"
 
 typedef enum {
     RX_REWRITE_RETURN = 1
@@ -13,7 +14,7 @@ typedef enum {
 typedef struct {
     rx_http_rewrite_step_type_t type;
     rx_uint_t                   status;
-    rx_str_t                    text;       /* body, or URL for redirects */
+    rx_http_complex_value_t     text;       /* body, or URL for redirects */
     bool                        has_text;
 } rx_http_rewrite_step_t;
 
@@ -91,9 +92,9 @@ set_return(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
                 || strncmp(value[1].data, "https://", 8) == 0
                 || strncmp(value[1].data, "$scheme", 7) == 0)) {
             step->status = RX_HTTP_MOVED_TEMPORARILY;
-            step->text = value[1];
             step->has_text = true;
-            return RX_CONF_OK;
+            return rx_http_compile_complex_value(cf, &value[1], &step->text)
+                   == RX_OK ? RX_CONF_OK : RX_CONF_ERROR;
         }
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid return code \"%s\"",
                           value[1].data);
@@ -106,8 +107,9 @@ set_return(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     step->status = (rx_uint_t) status;
     if (cf->args->nelts == 3) {
-        step->text = value[2];
         step->has_text = true;
+        return rx_http_compile_complex_value(cf, &value[2], &step->text)
+               == RX_OK ? RX_CONF_OK : RX_CONF_ERROR;
     }
     return RX_CONF_OK;
 }
@@ -117,6 +119,7 @@ do_return(rx_http_request_t *r, const rx_http_rewrite_step_t *step)
 {
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
+    rx_str_t                 text;
 
     if (r->method != RX_HTTP_GET && r->method != RX_HTTP_HEAD
         && !r->body_read) {
@@ -128,16 +131,17 @@ do_return(rx_http_request_t *r, const rx_http_rewrite_step_t *step)
         }
         return rx_http_send_response(r, step->status, NULL, NULL);
     }
+    if (rx_http_complex_value(r, &step->text, &text) != RX_OK) {
+        return RX_ERROR;
+    }
     if (is_redirect(step->status)) {
-        r->headers_out.location = rx_http_add_header_out(r, "Location",
-                                                         &step->text);
+        r->headers_out.location = rx_http_add_header_out(r, "Location", &text);
         if (r->headers_out.location == NULL) {
             return RX_ERROR;
         }
         return (rx_int_t) step->status;
     }
-    return rx_http_send_response(r, step->status, &clcf->default_type,
-                                 &step->text);
+    return rx_http_send_response(r, step->status, &clcf->default_type, &text);
 }
 
 static rx_int_t

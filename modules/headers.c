@@ -1,0 +1,293 @@
+/*
+ * headers.c: add_header and expires, as a header filter that runs before
+ * the header is serialised. A level that has add_header replaces its
+ * parent's list, as in nginx.
+ */
+#include "http.h"
+#include "http_script.h"
+#include "clock.h"
+
+typedef struct {
+    rx_str_t                 name;
+    rx_http_complex_value_t  value;
+    bool                     always;
+} rx_http_add_header_t;
+
+#define EXPIRES_UNSET     0
+#define EXPIRES_OFF       1
+#define EXPIRES_ACCESS    2     /* now + time */
+#define EXPIRES_MODIFIED  3     /* Last-Modified + time */
+#define EXPIRES_DAILY     4     /* "@15h30m" */
+#define EXPIRES_EPOCH     5
+#define EXPIRES_MAX       6
+
+typedef struct {
+    rx_array_t  *headers;       /* rx_http_add_header_t; NULL: none */
+    bool         headers_set;
+    rx_uint_t    expires;
+    int64_t      expires_time;  /* seconds (may be negative) */
+} rx_http_headers_conf_t;
+
+static const char *set_add_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_expires(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static void *create_conf(rx_conf_t *cf);
+static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
+
+#define ANY_LOC (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF \
+                 | RX_HTTP_LIF_CONF)
+
+static const rx_command_t headers_commands[] = {
+    { "add_header", ANY_LOC | RX_CONF_TAKE23, set_add_header,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "expires", ANY_LOC | RX_CONF_TAKE12, set_expires,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    rx_null_command
+};
+
+static const rx_http_module_t headers_ctx = {
+    NULL, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf
+};
+
+rx_module_t rx_http_headers_module = {
+    "rx_http_headers_module", 0, 0, RX_HTTP_MODULE, &headers_ctx,
+    headers_commands, NULL, NULL, NULL, NULL
+};
+
+static rx_http_output_header_filter_pt next_header;
+
+static void *
+create_conf(rx_conf_t *cf)
+{
+    rx_http_headers_conf_t *hcf = rx_pcalloc(cf->pool, sizeof(*hcf));
+
+    if (hcf) {
+        hcf->expires = EXPIRES_UNSET;
+    }
+    return hcf;
+}
+
+static const char *
+merge_conf(rx_conf_t *cf, void *prev, void *conf)
+{
+    rx_http_headers_conf_t *p = prev, *c = conf;
+
+    if (!c->headers_set) {
+        c->headers = p->headers;
+        c->headers_set = p->headers_set;
+    }
+    if (c->expires == EXPIRES_UNSET) {
+        c->expires = p->expires == EXPIRES_UNSET ? EXPIRES_OFF : p->expires;
+        c->expires_time = p->expires_time;
+    }
+    return RX_CONF_OK;
+}
+
+static const char *
+set_add_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_headers_conf_t *hcf = conf;
+    rx_str_t               *value = cf->args->elts;
+    rx_http_add_header_t   *h;
+
+    if (hcf->headers == NULL) {
+        hcf->headers = rx_array_create(cf->pool, 4, sizeof(rx_http_add_header_t));
+        if (hcf->headers == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    hcf->headers_set = true;
+    h = rx_array_push(hcf->headers);
+    if (h == NULL) {
+        return RX_CONF_ERROR;
+    }
+    h->name = value[1];
+    h->always = false;
+    if (rx_http_compile_complex_value(cf, &value[2], &h->value) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    if (cf->args->nelts == 4) {
+        if (!rx_str_eq(&value[3], "always")) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
+                              value[3].data);
+            return RX_CONF_ERROR;
+        }
+        h->always = true;
+    }
+    return RX_CONF_OK;
+}
+
+static const char *
+set_expires(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_headers_conf_t *hcf = conf;
+    rx_str_t               *value = cf->args->elts, t;
+    rx_uint_t               i = 1;
+    bool                    minus = false;
+    rx_int_t                secs;
+
+    if (hcf->expires != EXPIRES_UNSET) {
+        return "is duplicate";
+    }
+    hcf->expires = EXPIRES_ACCESS;
+    if (cf->args->nelts == 3) {
+        if (!rx_str_eq(&value[1], "modified")) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\"",
+                              value[1].data);
+            return RX_CONF_ERROR;
+        }
+        hcf->expires = EXPIRES_MODIFIED;
+        i = 2;
+    }
+    if (rx_str_eq(&value[i], "epoch")) {
+        hcf->expires = EXPIRES_EPOCH;
+        return RX_CONF_OK;
+    }
+    if (rx_str_eq(&value[i], "max")) {
+        hcf->expires = EXPIRES_MAX;
+        return RX_CONF_OK;
+    }
+    if (rx_str_eq(&value[i], "off")) {
+        hcf->expires = EXPIRES_OFF;
+        return RX_CONF_OK;
+    }
+    t = value[i];
+    if (t.len && t.data[0] == '@') {
+        if (hcf->expires == EXPIRES_MODIFIED) {
+            return "daily time cannot be used with \"modified\" parameter";
+        }
+        hcf->expires = EXPIRES_DAILY;
+        t.data++;
+        t.len--;
+    } else if (t.len && (t.data[0] == '+' || t.data[0] == '-')) {
+        minus = t.data[0] == '-';
+        t.data++;
+        t.len--;
+    }
+    secs = rx_parse_time(&t, true);
+    if (secs == -1 || (hcf->expires == EXPIRES_DAILY && secs > 24 * 60 * 60)) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in "
+            "\"expires\" directive", value[i].data);
+        return RX_CONF_ERROR;
+    }
+    hcf->expires_time = minus ? -secs : secs;
+    return RX_CONF_OK;
+}
+
+/* The statuses add_header (without always) and expires apply to. */
+static bool
+status_gets_headers(rx_uint_t status)
+{
+    switch (status) {
+    case 200: case 201: case 204: case 206: case 301: case 302: case 303:
+    case 304: case 307: case 308:
+        return true;
+    }
+    return false;
+}
+
+static rx_int_t
+add_expires(rx_http_request_t *r, rx_http_headers_conf_t *hcf)
+{
+    static rx_str_t max_age_max = rx_string("max-age=315360000");
+    static rx_str_t no_cache = rx_string("no-cache");
+    rx_str_t        exp, cc;
+    time_t          when;
+    int64_t         max_age;
+    char           *buf;
+
+    switch (hcf->expires) {
+    case EXPIRES_EPOCH:
+        rx_str_set(&exp, "Thu, 01 Jan 1970 00:00:01 GMT");
+        cc = no_cache;
+        goto add;
+    case EXPIRES_MAX:
+        rx_str_set(&exp, "Thu, 31 Dec 2037 23:55:55 GMT");
+        cc = max_age_max;
+        goto add;
+    case EXPIRES_MODIFIED:
+        if (r->headers_out.last_modified_time == -1) {
+            return RX_OK;
+        }
+        when = r->headers_out.last_modified_time + (time_t) hcf->expires_time;
+        break;
+    case EXPIRES_DAILY: {
+        struct tm tm;
+        time_t    midnight;
+
+        localtime_r(&rx_time_sec, &tm);
+        tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+        midnight = mktime(&tm);
+        when = midnight + (time_t) hcf->expires_time;
+        if (when <= rx_time_sec) {
+            when += 24 * 60 * 60;
+        }
+        break;
+    }
+    default:
+        when = rx_time_sec + (time_t) hcf->expires_time;
+        break;
+    }
+    buf = rx_pnalloc(r->pool, 64 + 32);
+    if (buf == NULL) {
+        return RX_ERROR;
+    }
+    exp.data = buf;
+    exp.len = rx_http_date(buf, when);
+    max_age = (int64_t) (when - rx_time_sec);
+    if (max_age < 0 || hcf->expires_time < 0) {
+        cc = no_cache;
+    } else {
+        cc.data = buf + 64;
+        cc.len = (size_t) snprintf(cc.data, 32, "max-age=%" PRId64, max_age);
+    }
+
+add:
+    r->headers_out.expires = rx_http_add_header_out(r, "Expires", &exp);
+    if (r->headers_out.expires == NULL
+        || rx_http_add_header_out(r, "Cache-Control", &cc) == NULL) {
+        return RX_ERROR;
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+headers_filter(rx_http_request_t *r)
+{
+    rx_http_headers_conf_t *hcf = rx_http_get_module_loc_conf(r,
+                                      rx_http_headers_module);
+    rx_http_add_header_t   *h;
+    rx_uint_t               status = r->headers_out.status, i;
+    bool                    applies = status_gets_headers(status);
+    rx_str_t                value;
+
+    if (applies && hcf->expires != EXPIRES_OFF
+        && add_expires(r, hcf) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (hcf->headers) {
+        h = hcf->headers->elts;
+        for (i = 0; i < hcf->headers->nelts; i++) {
+            if (!applies && !h[i].always) {
+                continue;
+            }
+            if (rx_http_complex_value(r, &h[i].value, &value) != RX_OK) {
+                return RX_ERROR;
+            }
+            if (value.len == 0) {
+                continue;            /* an empty value adds nothing (nginx) */
+            }
+            if (rx_http_add_header_out(r, h[i].name.data, &value) == NULL) {
+                return RX_ERROR;
+            }
+        }
+    }
+    return next_header(r);
+}
+
+/* Called by rx_http_init_filters, which keeps the chain's order. */
+rx_http_output_header_filter_pt
+rx_http_headers_filter_init(rx_http_output_header_filter_pt next)
+{
+    next_header = next;
+    return headers_filter;
+}
