@@ -14,6 +14,8 @@ extern rx_module_t rx_http_log_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_headers_module;
+extern rx_module_t rx_http_index_module;
+extern rx_module_t rx_http_static_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -29,6 +31,9 @@ rx_module_t *const rx_modules[] = {
     &rx_http_log_module,        /* access_log, log_format */
     &rx_http_rewrite_module,
     &rx_http_headers_module,
+    /* content handlers, tried in this order */
+    &rx_http_index_module,
+    &rx_http_static_module,
     &rx_http_stub_status_module,
 };
 

@@ -295,6 +295,17 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
             c->ops->on_sent(c, cqe->res);
         }
         break;
+    case RX_OP_OPEN:
+    case RX_OP_READ:
+    case RX_OP_WRITE:
+    case RX_OP_SPLICE:
+    case RX_OP_STATX:
+        if (c->ops && c->ops->on_op) {
+            c->ops->on_op(c, cqe);
+        } else if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {
+            close(cqe->res);          /* nobody wants this file any more */
+        }
+        break;
     default:
         break;
     }

@@ -34,6 +34,11 @@ typedef struct {
     void (*on_sent)(rx_conn_t *c, ssize_t res);
     /* The connection is being freed: drop every reference to it. */
     void (*on_free)(rx_conn_t *c);
+    /* Any other operation the protocol submitted on the connection's slot
+     * (file open, read, splice ...) completed. Called also while the
+     * connection closes, so that the protocol can release what the
+     * operation produced (an fd); c->state tells which. */
+    void (*on_op)(rx_conn_t *c, const rx_cqe_t *cqe);
 } rx_conn_ops_t;
 
 /*

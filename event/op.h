@@ -24,6 +24,7 @@ typedef enum {
     RX_OP_OPEN,
     RX_OP_STATX,
     RX_OP_WRITE,       /* log files */
+    RX_OP_READ,        /* file reads for responses */
     RX_OP_KINDS
 } rx_op_kind_t;
 

@@ -192,6 +192,35 @@ rx_ring_shutdown(int fd, int how, uint64_t ud)
     io_uring_sqe_set_data64(sqe, ud);
 }
 
+void
+rx_ring_openat(int dfd, const char *path, int flags, unsigned mode, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_openat(sqe, dfd, path, flags, mode);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
+    struct statx *st, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_statx(sqe, dfd, path, flags, mask, st);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
+    unsigned len, bool link, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_splice(sqe, fd_in, off_in, fd_out, off_out, len, 0);
+    if (link) {
+        sqe->flags |= IOSQE_IO_LINK;
+    }
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
 rx_int_t
 rx_ring_wait(rx_msec_t timeout_ms)
 {

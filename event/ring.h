@@ -49,6 +49,13 @@ void rx_ring_cancel(uint64_t target_ud, uint64_t ud);
 void rx_ring_cancel_fd(int fd, uint64_t ud);
 void rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t ud);
 void rx_ring_shutdown(int fd, int how, uint64_t ud);
+void rx_ring_openat(int dfd, const char *path, int flags, unsigned mode,
+    uint64_t ud);
+struct statx;
+void rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
+    struct statx *st, uint64_t ud);
+void rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
+    unsigned len, bool link, uint64_t ud);
 
 /*
  * Submits what is pending and waits for at least one completion or until

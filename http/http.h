@@ -210,6 +210,16 @@ struct rx_http_request_s {
     rx_chain_t               *out;               /* waiting to be sent */
     rx_uint_t                 err_status;
 
+    /* Asynchronous work of a handler: op_handler gets the completions of
+     * the operations it submitted on the connection (rx_http_op_ud);
+     * write_handler is called when everything queued has been sent and
+     * the response is not finished, to produce more (backpressure). */
+    void                    (*op_handler)(rx_http_request_t *r,
+                                          const rx_cqe_t *cqe);
+    rx_http_handler_pt        write_handler;
+    void                     *ctx;               /* the content handler's */
+    rx_uint_t                 content_index;     /* content handler running */
+
     unsigned                  keepalive:1;
     unsigned                  header_only:1;     /* HEAD, 204, 304 */
     unsigned                  header_sent:1;
@@ -283,11 +293,16 @@ void rx_http_clear_content_length(rx_http_request_t *r);
 void rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* http_path.c: root/alias + URI; reserve bytes for appending */
+rx_int_t rx_http_map_uri_to_path(rx_http_request_t *r, rx_str_t *path,
+    size_t reserve);
+
 /* http_special.c: built-in error pages and error_page */
 rx_int_t rx_http_special_response_handler(rx_http_request_t *r, rx_int_t status);
 const char *rx_http_status_text(rx_uint_t status);
 
 /* http_connection.c */
+uint64_t rx_http_op_ud(rx_http_request_t *r, rx_op_kind_t kind);
 void rx_http_init_connection(rx_conn_t *c);
 void rx_http_request_done(rx_http_request_t *r);
 void rx_http_connection_send(rx_http_connection_t *hc);
@@ -297,6 +312,13 @@ rx_int_t rx_http_discard_request_body(rx_http_request_t *r);
 
 /* Installs the filter chains in their documented order (http_response.c). */
 void rx_http_init_filters(void);
+
+/* A content handler that found nothing to do after going asynchronous
+ * hands the request to the next content handler. */
+void rx_http_content_next(rx_http_request_t *r);
+
+/* modules/access_log.c: writes buffered access-log lines out. */
+void rx_http_log_flush_all(rx_cycle_t *cycle);
 
 /* Runs the log-phase handlers once, when the request ends. */
 void rx_http_run_log_phase(rx_http_request_t *r);

@@ -24,7 +24,9 @@ static void on_free(rx_conn_t *c);
 static void timer_handler(rx_timer_t *t);
 static void process_input(rx_http_connection_t *hc);
 
-static const rx_conn_ops_t http_conn_ops = { on_read, on_sent, on_free };
+static void on_op(rx_conn_t *c, const rx_cqe_t *cqe);
+
+static const rx_conn_ops_t http_conn_ops = { on_read, on_sent, on_free, on_op };
 
 /* Counters for stub_status, kept by this worker (see modules/status.c). */
 void rx_http_stat_accepted(int delta);
@@ -110,13 +112,44 @@ on_free(rx_conn_t *c)
         rx_http_request_done(r);
     }
     if (hc->r) {
-        rx_pool_destroy(hc->r->pool);
+        /* the kernel may still write into the request's memory (a file
+         * read in flight): the request pool goes with the connection's,
+         * which is freed only after its last completion */
+        rx_pool_cleanup_t *cln = rx_pool_cleanup_add(c->pool, 0);
+        if (cln) {
+            cln->handler = (rx_pool_cleanup_pt) rx_pool_destroy;
+            cln->data = hc->r->pool;
+        } else {
+            rx_pool_destroy(hc->r->pool);
+        }
         hc->r = NULL;
     }
     set_state(hc, RX_HC_CLOSED);
     rx_http_stat_accepted(-1);
     free(hc->in);
     hc->in = NULL;
+}
+
+uint64_t
+rx_http_op_ud(rx_http_request_t *r, rx_op_kind_t kind)
+{
+    r->conn->inflight++;
+    return rx_conn_ud(r->conn, kind);
+}
+
+static void
+on_op(rx_conn_t *c, const rx_cqe_t *cqe)
+{
+    rx_http_connection_t *hc = c->data;
+    rx_http_request_t    *r = hc ? hc->r : NULL;
+
+    if (c->state != RX_CONN_ACTIVE || r == NULL || r->op_handler == NULL) {
+        if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {
+            close(cqe->res);          /* opened for a request that is gone */
+        }
+        return;
+    }
+    r->op_handler(r, cqe);
 }
 
 static void
@@ -540,6 +573,13 @@ on_sent(rx_conn_t *c, ssize_t res)
         rx_timer_del(&c->timer);
         if (r->response_done) {
             rx_http_request_done(r);
+            return;
+        }
+        if (r->write_handler) {
+            rx_int_t rc = r->write_handler(r);
+            if (rc != RX_OK && rc != RX_AGAIN && rc != RX_DONE) {
+                rx_http_finalize_request(r, rc);
+            }
             return;
         }
         if (!r->body_read && !r->discard_body) {

@@ -45,9 +45,16 @@ rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     rx_conn_t *c = r->conn;
     char    addr[128];
 
+    size_t  n;
+
     va_start(args, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, args);
+    n = (size_t) vsnprintf(msg, sizeof(msg), fmt, args);
     va_end(args);
+    if (err && n < sizeof(msg)) {
+        /* nginx's order: "open() ... failed (2: ...), client: ..." */
+        snprintf(msg + n, sizeof(msg) - n, " (%d: %s)", err, strerror(err));
+        err = 0;
+    }
     rx_sock_ntop(rx_conn_peer(c), addr, sizeof(addr), false);
     if (r->request_line.len) {
         rx_log_error(level, &c->log, err, "%s, client: %s, server: %s, "
@@ -561,20 +568,55 @@ rx_http_update_location_config(rx_http_request_t *r)
 }
 
 static rx_int_t
-run_handlers(rx_http_request_t *r, rx_http_phase_t phase)
+run_handlers_from(rx_http_request_t *r, rx_http_phase_t phase, rx_uint_t from)
 {
     rx_array_t         *a = phase_handlers(r, phase);
     rx_http_handler_pt *h = a->elts;
     rx_uint_t           i;
     rx_int_t            rc;
 
-    for (i = 0; i < a->nelts; i++) {
+    for (i = from; i < a->nelts; i++) {
+        if (phase == RX_HTTP_CONTENT_PHASE) {
+            r->content_index = i;
+        }
         rc = h[i](r);
         if (rc != RX_DECLINED) {
             return rc;
         }
     }
     return RX_DECLINED;
+}
+
+static rx_int_t
+run_handlers(rx_http_request_t *r, rx_http_phase_t phase)
+{
+    return run_handlers_from(r, phase, 0);
+}
+
+/* What the content phase answers when no handler took the request. */
+static rx_int_t
+content_declined(rx_http_request_t *r)
+{
+    if (r->uri.len && r->uri.data[r->uri.len - 1] == '/') {
+        rx_str_t path;
+        if (rx_http_map_uri_to_path(r, &path, 0) == RX_OK) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "directory index of "
+                                      "\"%s\" is forbidden", path.data);
+        }
+        return RX_HTTP_FORBIDDEN;
+    }
+    return RX_HTTP_NOT_FOUND;
+}
+
+void
+rx_http_content_next(rx_http_request_t *r)
+{
+    rx_int_t rc;
+
+    r->op_handler = NULL;
+    r->ctx = NULL;
+    rc = run_handlers_from(r, RX_HTTP_CONTENT_PHASE, r->content_index + 1);
+    rx_http_finalize_request(r, rc == RX_DECLINED ? content_declined(r) : rc);
 }
 
 /*
@@ -612,8 +654,7 @@ rx_http_run_phases(rx_http_request_t *r)
                 rc = run_handlers(r, RX_HTTP_CONTENT_PHASE);
             }
             if (rc == RX_DECLINED) {
-                rc = r->uri.len && r->uri.data[r->uri.len - 1] == '/'
-                     ? RX_HTTP_FORBIDDEN : RX_HTTP_NOT_FOUND;
+                rc = content_declined(r);
             }
             rx_http_finalize_request(r, rc);
             return;
@@ -702,7 +743,7 @@ rx_http_named_location(rx_http_request_t *r, const rx_str_t *name)
         if (rc == RX_DECLINED) {
             rc = r->content_handler ? r->content_handler(r)
                                     : run_handlers(r, RX_HTTP_CONTENT_PHASE);
-            if (rc == RX_DECLINED) rc = RX_HTTP_NOT_FOUND;
+            if (rc == RX_DECLINED) rc = content_declined(r);
         }
         rx_http_finalize_request(r, rc);
     }

@@ -1,0 +1,591 @@
+/*
+ * static.c: files. The file is opened through the worker's ring (a cold
+ * directory lookup never blocks the loop), answered with validators
+ * (ETag, Last-Modified), conditional and range requests honoured, and the
+ * body read through the ring in chunks that are sent before the next one
+ * is read, so memory per response stays bounded whatever the file size.
+ */
+#include <ctype.h>
+#include <sys/stat.h>
+#include "http.h"
+#include "http_range.h"
+#include "http_date.h"
+#include "clock.h"
+
+#define STATIC_CHUNK       (128 * 1024)
+#define STATIC_MAX_RANGES  64
+
+typedef struct {
+    int               fd;
+    int64_t           size;
+    time_t            mtime;
+    rx_str_t          path;
+    rx_str_t          etag;
+    char             *buf;             /* one chunk, reused */
+    size_t            buf_size;
+    rx_http_range_t   ranges[STATIC_MAX_RANGES];
+    rx_uint_t         nranges;
+    rx_uint_t         range;           /* the one being sent */
+    int64_t           offset;          /* next byte to read */
+    bool              multipart;
+    char              boundary[24];
+    rx_str_t          content_type;
+} rx_http_static_ctx_t;
+
+typedef struct {
+    rx_int_t   max_ranges;
+} rx_http_static_conf_t;
+
+static rx_int_t static_postconfiguration(rx_conf_t *cf);
+static void *create_conf(rx_conf_t *cf);
+static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
+
+static const rx_command_t static_commands[] = {
+    { "max_ranges", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
+      | RX_CONF_TAKE1, rx_conf_set_num_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_static_conf_t, max_ranges), NULL },
+    rx_null_command
+};
+
+static const rx_http_module_t static_ctx = {
+    NULL, static_postconfiguration, NULL, NULL, NULL, NULL, create_conf,
+    merge_conf
+};
+
+rx_module_t rx_http_static_module = {
+    "rx_http_static_module", 0, 0, RX_HTTP_MODULE, &static_ctx,
+    static_commands, NULL, NULL, NULL, NULL
+};
+
+static void *
+create_conf(rx_conf_t *cf)
+{
+    rx_http_static_conf_t *scf = rx_pcalloc(cf->pool, sizeof(*scf));
+
+    if (scf) {
+        scf->max_ranges = RX_CONF_UNSET;
+    }
+    return scf;
+}
+
+static const char *
+merge_conf(rx_conf_t *cf, void *prev, void *conf)
+{
+    rx_http_static_conf_t *p = prev, *c = conf;
+
+    rx_conf_merge_value(c->max_ranges, p->max_ranges, STATIC_MAX_RANGES);
+    if (c->max_ranges > STATIC_MAX_RANGES) {
+        c->max_ranges = STATIC_MAX_RANGES;
+    }
+    return RX_CONF_OK;
+}
+
+static void
+close_file(void *data)
+{
+    rx_http_static_ctx_t *ctx = data;
+
+    if (ctx->fd != -1) {
+        close(ctx->fd);
+        ctx->fd = -1;
+    }
+}
+
+/* The content type of the URI's extension (types { } / mime.types). */
+void
+rx_http_set_content_type(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_type_t          *t = clcf->types ? clcf->types->elts : NULL;
+    rx_uint_t                i;
+
+    if (r->headers_out.content_type.len) {
+        return;
+    }
+    if (r->exten.len && t) {
+        for (i = 0; i < clcf->types->nelts; i++) {
+            if (t[i].exten.len == r->exten.len
+                && strncasecmp(t[i].exten.data, r->exten.data, r->exten.len) == 0) {
+                r->headers_out.content_type = t[i].name;
+                return;
+            }
+        }
+    }
+    r->headers_out.content_type = clcf->default_type;
+}
+
+/* Does tag appear in an If-Match / If-None-Match list? */
+static bool
+etag_listed(const rx_str_t *list, const rx_str_t *etag, bool weak)
+{
+    const char *p = list->data, *end = list->data + list->len;
+
+    while (p < end) {
+        const char *start;
+
+        while (p < end && (*p == ' ' || *p == ',' || *p == '\t')) p++;
+        if (p == end) break;
+        if (*p == '*') {
+            return true;
+        }
+        start = p;
+        if (end - p > 2 && p[0] == 'W' && p[1] == '/') {
+            if (!weak) {
+                /* a weak tag never matches in a strong comparison */
+                while (p < end && *p != ',') p++;
+                continue;
+            }
+            start = p += 2;
+        }
+        while (p < end && *p != ',') p++;
+        {
+            const char *e = p;
+            while (e > start && (e[-1] == ' ' || e[-1] == '\t')) e--;
+            if ((size_t) (e - start) == etag->len
+                && memcmp(start, etag->data, etag->len) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* RFC 9110 13.2.2 order: If-Match, If-Unmodified-Since, If-None-Match,
+ * If-Modified-Since. Returns 0 (go on), 304 or 412. */
+static rx_uint_t
+check_preconditions(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_headers_in_t    *hi = &r->headers_in;
+    time_t                   t;
+
+    if (hi->if_match) {
+        if (!etag_listed(&hi->if_match->value, &ctx->etag, false)) {
+            return RX_HTTP_PRECONDITION_FAILED;
+        }
+    } else if (hi->if_unmodified_since) {
+        t = rx_http_parse_date(hi->if_unmodified_since->value.data,
+                               hi->if_unmodified_since->value.len);
+        if (t != -1 && ctx->mtime > t) {
+            return RX_HTTP_PRECONDITION_FAILED;
+        }
+    }
+    if (hi->if_none_match) {
+        if (etag_listed(&hi->if_none_match->value, &ctx->etag, true)) {
+            return (r->method & (RX_HTTP_GET | RX_HTTP_HEAD))
+                   ? RX_HTTP_NOT_MODIFIED : RX_HTTP_PRECONDITION_FAILED;
+        }
+        return 0;
+    }
+    if (hi->if_modified_since && clcf->if_modified_since != RX_HTTP_IMS_OFF
+        && (r->method & (RX_HTTP_GET | RX_HTTP_HEAD))) {
+        t = rx_http_parse_date(hi->if_modified_since->value.data,
+                               hi->if_modified_since->value.len);
+        if (t != -1 && (clcf->if_modified_since == RX_HTTP_IMS_EXACT
+                        ? t == ctx->mtime : ctx->mtime <= t)) {
+            return RX_HTTP_NOT_MODIFIED;
+        }
+    }
+    return 0;
+}
+
+/* If-Range: ranges apply only while the validator still matches. */
+static bool
+if_range_holds(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_str_t *v;
+
+    if (r->headers_in.if_range == NULL) {
+        return true;
+    }
+    v = &r->headers_in.if_range->value;
+    if (v->len && (v->data[0] == '"' || (v->len > 2 && v->data[0] == 'W'))) {
+        return v->len == ctx->etag.len
+               && memcmp(v->data, ctx->etag.data, v->len) == 0;
+    }
+    return rx_http_parse_date(v->data, v->len) == ctx->mtime;
+}
+
+static rx_str_t
+part_header(rx_http_request_t *r, rx_http_static_ctx_t *ctx, rx_uint_t i)
+{
+    rx_str_t h;
+
+    h.data = rx_pnalloc(r->pool, 256 + ctx->content_type.len);
+    if (h.data == NULL) {
+        h.len = 0;
+        return h;
+    }
+    h.len = (size_t) sprintf(h.data, "\r\n--%s\r\nContent-Type: %.*s\r\n"
+        "Content-Range: bytes %" PRId64 "-%" PRId64 "/%" PRId64 "\r\n\r\n",
+        ctx->boundary, (int) ctx->content_type.len, ctx->content_type.data,
+        ctx->ranges[i].start, ctx->ranges[i].end - 1, ctx->size);
+    return h;
+}
+
+static rx_int_t read_next(rx_http_request_t *r);
+
+/* Decides 200 / 206 / 416 and the body's extent; sets the headers. */
+static rx_int_t
+plan_ranges(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_http_static_conf_t *scf = rx_http_get_module_loc_conf(r,
+                                     rx_http_static_module);
+    rx_int_t               rc;
+    rx_uint_t              i;
+    int64_t                len;
+    char                  *cr;
+
+    ctx->nranges = 0;
+    if (r->headers_in.range == NULL || !if_range_holds(r, ctx)) {
+        goto whole;
+    }
+    rc = rx_http_parse_range(&r->headers_in.range->value, ctx->size,
+                             ctx->ranges, (rx_uint_t) scf->max_ranges,
+                             &ctx->nranges);
+    if (rc == RX_HTTP_RANGE_IGNORE) {
+        goto whole;
+    }
+    if (rc == RX_HTTP_RANGE_UNSATISFIABLE) {
+        rx_str_t v;
+        v.data = rx_pnalloc(r->pool, 48);
+        if (v.data == NULL) return RX_ERROR;
+        v.len = (size_t) sprintf(v.data, "bytes */%" PRId64, ctx->size);
+        if (rx_http_add_header_out(r, "Content-Range", &v) == NULL) {
+            return RX_ERROR;
+        }
+        return RX_HTTP_RANGE_NOT_SATISFIABLE;
+    }
+    r->headers_out.status = RX_HTTP_PARTIAL_CONTENT;
+    if (ctx->nranges == 1) {
+        rx_str_t v;
+        cr = rx_pnalloc(r->pool, 80);
+        if (cr == NULL) return RX_ERROR;
+        v.data = cr;
+        v.len = (size_t) sprintf(cr, "bytes %" PRId64 "-%" PRId64 "/%" PRId64,
+                                 ctx->ranges[0].start, ctx->ranges[0].end - 1,
+                                 ctx->size);
+        if (rx_http_add_header_out(r, "Content-Range", &v) == NULL) {
+            return RX_ERROR;
+        }
+        r->headers_out.content_length_n = ctx->ranges[0].end - ctx->ranges[0].start;
+        return RX_OK;
+    }
+    /* several ranges: multipart/byteranges with a known length */
+    ctx->multipart = true;
+    {
+        /* unique enough within the response: it must only not occur in
+         * the parts, which are bytes of one file */
+        static uint64_t seq;
+        uint64_t b = ((uint64_t) rx_time_msec * 7919 + ++seq) % 10000000000ULL;
+        snprintf(ctx->boundary, sizeof(ctx->boundary), "%010" PRIu64, b);
+    }
+    ctx->content_type = r->headers_out.content_type;
+    len = 0;
+    for (i = 0; i < ctx->nranges; i++) {
+        len += (int64_t) part_header(r, ctx, i).len
+               + ctx->ranges[i].end - ctx->ranges[i].start;
+    }
+    len += (int64_t) (sizeof("\r\n--") - 1 + strlen(ctx->boundary)
+                      + sizeof("--\r\n") - 1);
+    r->headers_out.content_length_n = len;
+    r->headers_out.content_type.data = rx_pnalloc(r->pool, 64);
+    if (r->headers_out.content_type.data == NULL) return RX_ERROR;
+    r->headers_out.content_type.len = (size_t) sprintf(
+        r->headers_out.content_type.data,
+        "multipart/byteranges; boundary=%s", ctx->boundary);
+    return RX_OK;
+
+whole:
+    ctx->nranges = 1;
+    ctx->ranges[0].start = 0;
+    ctx->ranges[0].end = ctx->size;
+    r->headers_out.content_length_n = ctx->size;
+    return RX_OK;
+}
+
+/* Queues a multipart boundary (before part i, or the closing one). */
+static rx_int_t
+send_boundary(rx_http_request_t *r, rx_http_static_ctx_t *ctx, rx_uint_t i,
+    bool last)
+{
+    rx_str_t    h;
+    rx_chain_t *cl;
+    char        end[64];
+
+    if (last) {
+        h.data = end;
+        h.len = (size_t) snprintf(end, sizeof(end), "\r\n--%s--\r\n",
+                                  ctx->boundary);
+    } else {
+        h = part_header(r, ctx, i);
+        if (h.data == NULL) return RX_ERROR;
+    }
+    cl = rx_chain_from_text(r->pool, h.data, h.len, last);
+    return cl ? rx_http_output_filter(r, cl) : RX_ERROR;
+}
+
+static rx_int_t
+read_next(rx_http_request_t *r)
+{
+    rx_http_static_ctx_t *ctx = r->ctx;
+    rx_http_range_t      *rg = &ctx->ranges[ctx->range];
+    size_t                n = (size_t) rx_min((int64_t) ctx->buf_size,
+                                              rg->end - ctx->offset);
+
+    r->write_handler = NULL;
+    rx_ring_read(ctx->fd, ctx->buf, (unsigned) n, (uint64_t) ctx->offset,
+                 rx_http_op_ud(r, RX_OP_READ));
+    return RX_AGAIN;
+}
+
+static void
+on_file_read(rx_http_request_t *r, int32_t res)
+{
+    rx_http_static_ctx_t *ctx = r->ctx;
+    rx_http_range_t      *rg = &ctx->ranges[ctx->range];
+    rx_chain_t           *cl;
+    rx_buf_t             *b;
+    bool                  range_done, all_done;
+
+    if (res <= 0) {
+        /* the file shrank (or failed) under us: the promised length cannot
+         * be kept, so the connection ends with the response */
+        rx_http_request_log_error(r, RX_LOG_CRIT, res < 0 ? -res : 0,
+            "read() of \"%s\" at %" PRId64 " failed%s", ctx->path.data,
+            ctx->offset, res == 0 ? ": file was truncated while sent" : "");
+        r->hc->close_after = 1;
+        rx_conn_close(r->conn);
+        return;
+    }
+    ctx->offset += res;
+    range_done = ctx->offset >= rg->end;
+    all_done = range_done && ctx->range + 1 == ctx->nranges;
+
+    b = rx_calloc_buf(r->pool);
+    cl = rx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        rx_conn_close(r->conn);
+        return;
+    }
+    b->memory = 1;
+    b->start = b->pos = ctx->buf;
+    b->last = b->end = ctx->buf + res;
+    b->last_buf = all_done && !ctx->multipart;
+    cl->buf = b;
+    if (rx_http_output_filter(r, cl) != RX_OK) {
+        rx_conn_close(r->conn);
+        return;
+    }
+    if (all_done) {
+        if (ctx->multipart && send_boundary(r, ctx, 0, true) != RX_OK) {
+            rx_conn_close(r->conn);
+        }
+        return;
+    }
+    if (range_done) {
+        ctx->range++;
+        ctx->offset = ctx->ranges[ctx->range].start;
+        if (send_boundary(r, ctx, ctx->range, false) != RX_OK) {
+            rx_conn_close(r->conn);
+            return;
+        }
+    }
+    /* the buffer is reused: read the next chunk once this one is sent */
+    r->write_handler = read_next;
+}
+
+static rx_int_t
+redirect_directory(rx_http_request_t *r)
+{
+    rx_str_t loc;
+    char    *p;
+
+    loc.len = r->uri.len + 1 + (r->args.len ? 1 + r->args.len : 0);
+    p = loc.data = rx_pnalloc(r->pool, loc.len + 1);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    p += sprintf(p, "%.*s/", (int) r->uri.len, r->uri.data);
+    if (r->args.len) {
+        sprintf(p, "?%.*s", (int) r->args.len, r->args.data);
+    }
+    r->headers_out.location = rx_http_add_header_out(r, "Location", &loc);
+    return r->headers_out.location ? RX_HTTP_MOVED_PERMANENTLY : RX_ERROR;
+}
+
+static rx_int_t
+on_open(rx_http_request_t *r, int32_t res)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_static_ctx_t    *ctx = r->ctx;
+    rx_pool_cleanup_t       *cln;
+    struct stat              st;
+    rx_uint_t                status;
+    rx_int_t                 rc;
+
+    if (res < 0) {
+        int err = -res;
+
+        switch (err) {
+        case ENOENT:
+        case ENOTDIR:
+        case ENAMETOOLONG:
+            if (clcf->log_not_found) {
+                rx_http_request_log_error(r, RX_LOG_ERR, err, "open() \"%s\" "
+                                          "failed", ctx->path.data);
+            }
+            return RX_HTTP_NOT_FOUND;
+        case EACCES:
+        case EPERM:
+        case ELOOP:
+            rx_http_request_log_error(r, RX_LOG_ERR, err, "open() \"%s\" failed",
+                                      ctx->path.data);
+            return RX_HTTP_FORBIDDEN;
+        default:
+            rx_http_request_log_error(r, RX_LOG_CRIT, err, "open() \"%s\" "
+                                      "failed", ctx->path.data);
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    ctx->fd = res;
+    cln = rx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        close(res);
+        ctx->fd = -1;
+        return RX_ERROR;
+    }
+    cln->handler = close_file;
+    cln->data = ctx;
+
+    /* fstat of an open fd reads the inode open() just brought in */
+    if (fstat(ctx->fd, &st) == -1) {
+        rx_http_request_log_error(r, RX_LOG_CRIT, errno, "fstat() \"%s\" failed",
+                                  ctx->path.data);
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        return redirect_directory(r);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rx_http_request_log_error(r, RX_LOG_CRIT, 0, "\"%s\" is not a regular "
+                                  "file", ctx->path.data);
+        return RX_HTTP_NOT_FOUND;
+    }
+    if (r->method == RX_HTTP_POST) {
+        return RX_HTTP_NOT_ALLOWED;
+    }
+    ctx->size = st.st_size;
+    ctx->mtime = st.st_mtime;
+    ctx->etag.data = rx_pnalloc(r->pool, 48);
+    if (ctx->etag.data == NULL) {
+        return RX_ERROR;
+    }
+    ctx->etag.len = (size_t) sprintf(ctx->etag.data, "\"%lx-%lx\"",
+                                     (unsigned long) ctx->mtime,
+                                     (unsigned long) ctx->size);
+
+    r->headers_out.status = RX_HTTP_OK;
+    r->headers_out.last_modified_time = ctx->mtime;
+    rx_http_set_content_type(r);
+    if (clcf->etag) {
+        r->headers_out.etag = rx_http_add_header_out(r, "ETag", &ctx->etag);
+        if (r->headers_out.etag == NULL) {
+            return RX_ERROR;
+        }
+    }
+    status = check_preconditions(r, ctx);
+    if (status == RX_HTTP_NOT_MODIFIED) {
+        r->headers_out.status = RX_HTTP_NOT_MODIFIED;
+        r->headers_out.content_type.len = 0;
+        if (rx_http_send_header(r) == RX_ERROR) return RX_ERROR;
+        return rx_http_output_filter(r, NULL);
+    }
+    if (status) {
+        return (rx_int_t) status;
+    }
+    {
+        static rx_str_t bytes = rx_string("bytes");
+        if (rx_http_add_header_out(r, "Accept-Ranges", &bytes) == NULL) {
+            return RX_ERROR;
+        }
+    }
+    rc = plan_ranges(r, ctx);
+    if (rc != RX_OK) {
+        return rc;
+    }
+    if (rx_http_send_header(r) == RX_ERROR) {
+        return RX_ERROR;
+    }
+    if (r->header_only || r->headers_out.content_length_n == 0) {
+        return rx_http_output_filter(r, NULL);
+    }
+    ctx->range = 0;
+    ctx->offset = ctx->ranges[0].start;
+    ctx->buf_size = (size_t) rx_min((int64_t) STATIC_CHUNK,
+                                    ctx->ranges[0].end - ctx->ranges[0].start);
+    if (ctx->multipart) {
+        ctx->buf_size = STATIC_CHUNK;
+        if (send_boundary(r, ctx, 0, false) != RX_OK) {
+            return RX_ERROR;
+        }
+    }
+    ctx->buf = rx_pnalloc(r->pool, ctx->buf_size);
+    if (ctx->buf == NULL) {
+        return RX_ERROR;
+    }
+    return read_next(r);
+}
+
+static void
+static_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+{
+    rx_int_t rc;
+
+    switch (rx_op_kind(cqe->user_data)) {
+    case RX_OP_OPEN:
+        rc = on_open(r, cqe->res);
+        if (rc != RX_AGAIN && rc != RX_OK) {
+            rx_http_finalize_request(r, rc);
+        }
+        return;
+    case RX_OP_READ:
+        on_file_read(r, cqe->res);
+        return;
+    default:
+        return;
+    }
+}
+
+static rx_int_t
+static_handler(rx_http_request_t *r)
+{
+    rx_http_static_ctx_t *ctx;
+
+    if (!(r->method & (RX_HTTP_GET | RX_HTTP_HEAD | RX_HTTP_POST))) {
+        return RX_HTTP_NOT_ALLOWED;
+    }
+    if (r->uri.len == 0 || r->uri.data[r->uri.len - 1] == '/') {
+        return RX_DECLINED;
+    }
+    rx_http_discard_request_body(r);
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (ctx == NULL || rx_http_map_uri_to_path(r, &ctx->path, 0) != RX_OK) {
+        return RX_ERROR;
+    }
+    ctx->fd = -1;
+    r->ctx = ctx;
+    r->op_handler = static_op;
+    rx_ring_openat(AT_FDCWD, ctx->path.data, O_RDONLY | O_CLOEXEC | O_NOCTTY,
+                   0, rx_http_op_ud(r, RX_OP_OPEN));
+    return RX_AGAIN;
+}
+
+static rx_int_t
+static_postconfiguration(rx_conf_t *cf)
+{
+    return rx_http_add_phase_handler(cf, RX_HTTP_CONTENT_PHASE, static_handler);
+}
