@@ -128,6 +128,13 @@ start_connection(rx_worker_t *w, int fd, rx_listening_t *ls)
     rx_event_init_connection(c);
 }
 
+/* Sockets are waiting for a slot (the table was full). */
+bool
+rx_accept_waiting(void)
+{
+    return npending > 0;
+}
+
 /* A slot came free: serve a held socket, and accept again once every
  * held socket has a slot. */
 void

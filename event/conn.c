@@ -161,6 +161,10 @@ rx_conn_set_idle(rx_conn_t *c, bool idle)
         if (w->idle_tail) w->idle_tail->idle_next = c; else w->idle_head = c;
         w->idle_tail = c;
         w->nidle++;
+        if (rx_accept_waiting()) {
+            /* a new connection waits for a slot: an idle one gives way */
+            rx_conn_reuse_idle(w);
+        }
         return;
     }
     if (c->idle_prev) c->idle_prev->idle_next = c->idle_next; else w->idle_head = c->idle_next;

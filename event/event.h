@@ -142,6 +142,7 @@ void rx_accept_pause(rx_worker_t *w);
 void rx_accept_resume(rx_worker_t *w);
 void rx_accept_stop(rx_worker_t *w);
 void rx_accept_slot_freed(rx_worker_t *w);
+bool rx_accept_waiting(void);
 
 /* Set by the protocol: called for each accepted connection. */
 extern void (*rx_event_init_connection)(rx_conn_t *c);
