@@ -219,7 +219,7 @@ rx_conf_read_token(rx_conf_t *cf)
         if (!found) {
             continue;
         }
-        if (cf->args->nelts >= 64) {
+        if (cf->args->nelts >= 65536) {
             rx_conf_log_error(RX_LOG_EMERG, cf, 0, "too many arguments");
             return RX_CONF_TOKEN_ERROR;
         }
@@ -386,6 +386,11 @@ parse_buffer(rx_conf_t *cf, int type)
             if (rv != RX_CONF_ERROR) {
                 rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s", rv);
             }
+            return RX_CONF_ERROR;
+        }
+        if (type == PARSE_PARAM && rc == RX_CONF_BLOCK_START) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "block directives are not "
+                              "supported in -g option");
             return RX_CONF_ERROR;
         }
         rv = conf_handler(cf, rc);

@@ -97,8 +97,8 @@ rx_parse_offset(const rx_str_t *s)
 
 /*
  * nginx's time syntax: units y M w d h m s ms, largest first, optionally
- * separated by spaces ("1h 30m", "1h30m"); a bare number means seconds or
- * milliseconds depending on `sec`. Returns milliseconds or seconds.
+ * separated by spaces ("1h 30m", "1h30m"); a bare number means seconds.
+ * Returns milliseconds, or seconds when `sec` (then "ms" is refused).
  */
 rx_int_t
 rx_parse_time(const rx_str_t *s, bool sec)
@@ -135,10 +135,13 @@ rx_parse_time(const rx_str_t *s, bool sec)
             if (p != last) {
                 return -1;
             }
-            i = sec ? 6 : 7;
+            i = 6;              /* a bare number is seconds, as in nginx */
         } else {
             char unit = *p++;
             if (unit == 'm' && p < last && *p == 's') {
+                if (sec) {
+                    return -1;      /* milliseconds where seconds are kept */
+                }
                 unit = 'L';
                 p++;
             }

@@ -25,8 +25,8 @@ char *rx_pstrdup_c(rx_pool_t *pool, const char *src, size_t len);
  * Parsers: each returns the value, or -1 when the text is not a valid
  * non-negative value or overflows. Sizes take k/K, m/M, g/G suffixes;
  * times take ms, s, m, h, d, w, M, y and may combine ("1h 30m"); a bare
- * number is in the parser's unit (seconds for rx_parse_time with sec=true,
- * else milliseconds).
+ * number is seconds, as in nginx; rx_parse_time returns milliseconds, or
+ * seconds when sec is true (and then refuses "ms").
  */
 rx_int_t  rx_atoi(const char *p, size_t n);
 ssize_t   rx_parse_size(const rx_str_t *s);

@@ -592,6 +592,24 @@ on_sent(rx_conn_t *c, ssize_t res)
     rx_http_connection_send(hc);
 }
 
+/* reset_timedout_connection: a timed-out client gets an RST, so that the
+ * kernel drops what is queued for it instead of keeping it in FIN_WAIT. */
+static void
+close_timedout(rx_http_connection_t *hc)
+{
+    rx_http_core_loc_conf_t *clcf = hc->r
+        ? rx_http_get_module_loc_conf(hc->r, rx_http_core_module)
+        : loc_conf_of_server(hc);
+    struct linger            l = { 1, 0 };
+
+    if (clcf->reset_timedout_connection
+        && setsockopt(hc->conn->fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)) == -1) {
+        rx_log_error(RX_LOG_CRIT, &hc->conn->log, errno,
+                     "setsockopt(SO_LINGER) failed");
+    }
+    close_connection(hc);
+}
+
 static void
 timer_handler(rx_timer_t *t)
 {
@@ -609,7 +627,7 @@ timer_handler(rx_timer_t *t)
         if (r) {
             r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
         }
-        close_connection(hc);
+        close_timedout(hc);
         return;
     case RX_HC_LINGER:
         close_connection(hc);
@@ -621,7 +639,7 @@ timer_handler(rx_timer_t *t)
             if (r && r->headers_out.status == 0) {
                 r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
             }
-            close_connection(hc);
+            close_timedout(hc);
             return;
         }
         if (r && r->discard_body) {
@@ -635,7 +653,7 @@ timer_handler(rx_timer_t *t)
             if (!r->header_sent) {
                 rx_http_finalize_request(r, RX_HTTP_REQUEST_TIME_OUT);
             } else {
-                close_connection(hc);
+                close_timedout(hc);
             }
         }
         return;

@@ -19,6 +19,15 @@ month_of(const char *m)
     return -1;
 }
 
+static int
+days_in_month(int mon, int year)
+{
+    static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+    return days[mon] + (mon == 1 && leap);
+}
+
 time_t
 rx_http_parse_date(const char *s, size_t len)
 {
@@ -41,6 +50,9 @@ rx_http_parse_date(const char *s, size_t len)
     n = 0;
     if (sscanf(buf, "%*[A-Za-z], %2d-%3s-%2d %2d:%2d:%2d GMT%n", &day, mon,
                &year, &h, &m, &sec, &n) == 6 && n == (int) len) {
+        if (year < 0) {
+            return -1;
+        }
         year += year < 70 ? 2000 : 1900;
         goto found;
     }
@@ -54,8 +66,9 @@ rx_http_parse_date(const char *s, size_t len)
 
 found:
     tm.tm_mon = month_of(mon);
-    if (tm.tm_mon < 0 || day < 1 || day > 31 || h > 23 || m > 59 || sec > 60
-        || year < 1970) {
+    if (tm.tm_mon < 0 || day < 1 || h < 0 || h > 23 || m < 0 || m > 59
+        || sec < 0 || sec > 60 || year < 1970 || year > 9999
+        || day > days_in_month(tm.tm_mon, year)) {
         return -1;
     }
     tm.tm_mday = day;

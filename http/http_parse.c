@@ -82,7 +82,14 @@ static int
 on_url_complete(llhttp_t *l)
 {
     rx_http_parser_t *p = from(l);
-    rx_int_t rc = p->h->on_url(p->data, *p->base + p->url_off, p->url_len);
+    rx_int_t          rc;
+
+    /* llhttp reads "GET /\r\n" as HTTP/0.9 and waits for more; the
+     * delimiter it just saw (it is in the buffer) tells: 0.9 is refused */
+    if ((*p->base)[p->url_off + p->url_len] != ' ') {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent HTTP/0.9 request");
+    }
+    rc = p->h->on_url(p->data, *p->base + p->url_off, p->url_len);
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
 }
 

@@ -37,7 +37,7 @@ rx_http_parse_range(const rx_str_t *header, int64_t size,
     rx_http_range_t *ranges, rx_uint_t max, rx_uint_t *n)
 {
     const char *p = header->data, *end = header->data + header->len;
-    bool        any_satisfiable = false;
+    bool        any_satisfiable = false, empty_suffix = false;
     int64_t     start, last;
 
     *n = 0;
@@ -80,7 +80,9 @@ rx_http_parse_range(const rx_str_t *header, int64_t size,
         }
 
         if (suffix) {
-            if (last > 0) {
+            if (last > 0 && size == 0) {
+                empty_suffix = true;   /* "the last n bytes" of nothing: 200 */
+            } else if (last > 0) {
                 start = size > last ? size - last : 0;
                 last = size;
                 if (size > 0) any_satisfiable = true;
@@ -107,5 +109,8 @@ rx_http_parse_range(const rx_str_t *header, int64_t size,
         }
         p++;                                       /* the comma */
     }
-    return any_satisfiable ? RX_HTTP_RANGE_OK : RX_HTTP_RANGE_UNSATISFIABLE;
+    if (any_satisfiable) {
+        return RX_HTTP_RANGE_OK;
+    }
+    return empty_suffix ? RX_HTTP_RANGE_IGNORE : RX_HTTP_RANGE_UNSATISFIABLE;
 }

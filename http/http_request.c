@@ -210,7 +210,9 @@ header_user_agent(rx_http_request_t *r, rx_table_elt_t *h)
     msie = strstr(h->value.data, "MSIE ");
     if (msie && msie + 7 < h->value.data + h->value.len) {
         r->headers_in.msie = true;
-        if (msie[6] == '.' && msie[5] >= '4' && msie[5] <= '6') {
+        /* MSIE 4-6, except 6.0 with SV1 (XP SP2), which handles it */
+        if (msie[6] == '.' && msie[5] >= '4' && msie[5] <= '6'
+            && strstr(msie, "SV1") == NULL) {
             r->headers_in.msie6 = true;
         }
     }
@@ -414,7 +416,8 @@ rx_http_on_headers_complete(void *data)
                    && hc->requests < (rx_uint_t) clcf->keepalive_requests
                    && rx_current_msec - hc->conn->start_msec
                       < clcf->keepalive_time;
-    if (r->headers_in.msie6
+    /* nginx: old MSIE loses keep-alive once it sends a POST */
+    if (r->headers_in.msie6 && r->method == RX_HTTP_POST
         && (clcf->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_MSIE6)) {
         r->keepalive = 0;
     }

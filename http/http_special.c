@@ -115,7 +115,7 @@ builtin_page(rx_http_request_t *r, rx_uint_t status)
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
     rx_uint_t   sent = status;
-    const char *text, *extra = NULL;
+    const char *text, *page, *extra = NULL;
     char       *body;
     size_t      len;
     rx_str_t    type = rx_string("text/html");
@@ -128,9 +128,16 @@ builtin_page(rx_http_request_t *r, rx_uint_t status)
     }
     text = rx_http_status_text(sent);
     r->headers_out.status = sent;
+    r->err_status = sent;          /* 494 goes out (and is logged) as 400 */
     rx_http_clear_content_length(r);
     r->headers_out.content_type.len = 0;
     r->headers_out.last_modified_time = -1;
+    if (text == NULL) {
+        /* no page for a code nginx has none for either: an empty body */
+        r->headers_out.content_length_n = 0;
+        return rx_http_send_header(r) == RX_ERROR ? RX_ERROR
+               : rx_http_output_filter(r, NULL);
+    }
     if (sent < 200 || sent == RX_HTTP_NO_CONTENT || sent == RX_HTTP_NOT_MODIFIED) {
         r->header_only = 1;
         return rx_http_send_header(r) == RX_ERROR ? RX_ERROR
@@ -140,17 +147,17 @@ builtin_page(rx_http_request_t *r, rx_uint_t status)
     if (body == NULL) {
         return RX_ERROR;
     }
+    /* nginx's page for 302 says "Found" while its status line says
+     * "Moved Temporarily"; the 494 page's title names the real problem */
+    page = sent == RX_HTTP_MOVED_TEMPORARILY ? "Found" : text;
     len = (size_t) snprintf(body, 512,
-        "<html>\r\n<head><title>%lu %s%s%s</title></head>\r\n<body>\r\n"
+        "<html>\r\n<head><title>%lu %s</title></head>\r\n<body>\r\n"
         "<center><h1>%lu %s</h1></center>\r\n%s%s%s"
         "<hr><center>%s</center>\r\n</body>\r\n</html>\r\n",
-        (unsigned long) sent, extra ? extra : (text ? text : ""), "", "",
-        (unsigned long) sent, text ? text : "",
+        (unsigned long) sent, extra ? extra : page,
+        (unsigned long) sent, page,
         extra ? "<center>" : "", extra ? extra : "", extra ? "</center>\r\n" : "",
         clcf->server_tokens ? RINGX_VER : RINGX_NAME);
-    if (extra) {
-        /* nginx's title for 494 is "400 Request Header Or Cookie Too Large" */
-    }
     r->headers_out.content_type = type;
     r->headers_out.content_length_n = (int64_t) len;
     if (rx_http_send_header(r) == RX_ERROR) {
