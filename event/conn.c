@@ -88,6 +88,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     }
     c->fd = fd;
     c->state = RX_CONN_ACTIVE;
+    c->free_queued = false;
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = false;
     c->peer_known = c->local_known = false;
@@ -121,6 +122,34 @@ conn_free(rx_worker_t *w, rx_conn_t *c)
     rx_accept_slot_freed(w);
 }
 
+static void
+queue_free(rx_worker_t *w, rx_conn_t *c)
+{
+    if (c->free_queued) {
+        return;
+    }
+    c->free_queued = true;
+    c->idle_next = w->free_later;
+    w->free_later = c;
+}
+
+/* Frees the connections closed during this loop turn. */
+void
+rx_conn_free_closed(rx_worker_t *w)
+{
+    rx_conn_t *c;
+
+    while ((c = w->free_later) != NULL) {
+        w->free_later = c->idle_next;
+        c->idle_next = NULL;
+        c->free_queued = false;
+        if (c->inflight != 0) {
+            continue;       /* an operation was started while closing */
+        }
+        conn_free(w, c);
+    }
+}
+
 void
 rx_conn_close(rx_conn_t *c)
 {
@@ -129,15 +158,19 @@ rx_conn_close(rx_conn_t *c)
     if (c->state != RX_CONN_ACTIVE) {
         return;
     }
-    rx_timer_del(&c->timer);
+    /* CLOSING first: whatever on_free triggers sees a closing connection
+     * and arms nothing on it */
+    c->state = RX_CONN_CLOSING;
     rx_conn_set_idle(c, false);
     if (c->ops && c->ops->on_free) {
         c->ops->on_free(c);
     }
+    rx_timer_del(&c->timer);
     c->data = NULL;
-    c->state = RX_CONN_CLOSING;
     if (c->inflight == 0) {
-        conn_free(w, c);
+        /* freed at the end of this loop turn, never under the caller's
+         * feet: code that closed a connection may still look at it */
+        queue_free(w, c);
         return;
     }
     /* every operation on the fd completes (most with -ECANCELED) before
@@ -287,7 +320,12 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
         return;
     }
     if (!more) {
-        c->inflight--;
+        if (c->inflight == 0) {
+            rx_log_error(RX_LOG_ALERT, &c->log, 0, "completion of kind %d with "
+                         "no operation in flight", (int) rx_op_kind(cqe->user_data));
+        } else {
+            c->inflight--;
+        }
     }
     switch (rx_op_kind(cqe->user_data)) {
     case RX_OP_RECV:
@@ -314,7 +352,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
         break;
     }
     if (c->state == RX_CONN_CLOSING && c->inflight == 0) {
-        conn_free(w, c);
+        queue_free(w, c);
     }
 }
 

@@ -69,6 +69,7 @@ struct rx_conn_s {
     bool                   read_eof;
     bool                   idle;        /* on the idle (keepalive) list */
     bool                   sending;
+    bool                   free_queued; /* on the worker's free_later list */
     rx_listening_t        *listening;
     rx_sockaddr_t          peer;        /* filled lazily: rx_conn_peer() */
     bool                   peer_known;
@@ -100,6 +101,7 @@ typedef struct {
     rx_conn_t       *idle_head;       /* oldest idle connection */
     rx_conn_t       *idle_tail;
     rx_uint_t        nidle;
+    rx_conn_t       *free_later;      /* closed, freed at the end of the turn */
     rx_buf_ring_t   *recv_bufs;
     unsigned         recv_buf_size;
     rx_uint_t        connection_counter;
@@ -119,6 +121,7 @@ rx_int_t rx_conn_table_init(rx_worker_t *w, rx_uint_t n);
 void rx_conn_table_free(rx_worker_t *w);
 rx_conn_t *rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls);
 void rx_conn_close(rx_conn_t *c);
+void rx_conn_free_closed(rx_worker_t *w);
 void rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);
 void rx_conn_set_idle(rx_conn_t *c, bool idle);
 bool rx_conn_reuse_idle(rx_worker_t *w);

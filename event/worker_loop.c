@@ -149,6 +149,7 @@ terminate(rx_worker_t *w)
     for (i = 0; i < w->nconns; i++) {
         rx_conn_close(&w->conns[i]);
     }
+    rx_conn_free_closed(w);
     deadline = rx_current_msec + 1000;
     while (connections_left(w) && rx_current_msec < deadline) {
         if (rx_ring_wait(100) != RX_OK) {
@@ -156,6 +157,7 @@ terminate(rx_worker_t *w)
         }
         rx_time_update();
         rx_ring_dispatch(dispatch, w);
+        rx_conn_free_closed(w);
     }
 }
 
@@ -199,6 +201,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
         rx_time_update();
         rx_ring_dispatch(dispatch, w);
         rx_timers_expire(w);
+        rx_conn_free_closed(w);
     }
     if (w->terminate || connections_left(w)) {
         terminate(w);

@@ -265,6 +265,7 @@ struct rx_http_connection_s {
     int                       niov;
     size_t                    nalloc_iov;
     rx_msec_t                 linger_deadline;
+    const char               *action;        /* "while <action>" in logs */
     unsigned                  keepalive:1;
     unsigned                  close_after:1; /* close once the response is sent */
     unsigned                  client_eof:1;
@@ -292,6 +293,10 @@ rx_table_elt_t *rx_http_add_header_out(rx_http_request_t *r, const char *key,
 void rx_http_clear_content_length(rx_http_request_t *r);
 void rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* nginx's line: "msg (err) while action, client: A, server: S, request: R" */
+void rx_http_log_error_action(rx_http_connection_t *hc, unsigned level, int err,
+    const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* http_path.c: root/alias + URI; reserve bytes for appending */
 rx_int_t rx_http_map_uri_to_path(rx_http_request_t *r, rx_str_t *path,
@@ -309,6 +314,7 @@ void rx_http_connection_send(rx_http_connection_t *hc);
 rx_int_t rx_http_read_client_request_body(rx_http_request_t *r,
     rx_http_body_handler_pt post_handler);
 rx_int_t rx_http_discard_request_body(rx_http_request_t *r);
+rx_int_t rx_http_parse_buffered_body(rx_http_connection_t *hc);
 
 /* Installs the filter chains in their documented order (http_response.c). */
 void rx_http_init_filters(void);

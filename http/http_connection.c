@@ -194,12 +194,11 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
             return;
         case RX_HC_HEADER:
             if (len < 0) {
-                rx_log_error(RX_LOG_INFO, &c->log, (int) -len, "recv() failed "
-                             "while reading client request headers");
+                rx_http_log_error_action(hc, RX_LOG_INFO, (int) -len,
+                                         hc->action, "recv() failed");
             } else if (hc->in_len > hc->in_parsed || !rx_http_parser_idle(hc->parser)) {
-                rx_log_error(RX_LOG_INFO, &c->log, 0, "client prematurely "
-                             "closed connection while reading client request "
-                             "headers");
+                rx_http_log_error_action(hc, RX_LOG_INFO, 0, hc->action,
+                                         "client prematurely closed connection");
             }
             if (hc->r) {
                 hc->r->headers_out.status = RX_HTTP_BAD_REQUEST;
@@ -208,9 +207,9 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
             return;
         default:
             if (hc->r && !hc->r->body_read) {
-                rx_log_error(RX_LOG_INFO, &c->log, len < 0 ? (int) -len : 0,
-                             "client prematurely closed connection while "
-                             "reading client request body");
+                rx_http_log_error_action(hc, RX_LOG_INFO, len < 0 ? (int) -len : 0,
+                    "reading client request body",
+                    "client prematurely closed connection");
                 hc->r->err_status = RX_HTTP_BAD_REQUEST;
                 close_connection(hc);
                 return;
@@ -237,6 +236,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
     }
     if (hc->state == RX_HC_WAIT) {
         rx_conn_set_idle(c, false);
+        hc->action = "reading client request line";
         set_state(hc, RX_HC_HEADER);
         rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
     }
@@ -245,6 +245,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
 
 /* Parser callbacks: http_request.c fills the request. */
 rx_int_t rx_http_on_url(void *data, const char *at, size_t len);
+rx_int_t rx_http_on_request_line(void *data);
 rx_int_t rx_http_on_header(void *data, const char *k, size_t kl,
     const char *v, size_t vl);
 rx_int_t rx_http_on_headers_complete(void *data);
@@ -252,7 +253,8 @@ rx_int_t rx_http_on_body(void *data, const char *at, size_t len);
 rx_int_t rx_http_on_message_complete(void *data);
 
 static const rx_http_parse_handlers_t request_handlers = {
-    rx_http_on_url, rx_http_on_header, rx_http_on_headers_complete,
+    rx_http_on_url, rx_http_on_request_line, rx_http_on_header,
+    rx_http_on_headers_complete,
     rx_http_on_body, rx_http_on_message_complete
 };
 
@@ -266,8 +268,9 @@ ensure_parser(rx_http_connection_t *hc)
     }
     hc->parser = rx_http_parser_create_request(hc->conn->pool,
                      &request_handlers, hc, &hc->in,
+                     cscf->client_header_buffer_size,
                      cscf->large_client_header_buffers_size,
-                     cscf->large_client_header_buffers_size);
+                     (rx_uint_t) cscf->large_client_header_buffers_num);
     return hc->parser ? RX_OK : RX_ERROR;
 }
 
@@ -301,13 +304,15 @@ parse_error(rx_http_connection_t *hc)
     r->keepalive = 0;
     if (hc->state == RX_HC_PROCESS && r->header_sent) {
         /* an error in the body of a request already answered */
-        rx_log_error(RX_LOG_INFO, &hc->conn->log, 0, "%s while reading client "
-                     "request body", reason);
+        rx_http_log_error_action(hc, rx_http_parser_reason_level(hc->parser), 0,
+                                 "reading client request body", "%s",
+                                 reason ? reason : "client sent invalid body");
         close_connection(hc);
         return;
     }
     if (reason) {
-        rx_http_request_log_error(r, RX_LOG_INFO, 0, "%s", reason);
+        rx_http_request_log_error(r, rx_http_parser_reason_level(hc->parser),
+                                  0, "%s", reason);
     }
     rx_timer_del(&hc->conn->timer);
     set_state(hc, RX_HC_PROCESS);
@@ -362,6 +367,7 @@ process_input(rx_http_connection_t *hc)
 
             rx_timer_del(&hc->conn->timer);
             set_state(hc, RX_HC_PROCESS);
+            hc->action = NULL;
             rx_http_parser_resume(hc->parser);
             rx_http_stat_request();
             rx_http_run_phases(r);
@@ -396,6 +402,52 @@ process_input(rx_http_connection_t *hc)
             return;
         }
     }
+}
+
+/*
+ * Runs the parser over body bytes already received, for a handler that is
+ * about to answer. Returns RX_OK, or the status of a broken body (the
+ * connection is then closed after the answer).
+ */
+rx_int_t
+rx_http_parse_buffered_body(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    size_t             n;
+
+    while (r && !r->body_read
+           && (hc->in_parsed < hc->in_len || !rx_http_parser_idle(hc->parser))) {
+        switch (rx_http_parser_execute(hc->parser, hc->in_parsed,
+                                       hc->in_len - hc->in_parsed, &n)) {
+        case RX_HTTP_PARSE_AGAIN:
+            hc->in_parsed += n;
+            r->request_length += (int64_t) n;
+            return RX_OK;
+        case RX_HTTP_PARSE_MESSAGE_DONE:
+            hc->in_parsed += n;
+            r->request_length += (int64_t) n;
+            r->body_read = 1;
+            return RX_OK;
+        case RX_HTTP_PARSE_ERROR: {
+            const char *reason = rx_http_parser_reason(hc->parser);
+            hc->in_parsed += n;
+            hc->close_after = 1;
+            r->keepalive = 0;
+            if (reason) {
+                rx_http_request_log_error(r,
+                    rx_http_parser_reason_level(hc->parser), 0, "%s", reason);
+            }
+            /* the parser stays in error: nothing more is read */
+            hc->in_parsed = hc->in_len;
+            r->body_read = 1;
+            return (rx_int_t) rx_http_parser_status(hc->parser);
+        }
+        default:
+            hc->in_parsed += n;
+            return RX_OK;
+        }
+    }
+    return RX_OK;
 }
 
 static bool
@@ -472,6 +524,7 @@ rx_http_request_done(rx_http_request_t *r)
         memmove(hc->in, hc->in + hc->in_parsed, hc->in_len - hc->in_parsed);
         hc->in_len -= hc->in_parsed;
         hc->in_parsed = 0;
+        hc->action = "reading client request line";
         set_state(hc, RX_HC_HEADER);
         rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
         process_input(hc);
@@ -547,8 +600,9 @@ on_sent(rx_conn_t *c, ssize_t res)
     }
     if (res < 0) {
         if (res != -ECANCELED) {
-            rx_log_error(RX_LOG_INFO, &c->log, (int) -res, "writev() failed "
-                         "while sending response to client");
+            rx_http_log_error_action(hc, RX_LOG_INFO, (int) -res,
+                                     "sending response to client",
+                                     "writev() failed");
         }
         if (r->headers_out.status == 0) {
             r->headers_out.status = RX_HTTP_CLIENT_CLOSED_REQUEST;
@@ -615,15 +669,19 @@ timer_handler(rx_timer_t *t)
 {
     rx_conn_t            *c = t->data;
     rx_http_connection_t *hc = c->data;
-    rx_http_request_t    *r = hc->r;
+    rx_http_request_t    *r;
 
+    if (hc == NULL || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    r = hc->r;
     switch (hc->state) {
     case RX_HC_WAIT:
         close_connection(hc);                    /* keepalive_timeout */
         return;
     case RX_HC_HEADER:
-        rx_log_error(RX_LOG_INFO, &c->log, ETIMEDOUT, "client timed out while "
-                     "reading client request headers");
+        rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT, hc->action,
+                                 "client timed out");
         if (r) {
             r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
         }
@@ -634,8 +692,9 @@ timer_handler(rx_timer_t *t)
         return;
     case RX_HC_PROCESS:
         if (c->sending || (r && r->response_done && !r->discard_body)) {
-            rx_log_error(RX_LOG_INFO, &c->log, ETIMEDOUT, "client timed out "
-                         "while sending response to client");
+            rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
+                                     "sending response to client",
+                                     "client timed out");
             if (r && r->headers_out.status == 0) {
                 r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
             }
@@ -647,8 +706,9 @@ timer_handler(rx_timer_t *t)
             return;
         }
         if (r && !r->body_read) {
-            rx_log_error(RX_LOG_INFO, &c->log, ETIMEDOUT, "client timed out "
-                         "while reading client request body");
+            rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
+                                     "reading client request body",
+                                     "client timed out");
             hc->close_after = 1;
             if (!r->header_sent) {
                 rx_http_finalize_request(r, RX_HTTP_REQUEST_TIME_OUT);

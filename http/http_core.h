@@ -45,6 +45,7 @@ typedef struct {
     rx_str_t     name;        /* as written, lower-cased unless a regex */
     bool         regex;
     rx_regex_t  *re;          /* compiled when regex */
+    void        *capture_vars; /* rx_http_capture_vars_t: named groups */
 } rx_http_server_name_t;
 
 struct rx_http_core_srv_conf_s {
@@ -93,6 +94,7 @@ struct rx_http_core_loc_conf_s {
     rx_http_core_loc_conf_t  *parent;
     void                    **loc_conf;     /* this location's confs */
     rx_regex_t               *regex;        /* ~ and ~* locations */
+    void                     *capture_vars; /* rx_http_capture_vars_t */
     /* Lookup structures built at load time by http_location.c from
      * `locations`: prefix/exact ones in a static tree, regexes in order. */
     void                     *static_tree;

@@ -8,6 +8,8 @@
 #include "http_location.h"
 #include "http_server.h"
 #include "process.h"
+#include "regex.h"
+#include "http_captures.h"
 
 static const char *server_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -728,7 +730,9 @@ location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         name->len -= 2;
     }
     clcf->name = *name;
-    if (rx_http_location_init_conf(cf, clcf) != RX_OK) {
+    if (rx_http_location_init_conf(cf, clcf) != RX_OK
+        || rx_http_regex_capture_vars(cf, clcf->regex,
+               (rx_http_capture_vars_t **) &clcf->capture_vars) != RX_OK) {
         return RX_CONF_ERROR;
     }
 
@@ -800,7 +804,9 @@ set_server_name(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
                 sn->name.data[k] = (char) tolower((unsigned char) sn->name.data[k]);
             }
         }
-        if (rx_http_server_name_init(cf, sn) != RX_OK) {
+        if (rx_http_server_name_init(cf, sn) != RX_OK
+            || rx_http_regex_capture_vars(cf, sn->re,
+                   (rx_http_capture_vars_t **) &sn->capture_vars) != RX_OK) {
             return RX_CONF_ERROR;
         }
     }

@@ -24,6 +24,17 @@ struct rx_http_parser_s {
     rx_uint_t                       status;      /* when we stopped it */
     const char                     *reason;
     bool                            in_message;
+    bool                            in_header;   /* before headers complete */
+    /* nginx's header buffers, modelled: lines fill the first buffer, then
+     * large ones; a line never spans two buffers */
+    size_t                          first_size;
+    size_t                          large_size;
+    rx_uint_t                       large_num;
+    size_t                          first_used;
+    size_t                          large_used;
+    rx_uint_t                       large_count;
+    size_t                          line_start;  /* offset of the next line */
+    char                            reason_buf[256];
 };
 
 static llhttp_settings_t request_settings;
@@ -59,12 +70,38 @@ grow_span(rx_http_parser_t *p, size_t *off, size_t *len, const char *at,
     return 0;
 }
 
+/* Places a header line of n bytes as nginx's buffers would hold it. */
+static int
+account_line(rx_http_parser_t *p, size_t n)
+{
+    if (p->large_count == 0 && p->first_used + n <= p->first_size) {
+        p->first_used += n;
+        return 0;
+    }
+    if (n > p->large_size) {
+        return fail(p, RX_HTTP_REQUEST_HEADER_TOO_LARGE,
+                    "client sent too long header line");
+    }
+    if (p->large_count == 0 || p->large_used + n > p->large_size) {
+        if (++p->large_count > p->large_num) {
+            return fail(p, RX_HTTP_REQUEST_HEADER_TOO_LARGE,
+                        "client sent too large request");
+        }
+        p->large_used = 0;
+    }
+    p->large_used += n;
+    return 0;
+}
+
 static int
 on_message_begin(llhttp_t *l)
 {
     rx_http_parser_t *p = from(l);
 
     p->in_message = true;
+    p->in_header = true;
+    p->first_used = p->large_used = 0;
+    p->large_count = 0;
     p->url_len = p->field_len = p->value_len = 0;
     p->last = SPAN_NONE;
     return 0;
@@ -90,6 +127,23 @@ on_url_complete(llhttp_t *l)
         return fail(p, RX_HTTP_BAD_REQUEST, "client sent HTTP/0.9 request");
     }
     rc = p->h->on_url(p->data, *p->base + p->url_off, p->url_len);
+    return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
+}
+
+static int
+on_version_complete(llhttp_t *l)
+{
+    rx_http_parser_t *p = from(l);
+    rx_int_t          rc;
+    const char       *method = llhttp_method_name((llhttp_method_t) l->method);
+
+    /* "METHOD SP target SP HTTP/x.y CRLF" */
+    p->line_start = p->url_off + p->url_len + sizeof(" HTTP/1.1\r\n") - 1;
+    if (account_line(p, strlen(method) + 1 + p->url_len
+                        + sizeof(" HTTP/1.1\r\n") - 1) != 0) {
+        return HPE_USER;
+    }
+    rc = p->h->on_request_line(p->data);
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
 }
 
@@ -125,9 +179,17 @@ static int
 on_header_value_complete(llhttp_t *l)
 {
     rx_http_parser_t *p = from(l);
-    rx_int_t rc = p->h->on_header(p->data, *p->base + p->field_off, p->field_len,
-                                  *p->base + p->value_off, p->value_len);
+    rx_int_t          rc;
+    size_t            end = p->value_len ? p->value_off + p->value_len
+                                         : p->field_off + p->field_len + 1;
 
+    if (end + 2 > p->line_start
+        && account_line(p, end + 2 - p->line_start) != 0) {
+        return HPE_USER;
+    }
+    p->line_start = end + 2;
+    rc = p->h->on_header(p->data, *p->base + p->field_off, p->field_len,
+                         *p->base + p->value_off, p->value_len);
     p->last = SPAN_NONE;
     p->field_len = p->value_len = 0;
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
@@ -137,7 +199,10 @@ static int
 on_headers_complete(llhttp_t *l)
 {
     rx_http_parser_t *p = from(l);
-    rx_int_t rc = p->h->on_headers_complete(p->data);
+    rx_int_t          rc;
+
+    p->in_header = false;
+    rc = p->h->on_headers_complete(p->data);
 
     if (rc != RX_OK) {
         return fail(p, (rx_uint_t) rc, NULL);
@@ -168,8 +233,10 @@ on_message_complete(llhttp_t *l)
 
 rx_http_parser_t *
 rx_http_parser_create_request(rx_pool_t *pool, const rx_http_parse_handlers_t *h,
-    void *data, char **base, size_t max_url, size_t max_header_line)
+    void *data, char **base, size_t first_size, size_t large_size,
+    rx_uint_t large_num)
 {
+    size_t max_url = large_size, max_header_line = large_size;
     rx_http_parser_t *p = rx_pcalloc(pool, sizeof(rx_http_parser_t));
 
     if (p == NULL) {
@@ -179,6 +246,7 @@ rx_http_parser_create_request(rx_pool_t *pool, const rx_http_parse_handlers_t *h
         request_settings.on_message_begin = on_message_begin;
         request_settings.on_url = on_url;
         request_settings.on_url_complete = on_url_complete;
+        request_settings.on_version_complete = on_version_complete;
         request_settings.on_header_field = on_header_field;
         request_settings.on_header_value = on_header_value;
         request_settings.on_header_value_complete = on_header_value_complete;
@@ -193,6 +261,9 @@ rx_http_parser_create_request(rx_pool_t *pool, const rx_http_parse_handlers_t *h
     p->base = base;
     p->max_url = max_url;
     p->max_header_line = max_header_line;
+    p->first_size = first_size;
+    p->large_size = large_size;
+    p->large_num = large_num;
     return p;
 }
 
@@ -208,6 +279,45 @@ status_of(llhttp_errno_t err)
     default:
         return RX_HTTP_BAD_REQUEST;
     }
+}
+
+/* llhttp's findings in nginx's words where nginx has words for them. */
+static const char *
+nginx_reason(rx_http_parser_t *p, llhttp_errno_t err, const char *end)
+{
+    const char *reason = llhttp_get_error_reason(&p->llhttp);
+    const char *pos = llhttp_get_error_pos(&p->llhttp), *v;
+
+    if (reason == NULL) {
+        return "client sent invalid request";
+    }
+    if (strcmp(reason, "Content-Length can't be present with Transfer-Encoding") == 0
+        || strcmp(reason, "Transfer-Encoding can't be present with Content-Length") == 0) {
+        return "client sent \"Content-Length\" and \"Transfer-Encoding\" "
+               "headers at the same time";
+    }
+    if (err == HPE_INVALID_CHUNK_SIZE || err == HPE_CB_CHUNK_HEADER
+        || err == HPE_CB_CHUNK_COMPLETE
+        || (p->llhttp.flags & F_CHUNKED && !p->in_header)) {
+        return "client sent invalid chunked body";
+    }
+    if (err == HPE_INVALID_CONTENT_LENGTH) {
+        return "client sent invalid \"Content-Length\" header";
+    }
+    if (strcmp(reason, "Duplicate Content-Length") == 0 && pos) {
+        /* the new value starts where llhttp stopped */
+        for (v = pos; v < end && (*v == ' ' || *v == '\t'); v++) { }
+        const char *e = v;
+        while (e < end && *e >= '0' && *e <= '9') e++;
+        snprintf(p->reason_buf, sizeof(p->reason_buf), "client sent duplicate "
+                 "header line: \"Content-Length: %.*s\", previous value: "
+                 "\"Content-Length: %" PRIu64 "\"", (int) (e - v), v,
+                 p->llhttp.content_length);
+        return p->reason_buf;
+    }
+    snprintf(p->reason_buf, sizeof(p->reason_buf), "client sent invalid "
+             "request: %s", reason);
+    return p->reason_buf;
 }
 
 rx_http_parse_rc_t
@@ -235,7 +345,7 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
         if (p->status == 0) {
             /* llhttp's own finding; a callback's status stays as it is */
             p->status = status_of(err);
-            p->reason = llhttp_get_error_reason(&p->llhttp);
+            p->reason = nginx_reason(p, err, start + len);
         }
         return RX_HTTP_PARSE_ERROR;
     }
@@ -289,6 +399,14 @@ rx_uint_t
 rx_http_parser_status(rx_http_parser_t *p)
 {
     return p->status ? p->status : RX_HTTP_BAD_REQUEST;
+}
+
+/* How loud the reason is: nginx logs a broken chunked body at error. */
+unsigned
+rx_http_parser_reason_level(rx_http_parser_t *p)
+{
+    return p->reason && strcmp(p->reason, "client sent invalid chunked body") == 0
+           ? RX_LOG_ERR : RX_LOG_INFO;
 }
 
 const char *

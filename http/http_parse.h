@@ -14,6 +14,8 @@ typedef struct rx_http_parser_s rx_http_parser_t;
  * being parsed and are complete (a span split across reads is joined). */
 typedef struct {
     rx_int_t (*on_url)(void *data, const char *at, size_t len);
+    /* the request line is complete (method, target and version known) */
+    rx_int_t (*on_request_line)(void *data);
     rx_int_t (*on_header)(void *data, const char *key, size_t klen,
                           const char *value, size_t vlen);
     rx_int_t (*on_headers_complete)(void *data);
@@ -42,12 +44,15 @@ typedef struct {
 
 /*
  * Creates a request parser whose spans are offsets into *base, so that the
- * owner may move (realloc) its input buffer between calls. max_span bounds
- * a URL and a header line (414 / 494 when exceeded).
+ * owner may move (realloc) its input buffer between calls. The sizes are
+ * client_header_buffer_size and large_client_header_buffers: a request
+ * line longer than a large buffer is a 414, a header line longer than one
+ * or a header needing more large buffers than allowed is a 494, counted
+ * the way nginx fills its buffers.
  */
 rx_http_parser_t *rx_http_parser_create_request(rx_pool_t *pool,
     const rx_http_parse_handlers_t *h, void *data, char **base,
-    size_t max_url, size_t max_header_line);
+    size_t first_size, size_t large_size, rx_uint_t large_num);
 /* Parses bytes [from, from + len) of *base; *consumed gets how many. */
 rx_http_parse_rc_t rx_http_parser_execute(rx_http_parser_t *p, size_t from,
     size_t len, size_t *consumed);
@@ -57,6 +62,7 @@ void rx_http_parser_resume(rx_http_parser_t *p);
 void rx_http_parser_info(rx_http_parser_t *p, rx_http_message_info_t *info);
 rx_uint_t rx_http_parser_status(rx_http_parser_t *p);   /* 400, 414, 494, 505 */
 const char *rx_http_parser_reason(rx_http_parser_t *p);
+unsigned rx_http_parser_reason_level(rx_http_parser_t *p);
 /* True between messages (nothing of the next message parsed yet). */
 bool rx_http_parser_idle(rx_http_parser_t *p);
 

@@ -10,6 +10,8 @@
 #include "http_server.h"
 #include "http_location.h"
 #include "clock.h"
+#include "regex.h"
+#include "http_captures.h"
 
 rx_int_t
 rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
@@ -36,35 +38,54 @@ phase_handlers(rx_http_request_t *r, rx_http_phase_t phase)
     return &cmcf->phases[phase];
 }
 
+static void
+log_verror(rx_http_connection_t *hc, unsigned level, int err,
+    const char *action, const char *fmt, va_list args)
+{
+    rx_http_request_t *r = hc->r;
+    char               msg[RX_MAX_ERROR_STR], addr[128];
+    size_t             n;
+
+    n = (size_t) vsnprintf(msg, sizeof(msg), fmt, args);
+    if (err && n < sizeof(msg)) {
+        n += (size_t) snprintf(msg + n, sizeof(msg) - n, " (%d: %s)", err,
+                               strerror(err));
+    }
+    if (action && n < sizeof(msg)) {
+        n += (size_t) snprintf(msg + n, sizeof(msg) - n, " while %s", action);
+    }
+    rx_sock_ntop(rx_conn_peer(hc->conn), addr, sizeof(addr), false);
+    if (r && r->request_line.len) {
+        rx_log_error(level, &hc->conn->log, 0, "%s, client: %s, server: %s, "
+            "request: \"%.*s\"", msg, addr,
+            hc->server && hc->server->server_names.nelts
+            ? ((rx_http_server_name_t *) hc->server->server_names.elts)->name.data
+            : "", (int) r->request_line.len, r->request_line.data);
+    } else {
+        rx_log_error(level, &hc->conn->log, 0, "%s, client: %s", msg, addr);
+    }
+}
+
+void
+rx_http_log_error_action(rx_http_connection_t *hc, unsigned level, int err,
+    const char *action, const char *fmt, ...)
+{
+    va_list args;
+
+    va_start(args, fmt);
+    log_verror(hc, level, err, action, fmt, args);
+    va_end(args);
+}
+
 void
 rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     const char *fmt, ...)
 {
-    char    msg[RX_MAX_ERROR_STR];
     va_list args;
-    rx_conn_t *c = r->conn;
-    char    addr[128];
-
-    size_t  n;
 
     va_start(args, fmt);
-    n = (size_t) vsnprintf(msg, sizeof(msg), fmt, args);
+    log_verror(r->hc, level, err, r->hc->action, fmt, args);
     va_end(args);
-    if (err && n < sizeof(msg)) {
-        /* nginx's order: "open() ... failed (2: ...), client: ..." */
-        snprintf(msg + n, sizeof(msg) - n, " (%d: %s)", err, strerror(err));
-        err = 0;
-    }
-    rx_sock_ntop(rx_conn_peer(c), addr, sizeof(addr), false);
-    if (r->request_line.len) {
-        rx_log_error(level, &c->log, err, "%s, client: %s, server: %s, "
-            "request: \"%.*s\"", msg, addr,
-            r->hc->server && r->hc->server->server_names.nelts
-            ? ((rx_http_server_name_t *) r->hc->server->server_names.elts)->name.data
-            : "", (int) r->request_line.len, r->request_line.data);
-    } else {
-        rx_log_error(level, &c->log, err, "%s, client: %s", msg, addr);
-    }
 }
 
 rx_http_request_t *
@@ -257,12 +278,19 @@ rx_http_on_header(void *data, const char *k, size_t kl, const char *v, size_t vl
     rx_table_elt_t          *h;
     size_t                   i;
 
+    /* llhttp lets whitespace between the name and the colon through;
+     * RFC 9112 5.1 says reject (it is a smuggling vector) */
+    if (kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t')) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent invalid "
+            "header line: \"%.*s:\"", (int) kl, k);
+        return RX_HTTP_BAD_REQUEST;
+    }
     /* llhttp admits only token characters in names; '_' is one of them,
      * and nginx drops such headers unless told otherwise */
     if (!cscf->underscores_in_headers && memchr(k, '_', kl)) {
         if (cscf->ignore_invalid_headers) {
             rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent invalid "
-                "header line: \"%.*s\"", (int) kl, k);
+                "header line: \"%.*s: %.*s\"", (int) kl, k, (int) vl, v);
             return RX_OK;
         }
     }
@@ -344,18 +372,44 @@ select_server(rx_http_request_t *r)
     rx_http_connection_t    *hc = r->hc;
     rx_http_core_srv_conf_t *cscf;
     rx_str_t                 host = r->headers_in.server;
+    rx_regex_t              *matched = NULL;
 
     cscf = rx_http_find_server(hc->names, &host, r->captures,
-                               RX_HTTP_MAX_CAPTURES, &r->ncaptures, NULL);
+                               RX_HTTP_MAX_CAPTURES, &r->ncaptures, &matched);
     if (cscf == NULL) {
         cscf = hc->default_server;
     }
     if (r->ncaptures > 0) {
         r->captures_data = r->headers_in.server.data;
     }
+    if (matched) {
+        rx_http_server_name_t *sn = cscf->server_names.elts;
+        rx_uint_t              i;
+
+        for (i = 0; i < cscf->server_names.nelts; i++) {
+            if (sn[i].re == matched) {
+                rx_http_set_capture_vars(r, sn[i].capture_vars,
+                                         r->headers_in.server.data);
+            }
+        }
+    }
     hc->server = cscf;
     r->srv_conf = cscf->ctx->srv_conf;
     r->loc_conf = cscf->ctx->loc_conf;
+}
+
+rx_int_t
+rx_http_on_request_line(void *data)
+{
+    rx_http_connection_t   *hc = data;
+    rx_http_message_info_t  info;
+
+    rx_http_parser_info(hc->parser, &info);
+    if (build_request_line(hc->r, &info) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    hc->action = "reading client request headers";
+    return RX_OK;
 }
 
 rx_int_t
@@ -367,10 +421,25 @@ rx_http_on_headers_complete(void *data)
     rx_http_core_loc_conf_t *clcf;
 
     rx_http_parser_info(hc->parser, &info);
-    if (build_request_line(r, &info) != RX_OK) {
+    if (r->request_line.len == 0 && build_request_line(r, &info) != RX_OK) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
     r->header_size = r->request_length;
+    if (r->headers_in.transfer_encoding
+        && r->http_version < RX_HTTP_VERSION_11) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent HTTP/1.0 "
+                                  "request with \"Transfer-Encoding\" header");
+        return RX_HTTP_BAD_REQUEST;
+    }
+    if (r->headers_in.transfer_encoding
+        && !(r->headers_in.transfer_encoding->value.len == 7
+             && strncasecmp(r->headers_in.transfer_encoding->value.data,
+                            "chunked", 7) == 0)) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent unknown "
+            "\"Transfer-Encoding\": \"%s\"",
+            r->headers_in.transfer_encoding->value.data);
+        return RX_HTTP_NOT_IMPLEMENTED;
+    }
     if (info.http_major != 1) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent unsupported "
                                   "HTTP version");
@@ -402,6 +471,9 @@ rx_http_on_headers_complete(void *data)
     select_server(r);
 
     if (r->method & (RX_HTTP_CONNECT | RX_HTTP_TRACE)) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent %s method",
+                                  r->method == RX_HTTP_CONNECT ? "CONNECT"
+                                                               : "TRACE");
         return RX_HTTP_NOT_ALLOWED;
     }
     if (r->headers_in.expect && r->http_version >= RX_HTTP_VERSION_11
@@ -446,8 +518,9 @@ rx_http_on_body(void *data, const char *at, size_t len)
         }
     }
     rb->received += (int64_t) len;
-    if (clcf->client_max_body_size
-        && rb->received > clcf->client_max_body_size) {
+    /* a body that is only discarded is not held to the limit (nginx) */
+    if (clcf->client_max_body_size && r->err_status == 0 && rb->post_handler
+        && !r->discard_body && rb->received > clcf->client_max_body_size) {
         rx_http_request_log_error(r, RX_LOG_ERR, 0, "client intended to send "
             "too large chunked body: %" PRId64 " bytes", rb->received);
         return RX_HTTP_REQUEST_ENTITY_TOO_LARGE;
@@ -504,11 +577,14 @@ rx_http_read_client_request_body(rx_http_request_t *r,
     return RX_OK;
 }
 
+/* Drops the body. What already arrived is parsed now, so that a broken
+ * body is answered with 400 rather than with the handler's response
+ * (nginx reads what is there before it answers). */
 rx_int_t
 rx_http_discard_request_body(rx_http_request_t *r)
 {
     r->discard_body = 1;
-    return RX_OK;
+    return rx_http_parse_buffered_body(r->hc);
 }
 
 void
@@ -529,17 +605,22 @@ find_config(rx_http_request_t *r)
 {
     rx_http_core_loc_conf_t *server_clcf, *clcf;
     rx_int_t                 n = 0;
+    rx_regex_t              *matched = NULL;
 
     server_clcf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
                   rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
     clcf = rx_http_find_location(server_clcf, &r->uri, r->captures,
-                                 RX_HTTP_MAX_CAPTURES, &n, NULL);
+                                 RX_HTTP_MAX_CAPTURES, &n, &matched);
     if (clcf == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;     /* a regex failed to run */
     }
     if (n > 0) {
         r->ncaptures = n;
         r->captures_data = r->uri.data;
+    }
+    if (matched && matched == clcf->regex && clcf->capture_vars
+        && rx_http_set_capture_vars(r, clcf->capture_vars, r->uri.data) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
     r->loc_conf = clcf->loc_conf ? clcf->loc_conf : server_clcf->loc_conf;
     if (r->loc_conf == NULL) {

@@ -121,9 +121,11 @@ do_return(rx_http_request_t *r, const rx_http_rewrite_step_t *step)
                                        rx_http_core_module);
     rx_str_t                 text;
 
-    if (r->method != RX_HTTP_GET && r->method != RX_HTTP_HEAD
-        && !r->body_read) {
-        rx_http_discard_request_body(r);
+    if (!r->body_read) {
+        rx_int_t rc = rx_http_discard_request_body(r);
+        if (rc != RX_OK) {
+            return rc;
+        }
     }
     if (!step->has_text) {
         if (step->status >= 300 || step->status == RX_HTTP_NO_CONTENT) {

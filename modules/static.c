@@ -571,7 +571,12 @@ static_handler(rx_http_request_t *r)
     if (r->uri.len == 0 || r->uri.data[r->uri.len - 1] == '/') {
         return RX_DECLINED;
     }
-    rx_http_discard_request_body(r);
+    {
+        rx_int_t rc = rx_http_discard_request_body(r);
+        if (rc != RX_OK) {
+            return rc;
+        }
+    }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
     if (ctx == NULL || rx_http_map_uri_to_path(r, &ctx->path, 0) != RX_OK) {
         return RX_ERROR;

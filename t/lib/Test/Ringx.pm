@@ -49,6 +49,36 @@ package Test::Ringx;
 #   log_contains(QR [, FILE])  any error log; list context: the lines
 #   connect_ok(PORT), http(PORT, RAW), http_get(PORT, PATH)
 #   Test::Ringx::pid_alive(PID)  running and not a zombie
+#   raw(PORT [, host => H, timeout => S])  a Test::Ringx::Conn (below), or
+#                           undef when the connect fails
+#   Test::Ringx::parse_responses(RAW [, head => [BOOL, ...]])  responses
+#   cpu_seconds(PID)        utime + stime of a process (from /proc), or undef
+#
+# Test::Ringx::Conn: a raw client connection for what curl would hide
+# (pipelining, bytes in pieces, timeouts, who closes). Every read has a
+# deadline (default 5 s, scaled); nothing blocks for longer.
+#   $c->send(BYTES)         write everything; false when the peer is gone
+#   $c->send_slow(PIECES, delay => S)  PIECES: an arrayref of strings, or a
+#                           string cut in size => N byte pieces (default 1);
+#                           sleeps S (default 0.1) between pieces
+#   $c->read_response([timeout => S, head => 1])  one parsed response (the
+#                           rest stays buffered for the next call), undef on
+#                           EOF/timeout before a complete one; head => 1: the
+#                           response to a HEAD (no body)
+#   $c->read_responses(N, [...])  up to N responses (fewer on EOF/timeout)
+#   $c->read_all([timeout => S])  the buffer plus everything read until EOF
+#                           or the timeout (check $c->eof to know which)
+#   $c->wait_closed(S)      reads (keeping the data in buffer) until EOF or
+#                           a reset: true when the server closed within S
+#   $c->still_open([S])     true when no EOF/reset arrives within S (default
+#                           0.1 s): the connection is still up
+#   $c->buffer, $c->eof, $c->reset, $c->sock, $c->close
+# A parsed response is a hashref: proto, status, reason, headers (lower-case
+# name => value, repeated headers joined with ", "), header_list ([name,
+# value] pairs in order), head (the raw status line and headers), body
+# (de-chunked when chunked), raw (the bytes of the whole response), chunked,
+# complete (false only for a body delimited by the close that had not been
+# seen).
 #
 # Environment:
 #   RINGX_BIN            the binary (default: objs/ringx of this checkout)
@@ -800,6 +830,261 @@ sub http_get {
     return $self->http($port,
         "GET $path HTTP/1.0\r\nHost: $host\r\nConnection: close\r\n\r\n", %o);
 }
+
+# A raw connection (Test::Ringx::Conn), undef when the connect fails.
+sub raw {
+    my ($self, $port, %o) = @_;
+    return Test::Ringx::Conn->new($o{host} // '127.0.0.1', $port, %o);
+}
+
+# CPU time used so far by a process, user + system, in seconds.
+sub cpu_seconds {
+    my ($self, $pid) = @_;
+    $pid = $self unless ref $self || $self eq __PACKAGE__;   # as a function
+    open(my $fh, '<', "/proc/$pid/stat") or return undef;
+    my $s = <$fh>;
+    close $fh;
+    return undef unless defined $s;
+    my @f = split ' ', substr($s, rindex($s, ')') + 2);
+    my $hz = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
+    return ($f[11] + $f[12]) / $hz;                 # fields 14 and 15
+}
+
+# Parses one response at the start of $$bufref. Returns (response, length
+# used) when complete; (undef, 0) when more bytes are needed or the bytes
+# are not a response. With eof a body delimited by the close is complete.
+sub _parse_one {
+    my ($bufref, %o) = @_;
+    my $buf = $$bufref;
+    my $end = index($buf, "\r\n\r\n");
+    my $sep = 4;
+    if ($end < 0) {
+        return (undef, 0);
+    }
+    my $head = substr($buf, 0, $end + $sep);
+    my @lines = split /\r\n/, substr($buf, 0, $end);
+    my $sl = shift @lines;
+    # not a response: the caller sees it in the buffer
+    return (undef, 0) unless $sl =~ m{^(HTTP/\d\.\d) (\d{3})(?: (.*))?$};
+    my %r = (proto => $1, status => $2 + 0, reason => $3 // '',
+             head => $head, headers => {}, header_list => [],
+             chunked => 0, complete => 1);
+    for my $l (@lines) {
+        my ($n, $v) = $l =~ /^([^:]+):[ \t]*(.*?)[ \t]*$/ or next;
+        push @{ $r{header_list} }, [$n, $v];
+        my $k = lc $n;
+        $r{headers}{$k} = exists $r{headers}{$k}
+            ? "$r{headers}{$k}, $v" : $v;
+    }
+    my $pos = $end + $sep;
+    my $h = $r{headers};
+    if ($o{head} || $r{status} < 200 || $r{status} == 204
+        || $r{status} == 304) {
+        $r{body} = '';
+    } elsif (($h->{'transfer-encoding'} // '') =~ /chunked/i) {
+        $r{chunked} = 1;
+        my $body = '';
+        while (1) {
+            my $le = index($buf, "\r\n", $pos);
+            return (undef, 0) if $le < 0;
+            my $line = substr($buf, $pos, $le - $pos);
+            return (undef, 0) unless $line =~ /^([0-9a-fA-F]+)/;
+            my $size = hex $1;
+            $pos = $le + 2;
+            if ($size == 0) {
+                # trailers up to an empty line
+                while (1) {
+                    my $te = index($buf, "\r\n", $pos);
+                    return (undef, 0) if $te < 0;
+                    my $empty = $te == $pos;
+                    $pos = $te + 2;
+                    last if $empty;
+                }
+                last;
+            }
+            return (undef, 0) if length($buf) < $pos + $size + 2;
+            $body .= substr($buf, $pos, $size);
+            $pos += $size + 2;
+        }
+        $r{body} = $body;
+    } elsif (defined $h->{'content-length'}) {
+        my $len = $h->{'content-length'};
+        return (undef, 0) unless $len =~ /^\d+$/;
+        return (undef, 0) if length($buf) < $pos + $len;
+        $r{body} = substr($buf, $pos, $len);
+        $pos += $len;
+    } else {
+        $r{body} = substr($buf, $pos);
+        $r{complete} = $o{eof} ? 1 : 0;
+        return (undef, 0) unless $o{eof};
+        $pos = length $buf;
+    }
+    $r{raw} = substr($buf, 0, $pos);
+    return (\%r, $pos);
+}
+
+# Every response in a byte string (as read from a connection that is now
+# closed). head => [flags]: which of them answer a HEAD. Bytes after the
+# last complete response are left out (see the last element's raw to tell).
+sub parse_responses {
+    my ($raw, %o) = @_;
+    my @flags = @{ $o{head} || [] };
+    my @r;
+    while (length $raw) {
+        my ($r, $used) = _parse_one(\$raw, eof => 1, head => shift @flags);
+        last unless $r;
+        push @r, $r;
+        substr($raw, 0, $used) = '';
+    }
+    return @r;
+}
+
+package Test::Ringx::Conn;
+
+use Errno qw(EAGAIN EINTR ECONNRESET EPIPE);
+use IO::Select;
+use Time::HiRes qw(sleep time);
+
+sub new {
+    my ($class, $host, $port, %o) = @_;
+    my $s = Test::Ringx::_connect($host, $port,
+                                  Test::Ringx::timeout($o{timeout} // 2))
+        or return undef;
+    $s->autoflush(1);
+    binmode $s;
+    return bless { sock => $s, buf => '', eof => 0, reset => 0,
+                   sel => IO::Select->new($s) }, $class;
+}
+
+sub sock   { $_[0]{sock} }
+sub buffer { $_[0]{buf} }
+sub eof    { $_[0]{eof} }
+sub reset  { $_[0]{reset} }
+
+sub close {
+    my ($self) = @_;
+    close($self->{sock}) if $self->{sock};
+    $self->{sock} = undef;
+    $self->{eof} = 1;
+}
+
+sub send {
+    my ($self, $data) = @_;
+    return 0 unless $self->{sock};
+    local $SIG{PIPE} = 'IGNORE';
+    my $off = 0;
+    my $deadline = time + Test::Ringx::timeout(5);
+    while ($off < length $data) {
+        my $n = syswrite($self->{sock}, $data, length($data) - $off, $off);
+        if (!defined $n) {
+            next if $! == EINTR;
+            if ($! == EAGAIN) {
+                return 0 if time > $deadline;
+                sleep 0.01;
+                next;
+            }
+            return 0;
+        }
+        $off += $n;
+    }
+    return 1;
+}
+
+sub send_slow {
+    my ($self, $pieces, %o) = @_;
+    my $delay = $o{delay} // 0.1;
+    unless (ref $pieces) {
+        my $size = $o{size} || 1;
+        $pieces = [ unpack("(a$size)*", $pieces) ];
+    }
+    my $i = 0;
+    for my $p (@$pieces) {
+        sleep $delay if $i++;
+        $self->send($p) or return 0;
+    }
+    return 1;
+}
+
+# One read into the buffer, waiting up to $left seconds. Returns 1 (data),
+# 0 (EOF or reset), undef (timeout).
+sub _fill {
+    my ($self, $left) = @_;
+    return 0 if $self->{eof} || !$self->{sock};
+    return undef if $left <= 0;
+    return undef unless $self->{sel}->can_read($left);
+    my $n = sysread($self->{sock}, my $b, 65536);
+    if (!defined $n) {
+        return undef if $! == EINTR || $! == EAGAIN;
+        $self->{reset} = 1 if $! == ECONNRESET;
+        $self->{eof} = 1;
+        return 0;
+    }
+    if ($n == 0) {
+        $self->{eof} = 1;
+        return 0;
+    }
+    $self->{buf} .= $b;
+    return 1;
+}
+
+sub read_response {
+    my ($self, %o) = @_;
+    my $deadline = time + Test::Ringx::timeout($o{timeout} // 5);
+    while (1) {
+        my ($r, $used) = Test::Ringx::_parse_one(\$self->{buf},
+                                  head => $o{head}, eof => $self->{eof});
+        if ($r) {
+            substr($self->{buf}, 0, $used) = '';
+            return $r;
+        }
+        return undef if $self->{eof};
+        my $got = $self->_fill($deadline - time);
+        return undef unless defined $got;   # timeout
+    }
+}
+
+sub read_responses {
+    my ($self, $n, %o) = @_;
+    my @r;
+    my @flags = @{ $o{head} || [] };
+    my $deadline = time + Test::Ringx::timeout($o{timeout} // 5);
+    for (1 .. $n) {
+        my $left = $deadline - time;
+        my $r = $self->read_response(timeout => ($left > 0 ? $left : 0.001)
+                                                / $Test::Ringx::SCALE,
+                                     head => shift @flags) or last;
+        push @r, $r;
+    }
+    return @r;
+}
+
+sub read_all {
+    my ($self, %o) = @_;
+    my $deadline = time + Test::Ringx::timeout($o{timeout} // 5);
+    while (!$self->{eof}) {
+        defined($self->_fill($deadline - time)) or last;
+    }
+    my $all = $self->{buf};
+    $self->{buf} = '';
+    return $all;
+}
+
+sub wait_closed {
+    my ($self, $secs) = @_;
+    my $deadline = time + Test::Ringx::timeout($secs // 5);
+    while (!$self->{eof}) {
+        defined($self->_fill($deadline - time)) or return 0;
+    }
+    return 1;
+}
+
+sub still_open {
+    my ($self, $secs) = @_;
+    return 0 if $self->{eof} || !$self->{sock};
+    return !$self->wait_closed($secs // 0.1);
+}
+
+package Test::Ringx;
 
 ###########################################################################
 # clean-up
