@@ -797,6 +797,7 @@ set_server_name(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         if (sn == NULL) {
             return RX_CONF_ERROR;
         }
+        memset(sn, 0, sizeof(*sn));
         sn->name = value[i];
         sn->regex = value[i].len && value[i].data[0] == '~';
         if (!sn->regex) {
