@@ -59,12 +59,14 @@ show_configure(void)
     if (strcmp(rx_tls_version_text(), rx_tls_runtime_version_text()) != 0) {
         fprintf(stderr, " (running with %s)", rx_tls_runtime_version_text());
     }
-    fprintf(stderr, "\nTLS SNI support enabled\n");
+    fprintf(stderr, "\n");
     n = (size_t) snprintf(line, sizeof(line), "configure arguments:%s%s",
                           RX_CONFIGURE[0] ? " " : "", RX_CONFIGURE);
     for (f = rx_module_flags; f->configure_name && n < sizeof(line); f++) {
-        n += (size_t) snprintf(line + n, sizeof(line) - n, " --with%s-%s",
-                               f->compiled ? "" : "out", f->configure_name);
+        if (f->compiled != f->standard) {
+            n += (size_t) snprintf(line + n, sizeof(line) - n, " --with%s-%s",
+                                   f->compiled ? "" : "out", f->configure_name);
+        }
     }
     fprintf(stderr, "%s\n", line);
 }

@@ -40,6 +40,7 @@ typedef struct {
 typedef struct {
     const char *configure_name;   /* e.g. "http_gzip_module" */
     bool        compiled;
+    bool        standard;         /* nginx builds it unless told --without */
 } rx_module_flag_t;
 
 extern rx_module_t *const rx_modules[];

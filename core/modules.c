@@ -29,12 +29,16 @@ rx_module_t *const rx_modules[] = {
     &rx_http_core_module,
     &rx_http_variables_module,  /* the $variable registry, core variables */
     &rx_http_log_module,        /* access_log, log_format */
+#if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
+#endif
     &rx_http_headers_module,
     /* content handlers, tried in this order */
     &rx_http_index_module,
     &rx_http_static_module,
+#if (RX_HTTP_STUB_STATUS)
     &rx_http_stub_status_module,
+#endif
 };
 
 const rx_uint_t rx_modules_n = rx_nelems(rx_modules);
@@ -42,22 +46,39 @@ const rx_uint_t rx_modules_n = rx_nelems(rx_modules);
 /* For -V: optional modules compiled in, and nginx's standard modules that
  * ringx does not have (so that scripts parsing -V see the truth). */
 const rx_module_flag_t rx_module_flags[] = {
-    { "http_ssl_module", false },
-    { "http_gzip_module", false },
-    { "http_rewrite_module", false },
-    { "http_proxy_module", false },
-    { "http_fastcgi_module", false },
-    { "http_stub_status_module", false },
-    { "http_uwsgi_module", false },
-    { "http_scgi_module", false },
-    { "http_ssi_module", false },
-    { "http_userid_module", false },
-    { "http_mirror_module", false },
-    { "http_memcached_module", false },
-    { "http_empty_gif_module", false },
-    { "http_browser_module", false },
-    { "http_grpc_module", false },
-    { NULL, false }
+    /* nginx's optional modules: "--with-" when compiled in */
+    { "http_ssl_module", false, false },
+    { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
+    /* nginx's standard modules: "--without-" when ringx lacks them */
+    { "http_rewrite_module", RX_HTTP_REWRITE, true },
+    { "http_gzip_module", false, true },
+    { "http_proxy_module", false, true },
+    { "http_fastcgi_module", false, true },
+    { "http_uwsgi_module", false, true },
+    { "http_scgi_module", false, true },
+    { "http_ssi_module", false, true },
+    { "http_userid_module", false, true },
+    { "http_mirror_module", false, true },
+    { "http_memcached_module", false, true },
+    { "http_empty_gif_module", false, true },
+    { "http_browser_module", false, true },
+    { "http_grpc_module", false, true },
+    { "http_geo_module", false, true },
+    { "http_map_module", false, true },
+    { "http_split_clients_module", false, true },
+    { "http_referer_module", false, true },
+    { "http_auth_basic_module", false, true },
+    { "http_autoindex_module", false, true },
+    { "http_access_module", false, true },
+    { "http_limit_conn_module", false, true },
+    { "http_limit_req_module", false, true },
+    { "http_upstream_hash_module", false, true },
+    { "http_upstream_ip_hash_module", false, true },
+    { "http_upstream_least_conn_module", false, true },
+    { "http_upstream_random_module", false, true },
+    { "http_upstream_keepalive_module", false, true },
+    { "http_upstream_zone_module", false, true },
+    { NULL, false, false }
 };
 
 void

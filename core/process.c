@@ -128,7 +128,7 @@ worker_main(rx_cycle_t *cycle, rx_uint_t index)
 
     rx_process = RX_PROCESS_WORKER;
     rx_setproctitle(RINGX_NAME ": worker process");
-    if (rx_worker_init(cycle, index) != RX_OK) {
+    if (rx_worker_init(cycle, index, true) != RX_OK) {
         exit(RX_EXIT_FATAL);
     }
     rc = rx_worker_loop(cycle, index);
@@ -244,7 +244,10 @@ worker_died(rx_cycle_t *cycle, rx_worker_t *w, int status)
                      "signal %d%s", (int) w->pid, WTERMSIG(status),
                      WCOREDUMP(status) ? " (core dumped)" : "");
     } else {
-        rx_log_error(w->exiting ? RX_LOG_NOTICE : RX_LOG_ALERT, cycle->log, 0,
+        /* code 0 is a clean exit (a signal to the whole process group
+         * reaches workers before the master); anything else is a failure */
+        rx_log_error(w->exiting || WEXITSTATUS(status) == 0 ? RX_LOG_NOTICE
+                     : RX_LOG_ALERT, cycle->log, 0,
                      "worker process %d exited with code %d", (int) w->pid,
                      WEXITSTATUS(status));
     }
@@ -448,7 +451,9 @@ rx_single_process_cycle(rx_cycle_t *cycle)
 {
     rx_int_t rc;
 
-    if (rx_worker_init(cycle, 0) != RX_OK) {
+    /* the only process keeps its privileges, as nginx's does: it must
+     * remove the pid file and reopen logs as the user that created them */
+    if (rx_worker_init(cycle, 0, false) != RX_OK) {
         exit(RX_EXIT_FATAL);
     }
     rc = rx_worker_loop(cycle, 0);

@@ -21,7 +21,7 @@ int rx_signal_by_name(const char *name);
 extern rx_uint_t rx_worker_index;
 
 /* Worker set-up after fork: limits, user, affinity, environment. */
-rx_int_t rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker);
+rx_int_t rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker, bool drop_user);
 /* The worker's event loop (event/worker.c); returns when it should exit. */
 rx_int_t rx_worker_loop(rx_cycle_t *cycle, rx_uint_t worker);
 

@@ -159,7 +159,7 @@ close_foreign_sockets(rx_cycle_t *cycle, rx_uint_t worker)
 }
 
 rx_int_t
-rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker)
+rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker, bool drop_user)
 {
     rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
     rx_uint_t       i;
@@ -173,7 +173,7 @@ rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker)
                      (int) ccf->priority);
     }
     set_nofile(cycle, ccf);
-    if (drop_privileges(cycle, ccf) != RX_OK) {
+    if (drop_user && drop_privileges(cycle, ccf) != RX_OK) {
         return RX_ERROR;
     }
     set_affinity(cycle, ccf, worker);

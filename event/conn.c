@@ -90,7 +90,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->state = RX_CONN_ACTIVE;
     c->free_queued = false;
     c->inflight = 0;
-    c->reading = c->read_eof = c->idle = c->sending = false;
+    c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
     c->peer_known = c->local_known = false;
     c->listening = ls;
     c->number = ++w->connection_counter;
@@ -297,6 +297,12 @@ handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
     if (has_buf) {
         rx_buf_ring_recycle(w->recv_bufs, bid);
     }
+    /* the kernel may end a multishot recv after data (CQ overflow, a
+     * full buffer ring): a reader that still wants bytes gets a new one */
+    if (!more && cqe->res > 0 && c->state == RX_CONN_ACTIVE && c->want_read
+        && !c->reading) {
+        c->transport->start_read(c);
+    }
 }
 
 void
@@ -361,6 +367,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
 static void
 plain_start_read(rx_conn_t *c)
 {
+    c->want_read = true;
     if (c->reading || c->read_eof) {
         return;
     }
@@ -372,6 +379,7 @@ plain_start_read(rx_conn_t *c)
 static void
 plain_stop_read(rx_conn_t *c)
 {
+    c->want_read = false;
     if (!c->reading) {
         return;
     }

@@ -66,6 +66,7 @@ struct rx_conn_s {
     uint32_t               inflight;    /* operations the kernel holds */
     rx_conn_state_t        state;
     bool                   reading;     /* a (multishot) recv is armed */
+    bool                   want_read;   /* the protocol wants bytes */
     bool                   read_eof;
     bool                   idle;        /* on the idle (keepalive) list */
     bool                   sending;

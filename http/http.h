@@ -291,6 +291,9 @@ rx_int_t rx_http_send_response(rx_http_request_t *r, rx_uint_t status,
 rx_table_elt_t *rx_http_add_header_out(rx_http_request_t *r, const char *key,
     const rx_str_t *value);
 void rx_http_clear_content_length(rx_http_request_t *r);
+/* Content-Type from the URI's extension (types / mime.types), else
+ * default_type; kept when a handler already set one. */
+void rx_http_set_content_type(rx_http_request_t *r);
 void rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* nginx's line: "msg (err) while action, client: A, server: S, request: R" */
@@ -301,6 +304,7 @@ void rx_http_log_error_action(rx_http_connection_t *hc, unsigned level, int err,
 /* http_path.c: root/alias + URI; reserve bytes for appending */
 rx_int_t rx_http_map_uri_to_path(rx_http_request_t *r, rx_str_t *path,
     size_t reserve);
+rx_int_t rx_http_document_root(rx_http_request_t *r, rx_str_t *root);
 
 /* http_special.c: built-in error pages and error_page */
 rx_int_t rx_http_special_response_handler(rx_http_request_t *r, rx_int_t status);

@@ -14,9 +14,13 @@
 #include "http.h"
 #include "http_parse.h"
 #include "http_server.h"
+#include "http_stats.h"
 #include "clock.h"
 
 #define IOV_BATCH  64
+/* Pipelined bytes held while a response goes out; beyond this the
+ * connection stops reading until the response is done. */
+#define PIPELINE_MAX  (64 * 1024)
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
@@ -28,11 +32,6 @@ static void on_op(rx_conn_t *c, const rx_cqe_t *cqe);
 
 static const rx_conn_ops_t http_conn_ops = { on_read, on_sent, on_free, on_op };
 
-/* Counters for stub_status, kept by this worker (see modules/status.c). */
-void rx_http_stat_accepted(int delta);
-void rx_http_stat_reading(int delta);
-void rx_http_stat_writing(int delta);
-void rx_http_stat_request(void);
 
 static rx_http_core_srv_conf_t *
 srv_conf_of(rx_http_connection_t *hc)
@@ -335,7 +334,11 @@ process_input(rx_http_connection_t *hc)
            || (hc->state == RX_HC_PROCESS && hc->r && !hc->r->body_read
                && !rx_http_parser_idle(hc->parser))) {
         if (hc->state == RX_HC_PROCESS && (hc->r == NULL || hc->r->body_read)) {
-            break;      /* pipelined bytes wait for the current response */
+            /* pipelined bytes wait for the current response, within bounds */
+            if (hc->in_len - hc->in_parsed > PIPELINE_MAX) {
+                hc->conn->transport->stop_read(hc->conn);
+            }
+            break;
         }
         if (hc->state == RX_HC_CLOSED || hc->state == RX_HC_LINGER) {
             return;
@@ -351,6 +354,11 @@ process_input(rx_http_connection_t *hc)
                                     hc->in_len - hc->in_parsed, &n);
         hc->in_parsed += n;
         hc->r->request_length += (int64_t) n;
+        if (hc->state == RX_HC_PROCESS && hc->in_parsed == hc->in_len) {
+            /* past the header nothing parsed is needed again: body bytes
+             * were handed over, so the buffer starts afresh */
+            hc->in_len = hc->in_parsed = 0;
+        }
         switch (rc) {
         case RX_HTTP_PARSE_AGAIN:
             if (hc->state == RX_HC_HEADER && header_too_large(hc)) {
@@ -527,6 +535,7 @@ rx_http_request_done(rx_http_request_t *r)
         hc->action = "reading client request line";
         set_state(hc, RX_HC_HEADER);
         rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
+        c->transport->start_read(c);      /* if pipelining had paused it */
         process_input(hc);
         return;
     }

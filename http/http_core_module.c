@@ -10,6 +10,8 @@
 #include "process.h"
 #include "regex.h"
 #include "http_captures.h"
+#include "http_stats.h"
+#include "http_script.h"
 
 static const char *server_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -195,10 +197,9 @@ static rx_int_t http_init_process(rx_cycle_t *cycle);
 
 rx_module_t rx_http_core_module = {
     "rx_http_core_module", 0, 0, RX_HTTP_MODULE, &http_core_ctx,
-    http_core_commands, NULL, http_init_process, NULL, NULL
+    http_core_commands, rx_http_stats_init, http_init_process, NULL, NULL
 };
 
-void rx_http_stat_worker_slot(rx_uint_t worker);
 
 /* In each worker: HTTP takes the connections this worker accepts. */
 static rx_int_t
@@ -837,8 +838,17 @@ set_root(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     clcf->root = value[1];
     clcf->alias = alias;
-    if (strchr(value[1].data, '$') == NULL
-        && rx_conf_full_name(cf->cycle, &clcf->root, false) != RX_OK) {
+    if (strchr(value[1].data, '$')) {
+        /* evaluated per request; made absolute against the prefix then */
+        clcf->root_cv = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
+        if (clcf->root_cv == NULL
+            || rx_http_compile_complex_value(cf, &value[1], clcf->root_cv)
+               != RX_OK) {
+            return RX_CONF_ERROR;
+        }
+        return RX_CONF_OK;
+    }
+    if (rx_conf_full_name(cf->cycle, &clcf->root, false) != RX_OK) {
         return RX_CONF_ERROR;
     }
     return RX_CONF_OK;

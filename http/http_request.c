@@ -139,7 +139,15 @@ rx_http_on_url(void *data, const char *at, size_t len)
     rx_http_request_t    *r = hc->r;
     rx_http_uri_t         u;
     rx_int_t              rc;
+    char                 *target;
 
+    /* the parsed parts point into the target: it must outlive the input
+     * buffer, which grows (moves) and is reused while the request lives */
+    target = rx_pstrdup_c(r->pool, at, len);
+    if (target == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    at = target;
     rc = rx_http_parse_request_target(r->pool, at, len, &u,
                                       hc->default_server->merge_slashes);
     if (rc == RX_HTTP_TARGET_ASTERISK) {

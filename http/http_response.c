@@ -111,3 +111,28 @@ rx_http_clear_content_length(rx_http_request_t *r)
 {
     r->headers_out.content_length_n = -1;
 }
+
+/* The content type of the URI's extension (types { } / mime.types). */
+void
+rx_http_set_content_type(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_type_t          *t = clcf->types ? clcf->types->elts : NULL;
+    rx_uint_t                i;
+
+    if (r->headers_out.content_type.len) {
+        return;
+    }
+    if (r->exten.len && t) {
+        for (i = 0; i < clcf->types->nelts; i++) {
+            if (t[i].exten.len == r->exten.len
+                && strncasecmp(t[i].exten.data, r->exten.data, r->exten.len) == 0) {
+                r->headers_out.content_type = t[i].name;
+                return;
+            }
+        }
+    }
+    r->headers_out.content_type = clcf->default_type;
+}
+

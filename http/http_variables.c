@@ -615,19 +615,22 @@ var_not_found(rx_http_request_t *r, rx_http_variable_value_t *v,
 
 /* ---- getters: paths ---- */
 
-/* The root or alias of the location. A root that holds variables is kept
- * as written until http_core compiles roots into complex values. */
+/* The root or alias of the location, evaluated when it holds variables. */
 static rx_int_t
 var_document_root(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
 {
     rx_http_core_loc_conf_t *clcf = core_loc_conf(r);
+    rx_str_t                 root;
 
     if (clcf == NULL || clcf->root.data == NULL) {
         v->not_found = 1;
-    } else {
-        set_str(v, clcf->root.data, clcf->root.len);
+        return RX_OK;
     }
+    if (rx_http_document_root(r, &root) != RX_OK) {
+        return RX_ERROR;
+    }
+    set_str(v, root.data, root.len);
     return RX_OK;
 }
 
@@ -643,7 +646,13 @@ var_realpath_root(rx_http_request_t *r, rx_http_variable_value_t *v,
         v->not_found = 1;
         return RX_OK;
     }
-    path = rx_pstrdup(r->pool, &clcf->root);
+    {
+        rx_str_t root;
+        if (rx_http_document_root(r, &root) != RX_OK) {
+            return RX_ERROR;
+        }
+        path = rx_pstrdup(r->pool, &root);
+    }
     if (path == NULL) {
         return RX_ERROR;
     }
@@ -658,36 +667,22 @@ var_realpath_root(rx_http_request_t *r, rx_http_variable_value_t *v,
     return rc;
 }
 
-/* root + URI, or for an alias the URI with the location's prefix replaced
- * (a regex location's alias is the whole path already). */
+/* The file a request maps to (http_path.c: root or alias + URI). */
 static rx_int_t
 var_request_filename(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
 {
     rx_http_core_loc_conf_t *clcf = core_loc_conf(r);
-    rx_str_t                 uri = r->uri;
-    char                    *p;
+    rx_str_t                 path;
 
     if (clcf == NULL || clcf->root.data == NULL || r->uri.data == NULL) {
         v->not_found = 1;
         return RX_OK;
     }
-    if (clcf->alias) {
-        if (clcf->match == RX_LOC_REGEX || clcf->match == RX_LOC_REGEX_CASELESS) {
-            uri.len = 0;
-        } else {
-            size_t skip = rx_min(clcf->name.len, uri.len);
-            uri.data += skip;
-            uri.len -= skip;
-        }
-    }
-    p = rx_pnalloc(r->pool, clcf->root.len + uri.len + 1);
-    if (p == NULL) {
+    if (rx_http_map_uri_to_path(r, &path, 0) != RX_OK) {
         return RX_ERROR;
     }
-    memcpy(p, clcf->root.data, clcf->root.len);
-    memcpy(p + clcf->root.len, uri.data, uri.len);
-    set_str(v, p, clcf->root.len + uri.len);
+    set_str(v, path.data, path.len);
     return RX_OK;
 }
 

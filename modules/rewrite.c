@@ -117,8 +117,6 @@ set_return(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 static rx_int_t
 do_return(rx_http_request_t *r, const rx_http_rewrite_step_t *step)
 {
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
     rx_str_t                 text;
 
     if (!r->body_read) {
@@ -143,7 +141,8 @@ do_return(rx_http_request_t *r, const rx_http_rewrite_step_t *step)
         }
         return (rx_int_t) step->status;
     }
-    return rx_http_send_response(r, step->status, &clcf->default_type, &text);
+    rx_http_set_content_type(r);       /* by extension, as nginx */
+    return rx_http_send_response(r, step->status, NULL, &text);
 }
 
 static rx_int_t

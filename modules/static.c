@@ -91,30 +91,6 @@ close_file(void *data)
     }
 }
 
-/* The content type of the URI's extension (types { } / mime.types). */
-void
-rx_http_set_content_type(rx_http_request_t *r)
-{
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_http_type_t          *t = clcf->types ? clcf->types->elts : NULL;
-    rx_uint_t                i;
-
-    if (r->headers_out.content_type.len) {
-        return;
-    }
-    if (r->exten.len && t) {
-        for (i = 0; i < clcf->types->nelts; i++) {
-            if (t[i].exten.len == r->exten.len
-                && strncasecmp(t[i].exten.data, r->exten.data, r->exten.len) == 0) {
-                r->headers_out.content_type = t[i].name;
-                return;
-            }
-        }
-    }
-    r->headers_out.content_type = clcf->default_type;
-}
-
 /* Does tag appear in an If-Match / If-None-Match list? */
 static bool
 etag_listed(const rx_str_t *list, const rx_str_t *etag, bool weak)
@@ -507,7 +483,8 @@ on_open(rx_http_request_t *r, int32_t res)
     if (status) {
         return (rx_int_t) status;
     }
-    {
+    if (((rx_http_static_conf_t *) rx_http_get_module_loc_conf(r,
+            rx_http_static_module))->max_ranges > 0) {
         static rx_str_t bytes = rx_string("bytes");
         if (rx_http_add_header_out(r, "Accept-Ranges", &bytes) == NULL) {
             return RX_ERROR;

@@ -41,6 +41,7 @@ http {
         location /a/ { return 200 "a uri=$uri\n"; }
         location = /a/c { return 200 "exact /a/c\n"; }
         location /hdr { return 200 "foo=[$http_x_foo] bar=[$http_x_bar]\n"; }
+        location /args { return 200 "ru=[$request_uri] args=[$args] a=[$arg_a]\n"; }
     }
 
     server {
@@ -357,6 +358,23 @@ ok($t->wait_for(sub { $t->log_contains(qr/\[info\] .*client sent TRACE method/) 
     ok_case('a request on a fresh connection after the errors', $P0,
             "GET /a/after HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
             "a uri=/a/after\n");
+}
+
+###########################################################################
+# a header that arrives in many small pieces: the input buffer grows (and
+# moves) under the already-parsed request line; what was taken from it
+# must survive that
+
+{
+    my $c = $t->raw($P0);
+    my $req = "GET /args/x?a=1&b=" . ('y' x 200) . " HTTP/1.1\r\nHost: localhost\r\n"
+            . join('', map { "X-Pad-$_: " . ('p' x 300) . "\r\n" } 1 .. 20) . "\r\n";
+    $c->send_slow($req, size => 97, delay => 0.005);
+    my $r = $c->read_response(timeout => 3);
+    is($r && $r->{status}, 200, 'header in pieces: 200');
+    is($r && $r->{body}, "ru=[/args/x?a=1&b=" . ('y' x 200) . "] args=[a=1&b=" . ('y' x 200)
+       . "] a=[1]\n", 'header in pieces: $request_uri and $args intact');
+    $c->close;
 }
 
 $t->stop;
