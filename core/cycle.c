@@ -148,7 +148,8 @@ rx_init_cycle(rx_cycle_t *old)
         return cycle;
     }
     if (rx_test_config) {
-        /* -t opens nothing, as nginx: only the arithmetic */
+        /* -t checks the configuration and the fd arithmetic only: it opens
+         * no log and binds no socket (nginx -t opens its logs) */
         return cycle;
     }
     if (rx_log_open_default(cycle) != RX_OK) {

@@ -1,7 +1,8 @@
 /*
  * cycle.h: one loaded configuration and everything opened for it: module
  * confs, listening sockets, log files, paths. A reload builds a new cycle
- * next to the running one and frees the old one when its workers are gone.
+ * next to the running one and frees the old one once the new workers run
+ * (old workers keep their own copy, made by fork).
  */
 #ifndef RX_CYCLE_H
 #define RX_CYCLE_H

@@ -90,8 +90,7 @@ rx_log_set_log(rx_conf_t *cf, rx_log_t **head)
         if (log == NULL) {
             return RX_CONF_ERROR;
         }
-        /* keep the chain ordered by level, most verbose first, so that the
-         * first target is the one that sees everything */
+        /* targets are kept in the order written; each filters by level */
         for (last = *head; last->next; last = last->next) { }
         last->next = log;
     }

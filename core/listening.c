@@ -80,8 +80,10 @@ open_one(rx_cycle_t *cycle, rx_listening_t *ls)
     if (ls->reuseport) {
         set_opt(log, ls, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT");
     }
-    if (family == AF_INET6 && ls->ipv6only != -1) {
-        set_opt(log, ls, IPPROTO_IPV6, IPV6_V6ONLY, ls->ipv6only, "IPV6_V6ONLY");
+    if (family == AF_INET6) {
+        /* nginx's default is ipv6only=on: [::]:80 does not take IPv4 */
+        set_opt(log, ls, IPPROTO_IPV6, IPV6_V6ONLY,
+                ls->ipv6only == -1 ? 1 : ls->ipv6only, "IPV6_V6ONLY");
     }
     apply_options(log, ls);
 

@@ -167,9 +167,6 @@ process_options(rx_cycle_t *cycle)
         prefix = join_path(RX_PREFIX, "");
     }
     conf = prefix ? join_path(prefix, opt.conf_file ? opt.conf_file : RX_CONF_PATH) : NULL;
-    if (opt.conf_file && opt.conf_file[0] != '/' && opt.prefix == NULL && conf) {
-        /* nginx resolves -c against the prefix too */
-    }
     elog = opt.error_log ? strdup(opt.error_log) : strdup(RX_ERROR_LOG_PATH);
     if (prefix == NULL || conf == NULL || elog == NULL) {
         free(prefix); free(conf); free(elog);

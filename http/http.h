@@ -284,6 +284,7 @@ rx_int_t rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     const rx_str_t *args);
 rx_int_t rx_http_named_location(rx_http_request_t *r, const rx_str_t *name);
 void rx_http_update_location_config(rx_http_request_t *r);
+void rx_http_set_request_log(rx_http_request_t *r);
 rx_int_t rx_http_send_header(rx_http_request_t *r);
 rx_int_t rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in);
 rx_int_t rx_http_send_response(rx_http_request_t *r, rx_uint_t status,

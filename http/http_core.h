@@ -136,6 +136,7 @@ struct rx_http_core_loc_conf_s {
     rx_int_t                  tcp_nodelay;
     size_t                    sendfile_max_chunk;
     rx_uint_t                 if_modified_since;    /* off/exact/before */
+    rx_log_t                 *error_log;            /* NULL: the main one */
     rx_int_t                  etag;
     rx_str_t                  file;                 /* where it was defined */
     rx_uint_t                 line;

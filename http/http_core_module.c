@@ -30,6 +30,7 @@ static const char *set_keepalive_timeout(rx_conf_t *cf, const rx_command_t *cmd,
 static const char *types_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_error_page(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_internal(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_error_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 
 static const rx_conf_bounds_t size_bounds = { 1, 0 };
 
@@ -147,6 +148,8 @@ static const rx_command_t http_core_commands[] = {
     { "log_not_found", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
       rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, log_not_found), NULL },
+    { "error_log", RX_HTTP_ANY_CONF | RX_CONF_1MORE,
+      set_error_log, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "internal", RX_HTTP_LOC_CONF | RX_CONF_NOARGS,
       set_internal, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "sendfile", RX_HTTP_ANY_CONF | RX_HTTP_LIF_CONF | RX_CONF_FLAG,
@@ -426,6 +429,9 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
     rx_conf_merge_uint(c->if_modified_since, p->if_modified_since,
                        RX_HTTP_IMS_EXACT);
     rx_conf_merge_value(c->etag, p->etag, 1);
+    if (c->error_log == NULL) {
+        c->error_log = p->error_log;      /* NULL at the top: the main log */
+    }
     return RX_CONF_OK;
 }
 
@@ -600,6 +606,16 @@ set_error_page(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         err->value = NULL;
     }
     return RX_CONF_OK;
+}
+
+/* error_log inside http, server or location: requests matched there log
+ * to these targets instead of the main error log (as in nginx). */
+static const char *
+set_error_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_core_loc_conf_t *clcf = conf;
+
+    return rx_log_set_log(cf, &clcf->error_log);
 }
 
 static const char *

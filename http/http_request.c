@@ -404,6 +404,7 @@ select_server(rx_http_request_t *r)
     hc->server = cscf;
     r->srv_conf = cscf->ctx->srv_conf;
     r->loc_conf = cscf->ctx->loc_conf;
+    rx_http_set_request_log(r);
 }
 
 rx_int_t
@@ -553,6 +554,30 @@ rx_http_on_message_complete(void *data)
     return RX_OK;
 }
 
+/* "Expect: 100-continue" from an HTTP/1.1 client that has sent nothing of
+ * its body yet: tell it to go on, whether the body will be read or
+ * dropped (nginx does the same before discarding). */
+static rx_int_t
+send_continue(rx_http_request_t *r)
+{
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    rx_chain_t       *cl;
+
+    if (r->headers_in.expect == NULL || r->expect_sent || r->body_read
+        || r->http_version < RX_HTTP_VERSION_11
+        || (r->request_body && r->request_body->received > 0)) {
+        return RX_OK;
+    }
+    cl = rx_chain_from_text(r->pool, cont, sizeof(cont) - 1, false);
+    if (cl == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    r->expect_sent = 1;
+    r->out = cl;
+    rx_http_connection_send(r->hc);
+    return RX_OK;
+}
+
 /* Lets a handler read the body; post_handler runs when all of it is in. */
 rx_int_t
 rx_http_read_client_request_body(rx_http_request_t *r,
@@ -572,17 +597,7 @@ rx_http_read_client_request_body(rx_http_request_t *r,
         post_handler(r);
         return RX_OK;
     }
-    if (r->headers_in.expect && !r->expect_sent) {
-        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-        rx_chain_t *cl = rx_chain_from_text(r->pool, cont, sizeof(cont) - 1, false);
-        if (cl == NULL) {
-            return RX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        r->expect_sent = 1;
-        r->out = cl;
-        rx_http_connection_send(r->hc);
-    }
-    return RX_OK;
+    return send_continue(r);
 }
 
 /* Drops the body. What already arrived is parsed now, so that a broken
@@ -591,8 +606,14 @@ rx_http_read_client_request_body(rx_http_request_t *r,
 rx_int_t
 rx_http_discard_request_body(rx_http_request_t *r)
 {
+    rx_int_t rc;
+
     r->discard_body = 1;
-    return rx_http_parse_buffered_body(r->hc);
+    rc = rx_http_parse_buffered_body(r->hc);
+    if (rc != RX_OK) {
+        return rc;
+    }
+    return send_continue(r);
 }
 
 void
@@ -657,6 +678,22 @@ rx_http_update_location_config(rx_http_request_t *r)
                                        rx_http_core_module);
 
     r->content_handler = (rx_http_handler_pt) clcf->handler;
+    rx_http_set_request_log(r);
+}
+
+/* The connection logs where the request's location says (error_log in
+ * http/server/location), else to the main error log. */
+void
+rx_http_set_request_log(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    const rx_log_t          *src = clcf->error_log ? clcf->error_log
+                                                   : rx_cycle->log;
+
+    r->conn->log.file = src->file;
+    r->conn->log.level = src->level;
+    r->conn->log.next = src->next;
 }
 
 static rx_int_t
