@@ -63,9 +63,13 @@ show_configure(void)
     n = (size_t) snprintf(line, sizeof(line), "configure arguments:%s%s",
                           RX_CONFIGURE[0] ? " " : "", RX_CONFIGURE);
     for (f = rx_module_flags; f->configure_name && n < sizeof(line); f++) {
-        if (f->compiled != f->standard) {
-            n += (size_t) snprintf(line + n, sizeof(line) - n, " --with%s-%s",
-                                   f->compiled ? "" : "out", f->configure_name);
+        char flag[96];
+
+        snprintf(flag, sizeof(flag), "--with%s-%s", f->compiled ? "" : "out",
+                 f->configure_name);
+        /* said by the module table unless the configure arguments say it */
+        if (f->compiled != f->standard && strstr(RX_CONFIGURE, flag) == NULL) {
+            n += (size_t) snprintf(line + n, sizeof(line) - n, " %s", flag);
         }
     }
     fprintf(stderr, "%s\n", line);
