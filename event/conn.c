@@ -81,7 +81,8 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     }
     slot = w->free_slots[--w->nfree];
     c = &w->conns[slot];
-    c->pool = rx_pool_create(1024, w->cycle->log);
+    /* small: an idle connection holds only its protocol's state here */
+    c->pool = rx_pool_create(512, w->cycle->log);
     if (c->pool == NULL) {
         w->free_slots[w->nfree++] = slot;
         return NULL;
@@ -91,7 +92,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->free_queued = false;
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
-    c->peer_known = c->local_known = false;
+    c->peer = c->local = NULL;
     c->listening = ls;
     c->number = ++w->connection_counter;
     c->ops = NULL;
@@ -234,31 +235,44 @@ rx_conn_close_idle(rx_worker_t *w)
     }
 }
 
+/* Addresses are asked for by logs and variables, not by every request:
+ * they are fetched once and kept in the connection's pool. */
+static const rx_sockaddr_t *
+conn_addr(rx_conn_t *c, rx_sockaddr_t **slot, bool peer)
+{
+    rx_sockaddr_t *a = *slot;
+
+    if (a) {
+        return a;
+    }
+    a = rx_palloc(c->pool, sizeof(rx_sockaddr_t));
+    if (a == NULL) {
+        return &c->listening->addr;
+    }
+    a->len = sizeof(a->u);
+    if ((peer ? getpeername(c->fd, &a->u.sa, &a->len)
+              : getsockname(c->fd, &a->u.sa, &a->len)) == -1) {
+        if (peer) {
+            memset(a, 0, sizeof(*a));
+            a->u.sa.sa_family = AF_UNIX;
+        } else {
+            *a = c->listening->addr;
+        }
+    }
+    *slot = a;
+    return a;
+}
+
 const rx_sockaddr_t *
 rx_conn_peer(rx_conn_t *c)
 {
-    if (!c->peer_known) {
-        c->peer.len = sizeof(c->peer.u);
-        if (getpeername(c->fd, &c->peer.u.sa, &c->peer.len) == -1) {
-            memset(&c->peer, 0, sizeof(c->peer));
-            c->peer.u.sa.sa_family = AF_UNIX;
-        }
-        c->peer_known = true;
-    }
-    return &c->peer;
+    return conn_addr(c, &c->peer, true);
 }
 
 const rx_sockaddr_t *
 rx_conn_local(rx_conn_t *c)
 {
-    if (!c->local_known) {
-        c->local.len = sizeof(c->local.u);
-        if (getsockname(c->fd, &c->local.u.sa, &c->local.len) == -1) {
-            c->local = c->listening->addr;
-        }
-        c->local_known = true;
-    }
-    return &c->local;
+    return conn_addr(c, &c->local, false);
 }
 
 static void

@@ -72,10 +72,8 @@ struct rx_conn_s {
     bool                   sending;
     bool                   free_queued; /* on the worker's free_later list */
     rx_listening_t        *listening;
-    rx_sockaddr_t          peer;        /* filled lazily: rx_conn_peer() */
-    bool                   peer_known;
-    rx_sockaddr_t          local;
-    bool                   local_known;
+    rx_sockaddr_t         *peer;        /* NULL until rx_conn_peer() */
+    rx_sockaddr_t         *local;       /* NULL until rx_conn_local() */
     rx_pool_t             *pool;        /* lives as long as the connection */
     rx_log_t               log;
     rx_uint_t              number;      /* $connection */

@@ -261,9 +261,8 @@ struct rx_http_connection_s {
     rx_http_request_t        *r;             /* the current request */
     rx_uint_t                 requests;      /* $connection_requests */
     rx_msec_t                 keepalive_start;
-    struct iovec             *iov;           /* of the send in flight */
+    struct iovec              iov[8];        /* of the send in flight */
     int                       niov;
-    size_t                    nalloc_iov;
     rx_msec_t                 linger_deadline;
     const char               *action;        /* "while <action>" in logs */
     unsigned                  keepalive:1;

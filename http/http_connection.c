@@ -17,7 +17,9 @@
 #include "http_stats.h"
 #include "clock.h"
 
-#define IOV_BATCH  64
+#define IOV_BATCH  8     /* buffers per send; the rest go in the next one */
+_Static_assert(IOV_BATCH == sizeof(((rx_http_connection_t *) 0)->iov)
+               / sizeof(struct iovec), "hc->iov holds IOV_BATCH entries");
 /* Pipelined bytes held while a response goes out; beyond this the
  * connection stops reading until the response is done. */
 #define PIPELINE_MAX  (64 * 1024)
@@ -29,6 +31,7 @@ static void timer_handler(rx_timer_t *t);
 static void process_input(rx_http_connection_t *hc);
 
 static void on_op(rx_conn_t *c, const rx_cqe_t *cqe);
+static void release_input(rx_http_connection_t *hc);
 
 static const rx_conn_ops_t http_conn_ops = { on_read, on_sent, on_free, on_op };
 
@@ -125,8 +128,7 @@ on_free(rx_conn_t *c)
     }
     set_state(hc, RX_HC_CLOSED);
     rx_http_stat_accepted(-1);
-    free(hc->in);
-    hc->in = NULL;
+    release_input(hc);
 }
 
 uint64_t
@@ -149,6 +151,20 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
         return;
     }
     r->op_handler(r, cqe);
+}
+
+/* What an idle connection does not need: the input buffer and the
+ * parser (a new one starts the next request). */
+static void
+release_input(rx_http_connection_t *hc)
+{
+    free(hc->in);
+    hc->in = NULL;
+    hc->in_len = hc->in_size = hc->in_parsed = 0;
+    if (hc->parser) {
+        rx_http_parser_free(hc->parser);
+        hc->parser = NULL;
+    }
 }
 
 static void
@@ -265,7 +281,7 @@ ensure_parser(rx_http_connection_t *hc)
     if (hc->parser) {
         return RX_OK;
     }
-    hc->parser = rx_http_parser_create_request(hc->conn->pool,
+    hc->parser = rx_http_parser_create_request(&hc->conn->log,
                      &request_handlers, hc, &hc->in,
                      cscf->client_header_buffer_size,
                      cscf->large_client_header_buffers_size,
@@ -474,9 +490,7 @@ start_lingering(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
     rx_conn_t *c = hc->conn;
 
     set_state(hc, RX_HC_LINGER);
-    free(hc->in);
-    hc->in = NULL;
-    hc->in_len = hc->in_size = hc->in_parsed = 0;
+    release_input(hc);
     hc->linger_deadline = rx_current_msec + clcf->lingering_time;
     c->transport->shutdown_write(c);
     c->transport->start_read(c);
@@ -539,9 +553,7 @@ rx_http_request_done(rx_http_request_t *r)
         process_input(hc);
         return;
     }
-    free(hc->in);
-    hc->in = NULL;
-    hc->in_len = hc->in_size = hc->in_parsed = 0;
+    release_input(hc);
     hc->server = hc->default_server;
     set_state(hc, RX_HC_WAIT);
     hc->keepalive_start = rx_current_msec;
@@ -566,13 +578,6 @@ rx_http_connection_send(rx_http_connection_t *hc)
 
     if (r == NULL || c->sending || c->state != RX_CONN_ACTIVE) {
         return;
-    }
-    if (hc->iov == NULL) {
-        hc->iov = rx_palloc(c->pool, IOV_BATCH * sizeof(struct iovec));
-        if (hc->iov == NULL) {
-            close_connection(hc);
-            return;
-        }
     }
     for (cl = r->out; cl && n < IOV_BATCH; cl = cl->next) {
         size_t size = (size_t) (cl->buf->last - cl->buf->pos);

@@ -232,12 +232,12 @@ on_message_complete(llhttp_t *l)
 }
 
 rx_http_parser_t *
-rx_http_parser_create_request(rx_pool_t *pool, const rx_http_parse_handlers_t *h,
+rx_http_parser_create_request(rx_log_t *log, const rx_http_parse_handlers_t *h,
     void *data, char **base, size_t first_size, size_t large_size,
     rx_uint_t large_num)
 {
     size_t max_url = large_size, max_header_line = large_size;
-    rx_http_parser_t *p = rx_pcalloc(pool, sizeof(rx_http_parser_t));
+    rx_http_parser_t *p = rx_calloc(sizeof(rx_http_parser_t), log);
 
     if (p == NULL) {
         return NULL;
@@ -318,6 +318,12 @@ nginx_reason(rx_http_parser_t *p, llhttp_errno_t err, const char *end)
     snprintf(p->reason_buf, sizeof(p->reason_buf), "client sent invalid "
              "request: %s", reason);
     return p->reason_buf;
+}
+
+void
+rx_http_parser_free(rx_http_parser_t *p)
+{
+    free(p);
 }
 
 rx_http_parse_rc_t
@@ -419,5 +425,5 @@ rx_http_parser_reason(rx_http_parser_t *p)
 bool
 rx_http_parser_idle(rx_http_parser_t *p)
 {
-    return !p->in_message;
+    return p == NULL || !p->in_message;
 }

@@ -50,9 +50,11 @@ typedef struct {
  * or a header needing more large buffers than allowed is a 494, counted
  * the way nginx fills its buffers.
  */
-rx_http_parser_t *rx_http_parser_create_request(rx_pool_t *pool,
+rx_http_parser_t *rx_http_parser_create_request(rx_log_t *log,
     const rx_http_parse_handlers_t *h, void *data, char **base,
     size_t first_size, size_t large_size, rx_uint_t large_num);
+/* A parser lives while requests are read; an idle connection has none. */
+void rx_http_parser_free(rx_http_parser_t *p);
 /* Parses bytes [from, from + len) of *base; *consumed gets how many. */
 rx_http_parse_rc_t rx_http_parser_execute(rx_http_parser_t *p, size_t from,
     size_t len, size_t *consumed);

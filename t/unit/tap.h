@@ -7,6 +7,7 @@
  *   is_str(got, want, fmt,...) C strings (NULL allowed); shows both on failure
  *   diag(fmt, ...)             a "# ..." line
  *   skip_all(why)              "1..0 # SKIP why", for main() to return 0 after
+ *   bail_out(why)              "Bail out! why", for main() to return 1 after
  *   done()                     the trailing plan when none was given, flushes
  *                              stdout; its value is main()'s exit status
  *
@@ -103,6 +104,12 @@ tap_ok(bool cond, const char *fmt, ...)
 #define skip_all(why)                                                         \
     do {                                                                      \
         printf("1..0 # SKIP %s\n", (why));                                    \
+        fflush(stdout);                                                       \
+    } while (0)
+
+#define bail_out(why)                                                         \
+    do {                                                                      \
+        printf("Bail out! %s\n", (why));                                      \
         fflush(stdout);                                                       \
     } while (0)
 

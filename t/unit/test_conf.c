@@ -20,42 +20,11 @@
 #include "cycle.h"
 #include "http_core.h"
 #include "tap.h"
+#include "fixture.h"
 
 rx_event_conf_t *rx_event_get_conf(rx_cycle_t *cycle);
 
-/* ---- the log, shared by both halves ---- */
-
-static char           tmpdir[64];
-static char           confdir[96];
-static char           logpath[128];
-static rx_open_file_t log_file = { -1, rx_null_string };
-static rx_log_t       test_log = { .level = RX_LOG_DEBUG, .file = &log_file };
-
-static void
-log_reset(void)
-{
-    if (log_file.fd != -1) {
-        close(log_file.fd);
-    }
-    log_file.fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-}
-
-static const char *
-log_text(void)
-{
-    static char buf[32768];
-    ssize_t     n;
-    int         fd = open(logpath, O_RDONLY);
-
-    buf[0] = '\0';
-    if (fd == -1) {
-        return buf;
-    }
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    return buf;
-}
+/* ---- the log (fixture.h), shared by both halves ---- */
 
 /* The log has a line ending in exactly ": <msg> in <where>\n"; where is
  * "FILE:LINE" or "command line". */
@@ -351,64 +320,6 @@ test_tokenizer(void)
 /* ======================================================================
  * The parser, end to end
  * ====================================================================== */
-
-static rx_cycle_t boot;
-
-static void
-set_str(rx_str_t *s, const char *text)
-{
-    s->len = strlen(text);
-    s->data = rx_pstrdup_c(boot.pool, text, s->len);
-}
-
-/* Writes text to a file under the config's directory. */
-static void
-write_conf(const char *rel, const char *text)
-{
-    char  path[256], dir[256], *slash;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/%s", confdir, rel);
-    snprintf(dir, sizeof(dir), "%s", path);
-    slash = strrchr(dir, '/');
-    *slash = '\0';
-    mkdir(dir, 0755);
-    f = fopen(path, "w");
-    if (f == NULL) {
-        diag("cannot write %s", path);
-        return;
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
-/* "FILE:LINE" of a file under the config's directory. */
-static const char *
-at(const char *rel, rx_uint_t line)
-{
-    static char buf[4][256];
-    static int  which;
-    char       *b = buf[which++ % 4];
-
-    snprintf(b, sizeof(buf[0]), "%s/%s:%lu", confdir, rel, (unsigned long) line);
-    return b;
-}
-
-/* Loads conf/ringx.conf holding text, as `ringx -t` does; NULL when
- * refused (the reason is in the log). param is -g, or NULL. */
-static rx_cycle_t *
-load(const char *text, const char *param)
-{
-    write_conf("ringx.conf", text);
-    log_reset();
-    if (param) {
-        set_str(&boot.conf_param, param);
-    } else {
-        boot.conf_param.len = 0;
-        boot.conf_param.data = NULL;
-    }
-    return rx_init_cycle(&boot);
-}
 
 static void
 refused(const char *text, const char *param, const char *msg,
@@ -970,33 +881,8 @@ test_parsers(void)
 int
 main(void)
 {
-    rx_modules_preinit();
-    rx_use_stderr = false;
-    rx_test_config = true;
-    rx_quiet_mode = true;
-
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/rx_test_conf.XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        skip_all("mkdtemp failed");
+    if (!fixture_init("test_conf", "conf")) {
         return 0;
-    }
-    snprintf(confdir, sizeof(confdir), "%s/conf", tmpdir);
-    mkdir(confdir, 0755);
-    snprintf(logpath, sizeof(logpath), "%s/error.log", tmpdir);
-    log_reset();
-
-    memset(&boot, 0, sizeof(boot));
-    boot.log = &test_log;
-    boot.pool = rx_pool_create(4096, &test_log);
-    {
-        char prefix[80], cprefix[120], conf[160];
-        snprintf(prefix, sizeof(prefix), "%s/", tmpdir);
-        snprintf(cprefix, sizeof(cprefix), "%s/", confdir);
-        snprintf(conf, sizeof(conf), "%s/ringx.conf", confdir);
-        set_str(&boot.prefix, prefix);
-        set_str(&boot.conf_prefix, cprefix);
-        set_str(&boot.conf_file, conf);
-        set_str(&boot.error_log, "stderr");
     }
 
     test_tokenizer();
@@ -1007,16 +893,6 @@ main(void)
     test_param();
     test_merge();
 
-    if (log_file.fd != -1) {
-        close(log_file.fd);
-    }
-    {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) {
-            diag("could not remove %s", tmpdir);
-        }
-    }
-    rx_pool_destroy(boot.pool);
+    fixture_done();
     return done();
 }

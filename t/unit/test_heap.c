@@ -5,38 +5,7 @@
  */
 #include "core.h"
 #include "heap.h"
-
-/* ---- TAP ---- */
-
-static int tap_n, tap_failed;
-
-static bool
-ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    if (!cond) {
-        tap_failed++;
-    }
-    return cond;
-}
-
-static void
-diag(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
+#include "tap.h"
 
 /* ---- an owner embedding its node, as a connection would ---- */
 
@@ -338,7 +307,5 @@ main(void)
     test_positions();
     test_random();
 
-    printf("1..%d\n", tap_n);
-    fflush(stdout);
-    return tap_failed ? 1 : 0;
+    return done();
 }

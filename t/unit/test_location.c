@@ -9,95 +9,8 @@
 #include "cycle.h"
 #include "http_core.h"
 #include "http_location.h"
-
-/* ---- TAP ---- */
-
-static int tap_n, tap_failed;
-
-static bool
-ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    tap_failed += !cond;
-    return cond;
-}
-
-static void
-diag(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
-
-/* ---- loading a config as `ringx -t` does ---- */
-
-static char           tmpdir[64];
-static char           logpath[128];
-static rx_open_file_t log_file = { -1, rx_null_string };
-static rx_log_t       test_log = { .level = RX_LOG_DEBUG, .file = &log_file };
-static rx_cycle_t     boot;
-
-static void
-set_str(rx_str_t *s, const char *text)
-{
-    s->len = strlen(text);
-    s->data = rx_pstrdup_c(boot.pool, text, s->len);
-}
-
-/* Loads "events {} http { <http> }"; NULL when the config is refused
- * (the reason is in the log, see log_has()). */
-static rx_cycle_t *
-load(const char *http)
-{
-    char  path[160];
-    FILE *f;
-
-    snprintf(path, sizeof(path), "%s/ringx.conf", tmpdir);
-    f = fopen(path, "w");
-    if (f == NULL) {
-        return NULL;
-    }
-    fprintf(f, "events {}\nhttp {\n%s\n}\n", http);
-    fclose(f);
-
-    if (log_file.fd != -1) {
-        close(log_file.fd);
-    }
-    log_file.fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-    return rx_init_cycle(&boot);
-}
-
-static bool
-log_has(const char *text)
-{
-    char    buf[16384];
-    ssize_t n;
-    int     fd = open(logpath, O_RDONLY);
-
-    if (fd == -1) {
-        return false;
-    }
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    if (strstr(buf, text) == NULL) {
-        diag("log does not have: %s", text);
-        diag("log: %s", buf);
-        return false;
-    }
-    return true;
-}
+#include "tap.h"
+#include "fixture.h"
 
 static rx_http_core_srv_conf_t *
 server(rx_cycle_t *cycle, rx_uint_t i)
@@ -147,7 +60,7 @@ is_tag(rx_cycle_t *cycle, const char *uri, const char *want)
 static void
 test_docs_example(void)
 {
-    rx_cycle_t *c = load(
+    rx_cycle_t *c = load_http(
         "server { listen 127.0.0.1:8080;\n"
         "  location = / { root /A; }\n"
         "  location / { root /B; }\n"
@@ -176,7 +89,7 @@ test_docs_example(void)
 static void
 test_exact_and_prefix(void)
 {
-    rx_cycle_t *c = load(
+    rx_cycle_t *c = load_http(
         "server { listen 127.0.0.1:8080;\n"
         "  location /x { root /PX; }\n"
         "  location = /x { root /X; }\n"
@@ -203,7 +116,7 @@ test_exact_and_prefix(void)
 static void
 test_regex_order(void)
 {
-    rx_cycle_t *c = load(
+    rx_cycle_t *c = load_http(
         "server { listen 127.0.0.1:8080;\n"
         "  location / { root /ROOT; }\n"
         "  location ~ \\.php$ { root /PHP; }\n"
@@ -229,7 +142,7 @@ test_regex_order(void)
 static void
 test_nesting(void)
 {
-    rx_cycle_t *c = load(
+    rx_cycle_t *c = load_http(
         "server { listen 127.0.0.1:8080;\n"
         "  location / { root /ROOT; }\n"
         "  location /a/ { root /A;\n"
@@ -280,7 +193,7 @@ test_captures(void)
     int                      cap[20];
     rx_str_t                 u, name = rx_string("first");
 
-    c = load(
+    c = load_http(
         "server { listen 127.0.0.1:8080;\n"
         "  location ~ ^/c/(?<first>\\w+)/(\\d+)$ { root /C; }\n"
         "  location ~ ^/r/(\\w+)/ { root /R;\n"
@@ -337,7 +250,7 @@ test_named(void)
     rx_http_core_loc_conf_t *clcf;
     rx_str_t                 n;
 
-    c = load(
+    c = load_http(
         "server { listen 127.0.0.1:8080;\n"
         "  location @fallback { root /F; }\n"
         "  location / { root /ROOT; }\n"
@@ -413,7 +326,7 @@ test_many_prefixes(void)
                      exact[k] ? "= " : "", names[k], (unsigned long) k);
     }
     strcpy(p, "}");
-    c = load(conf);
+    c = load_http(conf);
     free(conf);
     if (!ok(c != NULL, "%d shuffled prefix/exact locations load", NPREFIX)) {
         return;
@@ -466,44 +379,44 @@ test_errors(void)
     char        where[200];
     rx_cycle_t *c;
 
-    c = load("server { listen 127.0.0.1:8080;\n"
-             "  location /x { }\n"
-             "  location /y { }\n"
-             "  location ^~ /x { }\n"
-             "}");
+    c = load_http("server { listen 127.0.0.1:8080;\n"
+                  "  location /x { }\n"
+                  "  location /y { }\n"
+                  "  location ^~ /x { }\n"
+                  "}");
     snprintf(where, sizeof(where), "duplicate location \"/x\" in %s/ringx.conf:6",
              tmpdir);
     ok(c == NULL && log_has(where), "prefix and ^~ of one name: duplicate");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8080;\n"
-             "  location = /x { }\n"
-             "  location /x { }\n"
-             "  location = /x { }\n"
-             "}");
+    c = load_http("server { listen 127.0.0.1:8080;\n"
+                  "  location = /x { }\n"
+                  "  location /x { }\n"
+                  "  location = /x { }\n"
+                  "}");
     snprintf(where, sizeof(where), "duplicate location \"/x\" in %s/ringx.conf:6",
              tmpdir);
     ok(c == NULL && log_has(where), "two = of one name: duplicate");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8080;\n"
-             "  location /a/ { location /a/x { } location /a/x { } }\n"
-             "}");
+    c = load_http("server { listen 127.0.0.1:8080;\n"
+                  "  location /a/ { location /a/x { } location /a/x { } }\n"
+                  "}");
     ok(c == NULL && log_has("duplicate location \"/a/x\""),
        "duplicates are found in nested levels too");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8080;\n"
-             "  location ~ (abc { }\n"
-             "}");
+    c = load_http("server { listen 127.0.0.1:8080;\n"
+                  "  location ~ (abc { }\n"
+                  "}");
     snprintf(where, sizeof(where), "pcre2_compile() failed: missing closing "
              "parenthesis in \"(abc\" in %s/ringx.conf:4", tmpdir);
     ok(c == NULL && log_has(where), "a bad regex is refused with file:line");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8080;\n"
-             "  location ~ ^/a { }\n  location ~ ^/a { }\n"
-             "}");
+    c = load_http("server { listen 127.0.0.1:8080;\n"
+                  "  location ~ ^/a { }\n  location ~ ^/a { }\n"
+                  "}");
     ok(c != NULL, "two equal regexes are no duplicate");
     rx_free_cycle(c);
 }
@@ -511,9 +424,9 @@ test_errors(void)
 static void
 test_no_locations(void)
 {
-    rx_cycle_t *c = load("server { listen 127.0.0.1:8080; }\n"
-                         "server { listen 127.0.0.1:8081;\n"
-                         "  location / { root /S1; } }");
+    rx_cycle_t *c = load_http("server { listen 127.0.0.1:8080; }\n"
+                              "server { listen 127.0.0.1:8081;\n"
+                              "  location / { root /S1; } }");
 
     if (!ok(c != NULL, "servers without locations load")) {
         return;
@@ -532,28 +445,8 @@ test_no_locations(void)
 int
 main(void)
 {
-    rx_modules_preinit();
-    rx_use_stderr = false;
-    rx_test_config = true;
-    rx_quiet_mode = true;
-
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/rx_test_location.XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        printf("1..0 # SKIP mkdtemp failed\n");
+    if (!fixture_init("test_location", NULL)) {
         return 0;
-    }
-    snprintf(logpath, sizeof(logpath), "%s/error.log", tmpdir);
-    memset(&boot, 0, sizeof(boot));
-    boot.log = &test_log;
-    boot.pool = rx_pool_create(4096, &test_log);
-    {
-        char prefix[80], conf[120];
-        snprintf(prefix, sizeof(prefix), "%s/", tmpdir);
-        snprintf(conf, sizeof(conf), "%s/ringx.conf", tmpdir);
-        set_str(&boot.prefix, prefix);
-        set_str(&boot.conf_prefix, prefix);
-        set_str(&boot.conf_file, conf);
-        set_str(&boot.error_log, "stderr");
     }
 
     test_docs_example();
@@ -566,17 +459,6 @@ main(void)
     test_errors();
     test_no_locations();
 
-    printf("1..%d\n", tap_n);
-    if (log_file.fd != -1) {
-        close(log_file.fd);
-    }
-    {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) {
-            diag("could not remove %s", tmpdir);
-        }
-    }
-    rx_pool_destroy(boot.pool);
-    return tap_failed ? 1 : 0;
+    fixture_done();
+    return done();
 }

@@ -5,34 +5,7 @@
  */
 #include "core.h"
 #include "regex.h"
-
-static int tap_n, tap_failed;
-
-static bool
-ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    tap_failed += !cond;
-    return cond;
-}
-
-static void
-diag(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
+#include "tap.h"
 
 static rx_log_t test_log = { .level = RX_LOG_ALERT, .file = &rx_stderr_file };
 
@@ -201,7 +174,7 @@ main(void)
     rx_pool_t *pool = rx_pool_create(4096, &test_log);
 
     if (pool == NULL) {
-        printf("1..0 # SKIP no memory\n");
+        skip_all("no memory");
         return 0;
     }
     test_errors(pool);
@@ -209,6 +182,5 @@ main(void)
     test_named(pool);
     test_long_and_cleanup();
     rx_pool_destroy(pool);
-    printf("1..%d\n", tap_n);
-    return tap_failed ? 1 : 0;
+    return done();
 }

@@ -11,38 +11,7 @@
 #include "http_variables.h"
 #include "http_script.h"
 #include "clock.h"
-
-/* ---- TAP ---- */
-
-static int tap_n, tap_failed;
-
-static bool
-ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    if (!cond) {
-        tap_failed++;
-    }
-    return cond;
-}
-
-static void
-diag(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
+#include "tap.h"
 
 /* ---- a configuration without a file: just what the registry reads ---- */
 
@@ -517,7 +486,5 @@ main(void)
     test_caching();
     test_slot();
 
-    printf("1..%d\n", tap_n);
-    fflush(stdout);
-    return tap_failed ? 1 : 0;
+    return done();
 }

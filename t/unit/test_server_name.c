@@ -12,75 +12,20 @@
 #include "cycle.h"
 #include "http_core.h"
 #include "http_server.h"
-
-/* ---- TAP ---- */
-
-static int tap_n, tap_failed;
-
-static bool
-ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    tap_failed += !cond;
-    return cond;
-}
-
-static void
-diag(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
+#include "tap.h"
+#include "fixture.h"
 
 /* ---- loading a config as `ringx -t` does ---- */
-
-static char           tmpdir[64];
-static char           logpath[128];
-static rx_open_file_t log_file = { -1, rx_null_string };
-static rx_log_t       test_log = { .level = RX_LOG_DEBUG, .file = &log_file };
-static rx_cycle_t     boot;
-
-static void
-set_str(rx_str_t *s, const char *text)
-{
-    s->len = strlen(text);
-    s->data = rx_pstrdup_c(boot.pool, text, s->len);
-}
 
 /* Loads "events {} http { <http> }" and builds the server_name tables;
  * NULL when refused (the reason is in the log, see log_has()). */
 static rx_cycle_t *
-load(const char *http)
+load_servers(const char *http)
 {
-    char        path[160];
-    FILE       *f;
     rx_cycle_t *c;
     rx_conf_t   cf;
 
-    snprintf(path, sizeof(path), "%s/ringx.conf", tmpdir);
-    f = fopen(path, "w");
-    if (f == NULL) {
-        return NULL;
-    }
-    fprintf(f, "events {}\nhttp {\n%s\n}\n", http);
-    fclose(f);
-    if (log_file.fd != -1) {
-        close(log_file.fd);
-    }
-    log_file.fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-
-    c = rx_init_cycle(&boot);
+    c = load_http(http);
     if (c == NULL) {
         return NULL;
     }
@@ -95,27 +40,6 @@ load(const char *http)
         return NULL;
     }
     return c;
-}
-
-static bool
-log_has(const char *text)
-{
-    char    buf[16384];
-    ssize_t n;
-    int     fd = open(logpath, O_RDONLY);
-
-    if (fd == -1) {
-        return false;
-    }
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    if (strstr(buf, text) == NULL) {
-        diag("log does not have: %s", text);
-        diag("log: %s", buf);
-        return false;
-    }
-    return true;
 }
 
 static rx_http_core_srv_conf_t *
@@ -344,42 +268,42 @@ test_errors(void)
     rx_cycle_t *c;
     char        where[200];
 
-    c = load("server { listen 127.0.0.1:8085; server_name www.*.com; }\n"
-             "server { listen 127.0.0.1:8085; server_name x; }");
+    c = load_servers("server { listen 127.0.0.1:8085; server_name www.*.com; }\n"
+                     "server { listen 127.0.0.1:8085; server_name x; }");
     ok(c == NULL && log_has("invalid server name or wildcard \"www.*.com\" on "
                             "127.0.0.1:8085"), "a * in the middle is refused");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8085; server_name a..b; }\n"
-             "server { listen 127.0.0.1:8085; server_name x; }");
+    c = load_servers("server { listen 127.0.0.1:8085; server_name a..b; }\n"
+                     "server { listen 127.0.0.1:8085; server_name x; }");
     ok(c == NULL && log_has("invalid server name or wildcard \"a..b\""),
        "two dots in a row are refused");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8085; server_name .; }");
+    c = load_servers("server { listen 127.0.0.1:8085; server_name .; }");
     snprintf(where, sizeof(where), "server name \".\" is invalid in "
              "%s/ringx.conf:3", tmpdir);
     ok(c == NULL && log_has(where), "\".\" alone is invalid");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8085; server_name ~; }");
+    c = load_servers("server { listen 127.0.0.1:8085; server_name ~; }");
     ok(c == NULL && log_has("empty regex in server name \"~\""),
        "an empty regex is refused");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8085; server_name ~(abc; }");
+    c = load_servers("server { listen 127.0.0.1:8085; server_name ~(abc; }");
     snprintf(where, sizeof(where), "pcre2_compile() failed: missing closing "
              "parenthesis in \"(abc\" in %s/ringx.conf:3", tmpdir);
     ok(c == NULL && log_has(where), "a bad regex is refused with file:line");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8085; server_name a/b; }");
+    c = load_servers("server { listen 127.0.0.1:8085; server_name a/b; }");
     ok(c != NULL && log_has("[warn]") && log_has("server name \"a/b\" has "
        "suspicious symbols"), "a '/' is only a warning");
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8086; }\n"
-             "server { listen 127.0.0.1:8086; }");
+    c = load_servers("server { listen 127.0.0.1:8086; }\n"
+                     "server { listen 127.0.0.1:8086; }");
     ok(c != NULL && log_has("conflicting server name \"\" on 127.0.0.1:8086, "
        "ignored"), "two servers without names conflict on \"\", as in nginx");
     if (c) {
@@ -388,7 +312,8 @@ test_errors(void)
     }
     rx_free_cycle(c);
 
-    c = load("server { listen 127.0.0.1:8087; server_name *.a.test .a.test; }");
+    c = load_servers("server { listen 127.0.0.1:8087;"
+                     " server_name *.a.test .a.test; }");
     ok(c != NULL && log_has("conflicting server name \".a.test\""),
        "\"*.x\" and \".x\" conflict");
     rx_free_cycle(c);
@@ -399,31 +324,11 @@ main(void)
 {
     rx_cycle_t *c;
 
-    rx_modules_preinit();
-    rx_use_stderr = false;
-    rx_test_config = true;
-    rx_quiet_mode = true;
-
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/rx_test_server_name.XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        printf("1..0 # SKIP mkdtemp failed\n");
+    if (!fixture_init("test_server_name", NULL)) {
         return 0;
     }
-    snprintf(logpath, sizeof(logpath), "%s/error.log", tmpdir);
-    memset(&boot, 0, sizeof(boot));
-    boot.log = &test_log;
-    boot.pool = rx_pool_create(4096, &test_log);
-    {
-        char prefix[80], conf[120];
-        snprintf(prefix, sizeof(prefix), "%s/", tmpdir);
-        snprintf(conf, sizeof(conf), "%s/ringx.conf", tmpdir);
-        set_str(&boot.prefix, prefix);
-        set_str(&boot.conf_prefix, prefix);
-        set_str(&boot.conf_file, conf);
-        set_str(&boot.error_log, "stderr");
-    }
 
-    c = load(main_conf);
+    c = load_servers(main_conf);
     if (ok(c != NULL, "the virtual servers load")) {
         test_precedence(c);
         test_captures(c);
@@ -432,17 +337,6 @@ main(void)
     }
     test_errors();
 
-    printf("1..%d\n", tap_n);
-    if (log_file.fd != -1) {
-        close(log_file.fd);
-    }
-    {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) {
-            diag("could not remove %s", tmpdir);
-        }
-    }
-    rx_pool_destroy(boot.pool);
-    return tap_failed ? 1 : 0;
+    fixture_done();
+    return done();
 }

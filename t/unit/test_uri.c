@@ -6,38 +6,7 @@
  */
 #include "core.h"
 #include "http_uri.h"
-
-/* ---- TAP ---- */
-
-static int tap_n, tap_failed;
-
-static bool
-ok(bool cond, const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-    if (!cond) {
-        tap_failed++;
-    }
-    return cond;
-}
-
-static void
-diag(const char *fmt, ...)
-{
-    va_list ap;
-
-    printf("# ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
+#include "tap.h"
 
 /* A printable form of bytes for test names: no controls, no '#' (TAP's
  * directive marker). */
@@ -580,8 +549,7 @@ main(void)
     rx_pool_t *pool = rx_pool_create(4096, NULL);
 
     if (pool == NULL) {
-        printf("Bail out! no memory for a pool\n");
-        fflush(stdout);
+        bail_out("no memory for a pool");
         return 1;
     }
 
@@ -591,7 +559,5 @@ main(void)
     test_escape();
 
     rx_pool_destroy(pool);
-    printf("1..%d\n", tap_n);
-    fflush(stdout);
-    return tap_failed ? 1 : 0;
+    return done();
 }
