@@ -185,9 +185,14 @@ rx_sock_ntop(const rx_sockaddr_t *a, char *buf, size_t size, bool port)
         n = port ? snprintf(buf, size, "[%s]:%u", text, ntohs(a->u.sin6.sin6_port))
                  : snprintf(buf, size, "%s", text);
         break;
-    case AF_UNIX:
-        n = snprintf(buf, size, "unix:%s", a->u.sun.sun_path);
+    case AF_UNIX: {
+        /* an unbound client socket has no path: the length says so */
+        size_t path = a->len > offsetof(struct sockaddr_un, sun_path)
+                      ? a->len - offsetof(struct sockaddr_un, sun_path) : 0;
+        n = snprintf(buf, size, "unix:%.*s", (int) strnlen(a->u.sun.sun_path,
+                     rx_min(path, sizeof(a->u.sun.sun_path))), a->u.sun.sun_path);
         break;
+    }
     }
     if (n < 0) {
         return 0;

@@ -245,7 +245,7 @@ conn_addr(rx_conn_t *c, rx_sockaddr_t **slot, bool peer)
     if (a) {
         return a;
     }
-    a = rx_palloc(c->pool, sizeof(rx_sockaddr_t));
+    a = rx_pcalloc(c->pool, sizeof(rx_sockaddr_t));
     if (a == NULL) {
         return &c->listening->addr;
     }

@@ -304,6 +304,10 @@ nginx_reason(rx_http_parser_t *p, llhttp_errno_t err, const char *end)
     if (err == HPE_INVALID_CONTENT_LENGTH) {
         return "client sent invalid \"Content-Length\" header";
     }
+    if (err == HPE_INVALID_HEADER_TOKEN) {
+        /* a control byte in a value, a bad byte in a name, a bare LF */
+        return "client sent invalid header line";
+    }
     if (strcmp(reason, "Duplicate Content-Length") == 0 && pos) {
         /* the new value starts where llhttp stopped */
         for (v = pos; v < end && (*v == ' ' || *v == '\t'); v++) { }

@@ -56,11 +56,26 @@ log_verror(rx_http_connection_t *hc, unsigned level, int err,
     }
     rx_sock_ntop(rx_conn_peer(hc->conn), addr, sizeof(addr), false);
     if (r && r->request_line.len) {
+        /* nginx's tail: host and referrer when the request named them */
+        char   tail[RX_MAX_ERROR_STR / 2];
+        size_t t = 0;
+
+        tail[0] = '\0';
+        if (r->headers_in.host) {
+            t += (size_t) snprintf(tail + t, sizeof(tail) - t, ", host: \"%.*s\"",
+                                   (int) r->headers_in.host->value.len,
+                                   r->headers_in.host->value.data);
+        }
+        if (r->headers_in.referer && t < sizeof(tail)) {
+            snprintf(tail + t, sizeof(tail) - t, ", referrer: \"%.*s\"",
+                     (int) r->headers_in.referer->value.len,
+                     r->headers_in.referer->value.data);
+        }
         rx_log_error(level, &hc->conn->log, 0, "%s, client: %s, server: %s, "
-            "request: \"%.*s\"", msg, addr,
+            "request: \"%.*s\"%s", msg, addr,
             hc->server && hc->server->server_names.nelts
             ? ((rx_http_server_name_t *) hc->server->server_names.elts)->name.data
-            : "", (int) r->request_line.len, r->request_line.data);
+            : "", (int) r->request_line.len, r->request_line.data, tail);
     } else {
         rx_log_error(level, &hc->conn->log, 0, "%s, client: %s", msg, addr);
     }

@@ -32,7 +32,9 @@ package Test::Ringx;
 #   read_file(REL|ABS)      contents or undef
 #   run([{opts}], ARGS)     start in the foreground (config: daemon off),
 #                           wait for listen ports + pid file; opts: timeout,
-#                           ports => [...], wait => 0, env => {}
+#                           ports => [...], wait => 0, env => {},
+#                           wrap => [CMD ...] (a command that execs the
+#                           binary in place, e.g. setpriv: same pid)
 #   stop([signal => S])     QUIT (or S), wait 10 s, then check_logs
 #   ringx([{opts}], ARGS)   run synchronously with -p PREFIX/, returns
 #                           (exit_code, stdout, stderr); opts: timeout,
@@ -53,6 +55,15 @@ package Test::Ringx;
 #                           undef when the connect fails
 #   Test::Ringx::parse_responses(RAW [, head => [BOOL, ...]])  responses
 #   cpu_seconds(PID)        utime + stime of a process (from /proc), or undef
+#   proc_status(PID)        /proc/PID/status as a hashref (Cpus_allowed_list,
+#                           Uid ...), undef when gone
+#   nice_of(PID)            the nice value (/proc/PID/stat), or undef
+#   live_environ(PID)       the environment a process sees now (libc's
+#                           `environ`, read through /proc/PID/mem; needs nm
+#                           and ptrace rights): hashref, or undef when it
+#                           cannot be read. /proc/PID/environ shows only
+#                           the memory the kernel set up at exec, which
+#                           process titles overwrite.
 #
 # Test::Ringx::Conn: a raw client connection for what curl would hide
 # (pipelining, bytes in pieces, timeouts, who closes). Every read has a
@@ -372,6 +383,8 @@ sub run {
     $self->{exit_status} = undef;
 
     my @cmd = ($BIN, '-p', "$self->{prefix}/", '-c', 'conf/ringx.conf', @args);
+    # wrap: a command that execs the rest in place (setpriv, taskset ...)
+    @cmd = (@{ $o->{wrap} }, @cmd) if $o->{wrap};
     $self->{cmd} = [@cmd];
     $self->{pid} = $self->_spawn("$self->{prefix}/logs/stdout.log",
                                  "$self->{prefix}/logs/stderr.log",
@@ -848,6 +861,102 @@ sub cpu_seconds {
     my @f = split ' ', substr($s, rindex($s, ')') + 2);
     my $hz = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
     return ($f[11] + $f[12]) / $hz;                 # fields 14 and 15
+}
+
+# /proc/PID/status as a hashref ("Cpus_allowed_list" => "0-1", ...).
+sub proc_status {
+    my ($self, $pid) = @_;
+    $pid = $self unless ref $self || $self eq __PACKAGE__;
+    open(my $fh, '<', "/proc/$pid/status") or return undef;
+    my %st = map { /^([^:]+):\s*(.*?)\s*$/ ? ($1, $2) : () } <$fh>;
+    close $fh;
+    return \%st;
+}
+
+# The nice value of a process (field 19 of /proc/PID/stat).
+sub nice_of {
+    my ($self, $pid) = @_;
+    $pid = $self unless ref $self || $self eq __PACKAGE__;
+    open(my $fh, '<', "/proc/$pid/stat") or return undef;
+    my $s = <$fh>;
+    close $fh;
+    return undef unless defined $s;
+    my @f = split ' ', substr($s, rindex($s, ')') + 2);
+    return $f[16];
+}
+
+# Reads $len bytes of a process's memory at $addr (undef on failure).
+sub _read_mem {
+    my ($fh, $addr, $len) = @_;
+    sysseek($fh, $addr, 0) or return undef;
+    my $buf = '';
+    my $n = sysread($fh, $buf, $len);
+    return $n ? $buf : undef;
+}
+
+# The environment a process sees now: the strings its libc `environ` points
+# to, read through /proc/PID/mem (64-bit little-endian only). `environ` is
+# looked up with nm -D in the executable (a copy relocation) and then in
+# the libc it maps. Returns a hashref NAME => value, or undef.
+sub live_environ {
+    my ($self, $pid) = @_;
+    no warnings 'portable';                 # 64-bit addresses with hex()
+    $pid = $self unless ref $self || $self eq __PACKAGE__;
+    return undef unless $Config{ptrsize} == 8 && $Config{byteorder} =~ /^1234/;
+    open(my $maps, '<', "/proc/$pid/maps") or return undef;
+    my (%base, @files);
+    while (my $l = <$maps>) {
+        my ($start, $off, $path) =
+            $l =~ /^([0-9a-f]+)-[0-9a-f]+ \S+ ([0-9a-f]+) \S+ \d+\s+(\/\S+)$/
+            or next;
+        next if exists $base{$path} || hex($off) != 0;
+        $base{$path} = hex $start;
+        push @files, $path;
+    }
+    close $maps;
+    my $exe = readlink("/proc/$pid/exe") // '';
+    my @order = ((grep { $_ eq $exe } @files),
+                 (grep { m{/libc[.-][^/]*\.so} } @files));
+    my $addr;
+    for my $file (@order) {
+        next unless -r $file;
+        open(my $nm, '-|', 'nm', '-D', '--defined-only', $file) or next;
+        my ($off) = map { /^([0-9a-f]+) [BbDdVv] (?:__)?environ(?:@|$)/ ? $1 : () } <$nm>;
+        close $nm;
+        next unless defined $off;
+        open(my $elf, '<', $file) or next;
+        binmode $elf;
+        read($elf, my $hdr, 18) == 18 or next;
+        close $elf;
+        my $type = unpack('v', substr($hdr, 16, 2));
+        $addr = hex($off) + ($type == 3 ? $base{$file} : 0);   # ET_DYN
+        last;
+    }
+    return undef unless defined $addr;
+    open(my $mem, '<:raw', "/proc/$pid/mem") or return undef;
+    my $p = _read_mem($mem, $addr, 8) // return undef;
+    my $array = unpack('Q<', $p);
+    return undef unless $array;
+    my %env;
+    for my $i (0 .. 4095) {
+        my $q = _read_mem($mem, $array + 8 * $i, 8) // return undef;
+        my $s = unpack('Q<', $q);
+        last if $s == 0;
+        my $str = '';
+        while (1) {
+            # no read across a page end: the next page may not be mapped
+            my $chunk = 4096 - (($s + length $str) % 4096);
+            my $b = _read_mem($mem, $s + length($str), $chunk) // last;
+            my $nul = index($b, "\0");
+            if ($nul >= 0) { $str .= substr($b, 0, $nul); last; }
+            $str .= $b;
+            last if length $str > 65536;
+        }
+        my ($k, $v) = split /=/, $str, 2;
+        $env{$k} = $v;
+    }
+    close $mem;
+    return \%env;
 }
 
 # Parses one response at the start of $$bufref. Returns (response, length
