@@ -236,6 +236,7 @@ struct rx_http_request_s {
     unsigned                  allow_ranges:1;
     unsigned                  no_body:1;         /* a handler said so */
     unsigned                  invalid_header:1;
+    unsigned                  sending_file:1;    /* a splice to the client runs */
 };
 
 /* The HTTP side of a connection (http_connection.c owns the state). */

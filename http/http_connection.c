@@ -705,7 +705,8 @@ timer_handler(rx_timer_t *t)
         close_connection(hc);
         return;
     case RX_HC_PROCESS:
-        if (c->sending || (r && r->response_done && !r->discard_body)) {
+        if (c->sending || (r && r->sending_file)
+            || (r && r->response_done && !r->discard_body)) {
             rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
                                      "sending response to client",
                                      "client timed out");

@@ -4,6 +4,12 @@
  * (ETag, Last-Modified), conditional and range requests honoured, and the
  * body read through the ring in chunks that are sent before the next one
  * is read, so memory per response stays bounded whatever the file size.
+ *
+ * With `sendfile on`, a body of SPLICE_MIN bytes or more goes out zero-copy
+ * instead: splice(file -> pipe) linked with splice(pipe -> socket), one
+ * chunk at a time, through a pipe the connection borrows from the worker.
+ * Smaller bodies are read into memory and leave with the header in one
+ * send, which costs less than two splices (docs/performance.md).
  */
 #include <ctype.h>
 #include <sys/stat.h>
@@ -14,6 +20,9 @@
 
 #define STATIC_CHUNK       (128 * 1024)
 #define STATIC_MAX_RANGES  64
+#define SPLICE_MIN         (64 * 1024)
+#define SPLICE_CHUNK       (256 * 1024)
+#define SPARE_PIPES        16
 
 typedef struct {
     int               fd;
@@ -30,7 +39,16 @@ typedef struct {
     bool              multipart;
     char              boundary[24];
     rx_str_t          content_type;
+    /* zero-copy: the borrowed pipe, what it holds, splices in flight */
+    int               pipe[2];
+    int64_t           in_pipe;
+    int               splices;
+    bool              fill_first;       /* next CQE is file -> pipe */
 } rx_http_static_ctx_t;
+
+/* The worker's spare pipes, kept between responses. */
+static int       spare[SPARE_PIPES][2];
+static rx_uint_t nspare;
 
 typedef struct {
     rx_int_t   max_ranges;
@@ -374,6 +392,156 @@ on_file_read(rx_http_request_t *r, int32_t res)
 }
 
 static rx_int_t
+pipe_get(rx_http_static_ctx_t *ctx, rx_log_t *log)
+{
+    if (nspare) {
+        nspare--;
+        ctx->pipe[0] = spare[nspare][0];
+        ctx->pipe[1] = spare[nspare][1];
+        return RX_OK;
+    }
+    if (pipe2(ctx->pipe, O_CLOEXEC) == -1) {
+        rx_log_error(RX_LOG_ALERT, log, errno, "pipe2() failed");
+        return RX_ERROR;
+    }
+    /* a chunk fits the pipe: one splice pair moves it */
+    if (fcntl(ctx->pipe[1], F_SETPIPE_SZ, SPLICE_CHUNK) == -1) {
+        rx_log_error(RX_LOG_NOTICE, log, errno, "fcntl(F_SETPIPE_SZ, %d) "
+                     "failed, splicing in smaller chunks", SPLICE_CHUNK);
+    }
+    return RX_OK;
+}
+
+/* Pool cleanup: an empty pipe goes back to the worker, one that still
+ * holds bytes (an aborted response) is closed. */
+static void
+pipe_put(void *data)
+{
+    rx_http_static_ctx_t *ctx = data;
+
+    if (ctx->pipe[0] == -1) {
+        return;
+    }
+    if (ctx->in_pipe == 0 && ctx->splices == 0 && nspare < SPARE_PIPES) {
+        spare[nspare][0] = ctx->pipe[0];
+        spare[nspare][1] = ctx->pipe[1];
+        nspare++;
+    } else {
+        close(ctx->pipe[0]);
+        close(ctx->pipe[1]);
+    }
+    ctx->pipe[0] = ctx->pipe[1] = -1;
+}
+
+static bool
+use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    return clcf->sendfile && !ctx->multipart
+           && r->conn->transport == &rx_plain_transport
+           && ctx->ranges[0].end - ctx->ranges[0].start >= SPLICE_MIN;
+}
+
+/* The next step of a spliced body: drain what the pipe holds, else move
+ * the next chunk, else end the response. */
+static rx_int_t
+splice_next(rx_http_request_t *r)
+{
+    rx_http_static_ctx_t    *ctx = r->ctx;
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_range_t         *rg = &ctx->ranges[0];
+    int                      sock = r->conn->fd;
+    unsigned                 n;
+
+    r->write_handler = NULL;
+    if (ctx->in_pipe > 0) {
+        ctx->fill_first = false;
+        ctx->splices = 1;
+        rx_ring_splice(ctx->pipe[0], -1, sock, -1, (unsigned) ctx->in_pipe,
+                       false, rx_http_op_ud(r, RX_OP_SPLICE));
+    } else if (ctx->offset < rg->end) {
+        n = (unsigned) rx_min((int64_t) SPLICE_CHUNK, rg->end - ctx->offset);
+        ctx->fill_first = true;
+        ctx->splices = 2;
+        rx_ring_splice(ctx->fd, ctx->offset, ctx->pipe[1], -1, n, true,
+                       rx_http_op_ud(r, RX_OP_SPLICE));
+        rx_ring_splice(ctx->pipe[0], -1, sock, -1, n, false,
+                       rx_http_op_ud(r, RX_OP_SPLICE));
+    } else {
+        r->sending_file = 0;
+        return rx_http_output_filter(r, NULL);      /* the end */
+    }
+    rx_timer_add(&r->conn->timer, clcf->send_timeout);
+    return RX_AGAIN;
+}
+
+static void
+on_splice(rx_http_request_t *r, int32_t res)
+{
+    rx_http_static_ctx_t *ctx = r->ctx;
+    bool                  fill = ctx->fill_first;
+
+    ctx->fill_first = false;
+    ctx->splices--;
+    if (fill) {
+        if (res <= 0) {
+            rx_http_request_log_error(r, RX_LOG_CRIT, res < 0 ? -res : 0,
+                "splice() of \"%s\" at %" PRId64 " failed%s", ctx->path.data,
+                ctx->offset, res == 0 ? ": file was truncated while sent" : "");
+            r->hc->close_after = 1;
+            rx_conn_close(r->conn);
+            return;
+        }
+        ctx->offset += res;
+        ctx->in_pipe += res;
+        return;                        /* its partner follows */
+    }
+    if (res == -ECANCELED && r->conn->state == RX_CONN_ACTIVE) {
+        /* a short fill (an unaligned offset, a smaller pipe) breaks the
+         * link: nothing left the pipe, the next step drains it */
+        res = 0;
+    }
+    if (res < 0) {
+        rx_http_log_error_action(r->hc, RX_LOG_INFO, -res,
+                                 "sending response to client",
+                                 "splice() failed");
+        rx_conn_close(r->conn);
+        return;
+    }
+    ctx->in_pipe -= res;
+    r->bytes_sent += res;
+    if (ctx->splices == 0 && r->conn->state == RX_CONN_ACTIVE) {
+        rx_int_t rc = splice_next(r);
+        if (rc != RX_AGAIN && rc != RX_OK) {
+            rx_conn_close(r->conn);
+        }
+    }
+}
+
+static rx_int_t
+start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_pool_cleanup_t *cln;
+
+    ctx->pipe[0] = ctx->pipe[1] = -1;
+    cln = rx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL || pipe_get(ctx, &r->conn->log) != RX_OK) {
+        return RX_ERROR;
+    }
+    cln->handler = pipe_put;
+    cln->data = ctx;
+    ctx->offset = ctx->ranges[0].start;
+    r->sending_file = 1;
+    /* the header goes first; the splices start when it is out */
+    r->write_handler = splice_next;
+    rx_http_connection_send(r->hc);
+    return RX_AGAIN;
+}
+
+static rx_int_t
 redirect_directory(rx_http_request_t *r)
 {
     rx_str_t loc;
@@ -500,6 +668,9 @@ on_open(rx_http_request_t *r, int32_t res)
     if (r->header_only || r->headers_out.content_length_n == 0) {
         return rx_http_output_filter(r, NULL);
     }
+    if (use_splice(r, ctx)) {
+        return start_splice(r, ctx);
+    }
     ctx->range = 0;
     ctx->offset = ctx->ranges[0].start;
     ctx->buf_size = (size_t) rx_min((int64_t) STATIC_CHUNK,
@@ -531,6 +702,9 @@ static_op(rx_http_request_t *r, const rx_cqe_t *cqe)
         return;
     case RX_OP_READ:
         on_file_read(r, cqe->res);
+        return;
+    case RX_OP_SPLICE:
+        on_splice(r, cqe->res);
         return;
     default:
         return;
