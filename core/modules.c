@@ -14,7 +14,9 @@ extern rx_module_t rx_http_log_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_headers_module;
+extern rx_module_t rx_http_try_files_module;
 extern rx_module_t rx_http_index_module;
+extern rx_module_t rx_http_autoindex_module;
 extern rx_module_t rx_http_static_module;
 
 rx_module_t *const rx_modules[] = {
@@ -33,8 +35,10 @@ rx_module_t *const rx_modules[] = {
     &rx_http_rewrite_module,
 #endif
     &rx_http_headers_module,
+    &rx_http_try_files_module,  /* precontent phase */
     /* content handlers, tried in this order */
     &rx_http_index_module,
+    &rx_http_autoindex_module,  /* '/' URIs that index did not serve */
     &rx_http_static_module,
 #if (RX_HTTP_STUB_STATUS)
     &rx_http_stub_status_module,

@@ -156,6 +156,7 @@ typedef enum {
     RX_HTTP_FIND_CONFIG_PHASE,
     RX_HTTP_REWRITE_PHASE,
     RX_HTTP_ACCESS_PHASE,
+    RX_HTTP_PRECONTENT_PHASE,   /* try_files */
     RX_HTTP_CONTENT_PHASE,
     RX_HTTP_LOG_PHASE,
     RX_HTTP_PHASES
@@ -279,6 +280,8 @@ struct rx_http_connection_s {
 /* http_request.c */
 rx_http_request_t *rx_http_create_request(rx_http_connection_t *hc);
 void rx_http_run_phases(rx_http_request_t *r);
+/* A phase handler that went asynchronous and is done: the next phase. */
+void rx_http_phase_next(rx_http_request_t *r);
 void rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc);
 rx_int_t rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     const rx_str_t *args);

@@ -28,7 +28,7 @@ rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
     return RX_OK;
 }
 
-_Static_assert(RX_HTTP_PHASES == 6, "rx_http_core_main_conf_t.phases size");
+_Static_assert(RX_HTTP_PHASES == 7, "rx_http_core_main_conf_t.phases size");
 
 static rx_array_t *
 phase_handlers(rx_http_request_t *r, rx_http_phase_t phase)
@@ -763,24 +763,42 @@ rx_http_content_next(rx_http_request_t *r)
     rx_http_finalize_request(r, rc == RX_DECLINED ? content_declined(r) : rc);
 }
 
+static void run_from(rx_http_request_t *r);
+
 /*
  * The phase runner: server rewrite, find location, rewrite (which may
- * change the URI and send us back to find location), access, content.
+ * change the URI and send us back to find location), access, precontent
+ * (try_files), content.
  * A handler returns RX_DECLINED to pass, RX_OK/RX_DONE when it has taken
  * the request, RX_AGAIN when it continues asynchronously, or a status.
  */
 void
 rx_http_run_phases(rx_http_request_t *r)
 {
-    rx_int_t rc;
-
     r->phase = r->internal ? RX_HTTP_FIND_CONFIG_PHASE
                            : RX_HTTP_SERVER_REWRITE_PHASE;
+    run_from(r);
+}
+
+void
+rx_http_phase_next(rx_http_request_t *r)
+{
+    r->op_handler = NULL;
+    r->phase++;
+    run_from(r);
+}
+
+static void
+run_from(rx_http_request_t *r)
+{
+    rx_int_t rc;
+
     for ( ;; ) {
         switch (r->phase) {
         case RX_HTTP_SERVER_REWRITE_PHASE:
         case RX_HTTP_REWRITE_PHASE:
         case RX_HTTP_ACCESS_PHASE:
+        case RX_HTTP_PRECONTENT_PHASE:
             rc = run_handlers(r, r->phase);
             break;
         case RX_HTTP_FIND_CONFIG_PHASE:
@@ -881,16 +899,7 @@ rx_http_named_location(rx_http_request_t *r, const rx_str_t *name)
     r->loc_conf = clcf->loc_conf;
     rx_http_update_location_config(r);
     r->phase = RX_HTTP_REWRITE_PHASE;
-    {
-        rx_int_t rc = run_handlers(r, RX_HTTP_REWRITE_PHASE);
-        if (rc == RX_DECLINED) rc = run_handlers(r, RX_HTTP_ACCESS_PHASE);
-        if (rc == RX_DECLINED) {
-            rc = r->content_handler ? r->content_handler(r)
-                                    : run_handlers(r, RX_HTTP_CONTENT_PHASE);
-            if (rc == RX_DECLINED) rc = content_declined(r);
-        }
-        rx_http_finalize_request(r, rc);
-    }
+    run_from(r);
     return RX_DONE;
 }
 
