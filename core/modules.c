@@ -72,7 +72,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_split_clients_module", false, true },
     { "http_referer_module", false, true },
     { "http_auth_basic_module", false, true },
-    { "http_autoindex_module", false, true },
+    { "http_autoindex_module", true, true },
     { "http_access_module", false, true },
     { "http_limit_conn_module", false, true },
     { "http_limit_req_module", false, true },
