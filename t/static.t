@@ -49,6 +49,10 @@ for my $name (keys %size) {
 }
 $t->write_file_raw('html/dir/index.html', "index\n");
 $t->write_file_raw('html/note.txt', "a note\n");
+# a sparse 64 MiB file: far more than socket buffers hold, so the server is
+# still sending it when the test cuts it short
+$t->write_file_raw('html/z/trunc.bin', '');
+truncate($t->prefix . '/html/z/trunc.bin', 64 * 1048576);
 $t->run;
 my $P = $t->port(0);
 
@@ -140,11 +144,11 @@ like(curl('-si', '-X DELETE', "http://127.0.0.1:$P/note.txt"), qr{^HTTP/1\.1 405
 {
     my @w = $t->worker_pids;
     my $c = $t->raw($P);
-    $c->send("GET /z/huge.bin HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    $c->send("GET /z/trunc.bin HTTP/1.1\r\nHost: localhost\r\n\r\n");
     my $r = $c->read_response(head => 1, timeout => 5);
-    truncate($t->prefix . '/html/z/huge.bin', 100000);
-    my $rest = $c->read_all(timeout => 5);
-    ok(length($rest // '') < $size{huge}, 'a file truncated while sent: the body is cut short');
+    truncate($t->prefix . '/html/z/trunc.bin', 100000);
+    my $rest = $c->read_all(timeout => 10);
+    ok(length($rest // '') < 64 * 1048576, 'a file truncated while sent: the body is cut short');
     ok($c->eof, 'a file truncated while sent: the connection is closed');
     is_deeply([$t->worker_pids], \@w, 'a file truncated while sent: the worker lives');
     $c->close;
