@@ -1,0 +1,798 @@
+/*
+ * http_core_variables.c: the core variables, nginx's "Embedded Variables"
+ * plus $remote_user (until auth_basic), $request_id and $request_start_us:
+ * their getters, their table, and the per-worker state of $pid/$request_id.
+ */
+#include <ctype.h>
+#include <arpa/inet.h>
+#include <sys/random.h>
+#include "http.h"
+#include "http_variables.h"
+#include "http_variables_int.h"
+#include "clock.h"
+
+/* The nginx release whose behaviour ringx follows ($nginx_version): scripts
+ * and FastCGI apps compare it, so it is a real nginx version number. */
+#define RX_NGINX_COMPAT_VERSION  "1.22.1"
+
+/* Per worker: $pid and the key of $request_id. */
+static char     pid_text[24];
+static size_t   pid_len;
+static uint64_t request_id_key[2];
+static bool     request_id_keyed;
+static uint64_t request_id_serial;
+
+/* ---- getters: helpers ---- */
+
+static rx_http_core_loc_conf_t *
+core_loc_conf(rx_http_request_t *r)
+{
+    return r->loc_conf ? rx_http_get_module_loc_conf(r, rx_http_core_module)
+                       : NULL;
+}
+
+/* ---- getters: the request ---- */
+
+/* data: offset of an rx_str_t in the request; absent when data is NULL. */
+static rx_int_t
+var_request_str(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_str_t *s = (rx_str_t *) ((char *) r + data);
+
+    if (s->data == NULL) {
+        v->not_found = 1;
+    } else {
+        rx_http_var_str(v, s->data, s->len);
+    }
+    return RX_OK;
+}
+
+static void
+set_args(rx_http_request_t *r, const rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    r->args.len = v->len;
+    r->args.data = v->data;
+}
+
+/* data: offset of an int64_t in the request. */
+static rx_int_t
+var_request_int(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    int64_t n = *(int64_t *) ((char *) r + data);
+
+    return rx_http_var_printf(r, v, 24, "%" PRId64, n < 0 ? 0 : n);
+}
+
+static rx_int_t
+var_is_args(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_http_var_str(v, "?", r->args.len ? 1 : 0);
+    return RX_OK;
+}
+
+/* data: offset of an rx_table_elt_t * in the request. */
+static rx_int_t
+var_header_elt(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_table_elt_t *h = *(rx_table_elt_t **) ((char *) r + data);
+
+    if (h == NULL) {
+        v->not_found = 1;
+    } else {
+        rx_http_var_str(v, h->value.data, h->value.len);
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+var_content_length(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    if (r->headers_in.content_length) {
+        return var_header_elt(r, v,
+            offsetof(rx_http_request_t, headers_in.content_length));
+    }
+    if (r->headers_in.content_length_n >= 0) {
+        /* a chunked body once read */
+        return rx_http_var_printf(r, v, 24, "%" PRId64,
+                                  r->headers_in.content_length_n);
+    }
+    v->not_found = 1;
+    return RX_OK;
+}
+
+static rx_int_t
+var_server_name(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_core_srv_conf_t *cscf;
+    rx_http_server_name_t   *sn;
+
+    cscf = r->srv_conf ? rx_http_get_module_srv_conf(r, rx_http_core_module)
+                       : NULL;
+    if (cscf == NULL || cscf->server_names.nelts == 0) {
+        rx_http_var_str(v, "", 0);
+        return RX_OK;
+    }
+    sn = cscf->server_names.elts;
+    rx_http_var_str(v, sn[0].name.data, sn[0].name.len);
+    return RX_OK;
+}
+
+/* Host from the request line, else the Host header, else the server's
+ * name; the first two were validated and lower-cased by the parser. */
+static rx_int_t
+var_host(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    if (r->host.len) {
+        rx_http_var_str(v, r->host.data, r->host.len);
+    } else if (r->headers_in.server.len) {
+        rx_http_var_str(v, r->headers_in.server.data, r->headers_in.server.len);
+    } else {
+        return var_server_name(r, v, data);
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+var_status(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_uint_t status = r->err_status ? r->err_status : r->headers_out.status;
+
+    return rx_http_var_printf(r, v, 24, "%03lu", (unsigned long) status);
+}
+
+static rx_int_t
+var_body_bytes_sent(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    int64_t sent = r->bytes_sent - r->header_size;
+
+    return rx_http_var_printf(r, v, 24, "%" PRId64, sent < 0 ? 0 : sent);
+}
+
+static rx_int_t
+var_request_time(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_msec_t ms = rx_current_msec - r->start_msec;
+
+    ms = ms < 0 ? 0 : ms;
+    return rx_http_var_printf(r, v, 32, "%" PRId64 ".%03d",
+                              (int64_t) (ms / 1000), (int) (ms % 1000));
+}
+
+static rx_int_t
+var_request_completion(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_var_str(v, "OK", r->response_done ? 2 : 0);
+    return RX_OK;
+}
+
+/* The body when it is wholly in memory, as nginx gives it to proxies. */
+static rx_int_t
+var_request_body(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_chain_t *cl;
+    size_t      len = 0;
+    char       *p;
+
+    if (r->request_body == NULL || r->request_body->bufs == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    for (cl = r->request_body->bufs; cl; cl = cl->next) {
+        if (!cl->buf->memory) {
+            v->not_found = 1;       /* (part of) the body is in a file */
+            return RX_OK;
+        }
+        len += (size_t) (cl->buf->last - cl->buf->pos);
+    }
+    cl = r->request_body->bufs;
+    if (cl->next == NULL) {
+        rx_http_var_str(v, cl->buf->pos, len);
+        return RX_OK;
+    }
+    p = rx_pnalloc(r->pool, len ? len : 1);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, p, len);
+    for (; cl; cl = cl->next) {
+        memcpy(p, cl->buf->pos, (size_t) (cl->buf->last - cl->buf->pos));
+        p += cl->buf->last - cl->buf->pos;
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+var_not_found(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    v->not_found = 1;
+    return RX_OK;
+}
+
+/* ---- getters: paths ---- */
+
+/* The root or alias of the location, evaluated when it holds variables. */
+static rx_int_t
+var_document_root(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_core_loc_conf_t *clcf = core_loc_conf(r);
+    rx_str_t                 root;
+
+    if (clcf == NULL || clcf->root.data == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    if (rx_http_document_root(r, &root) != RX_OK) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, root.data, root.len);
+    return RX_OK;
+}
+
+static rx_int_t
+var_realpath_root(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_core_loc_conf_t *clcf = core_loc_conf(r);
+    char                    *path, *real;
+    rx_int_t                 rc;
+
+    if (clcf == NULL || clcf->root.data == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    {
+        rx_str_t root;
+        if (rx_http_document_root(r, &root) != RX_OK) {
+            return RX_ERROR;
+        }
+        path = rx_pstrdup(r->pool, &root);
+    }
+    if (path == NULL) {
+        return RX_ERROR;
+    }
+    real = realpath(path, NULL);
+    if (real == NULL) {
+        rx_http_request_log_error(r, RX_LOG_CRIT, errno,
+                                  "realpath() \"%s\" failed", path);
+        return RX_ERROR;
+    }
+    rc = rx_http_var_copy(r, v, real, strlen(real));
+    free(real);
+    return rc;
+}
+
+/* The file a request maps to (http_path.c: root or alias + URI). */
+static rx_int_t
+var_request_filename(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_core_loc_conf_t *clcf = core_loc_conf(r);
+    rx_str_t                 path;
+
+    if (clcf == NULL || clcf->root.data == NULL || r->uri.data == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    if (rx_http_map_uri_to_path(r, &path, 0) != RX_OK) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, path.data, path.len);
+    return RX_OK;
+}
+
+/* ---- getters: the connection ---- */
+
+/* data: 0 for the client's address, 1 for the server's. */
+static const rx_sockaddr_t *
+conn_addr(rx_http_request_t *r, uintptr_t data)
+{
+    if (r->conn == NULL) {
+        return NULL;
+    }
+    return data ? rx_conn_local(r->conn) : rx_conn_peer(r->conn);
+}
+
+static rx_int_t
+var_addr(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    const rx_sockaddr_t *a = conn_addr(r, data);
+    char                *p;
+
+    if (a == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    p = rx_pnalloc(r->pool, sizeof(a->u.sun.sun_path) + sizeof("unix:"));
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, p, rx_sock_ntop(a, p, sizeof(a->u.sun.sun_path)
+                                             + sizeof("unix:"), false));
+    return RX_OK;
+}
+
+static rx_int_t
+var_port(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    const rx_sockaddr_t *a = conn_addr(r, data);
+    unsigned             port = 0;
+
+    if (a == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    if (a->u.sa.sa_family == AF_INET) {
+        port = ntohs(a->u.sin.sin_port);
+    } else if (a->u.sa.sa_family == AF_INET6) {
+        port = ntohs(a->u.sin6.sin6_port);
+    }
+    if (port == 0) {
+        rx_http_var_str(v, "", 0);  /* a UNIX-domain socket has none */
+        return RX_OK;
+    }
+    return rx_http_var_printf(r, v, 8, "%u", port);
+}
+
+static rx_int_t
+var_binary_remote_addr(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    const rx_sockaddr_t *a = conn_addr(r, 0);
+
+    if (a == NULL) {
+        v->not_found = 1;
+    } else if (a->u.sa.sa_family == AF_INET) {
+        rx_http_var_str(v, (const char *) &a->u.sin.sin_addr, 4);
+    } else if (a->u.sa.sa_family == AF_INET6) {
+        rx_http_var_str(v, (const char *) &a->u.sin6.sin6_addr, 16);
+    } else {
+        return var_addr(r, v, 0);   /* nginx: the text, "unix:" */
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+var_connection(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    if (r->conn == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    return rx_http_var_printf(r, v, 24, "%lu", (unsigned long) r->conn->number);
+}
+
+static rx_int_t
+var_connection_requests(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    if (r->hc == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    return rx_http_var_printf(r, v, 24, "%lu", (unsigned long) r->hc->requests);
+}
+
+/* ---- getters: time and process ---- */
+
+static rx_int_t
+var_msec(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    return rx_http_var_printf(r, v, 32, "%" PRId64 ".%03d",
+                              (int64_t) (rx_time_msec / 1000),
+                              (int) (rx_time_msec % 1000));
+}
+
+/* data: one of clock.h's cached strings, rewritten every second. */
+static rx_int_t
+var_time(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    const char *s = (const char *) data;
+
+    return rx_http_var_copy(r, v, s, strlen(s));
+}
+
+/* data: a NUL-terminated constant. */
+static rx_int_t
+var_const(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    const char *s = (const char *) data;
+
+    rx_http_var_str(v, s, strlen(s));
+    return RX_OK;
+}
+
+static rx_int_t
+var_hostname(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    const rx_str_t *host = rx_http_var_hostname(r);
+
+    rx_http_var_str(v, host->data, host->len);
+    return RX_OK;
+}
+
+static rx_int_t
+var_pid(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    if (pid_len == 0) {
+        pid_len = (size_t) snprintf(pid_text, sizeof(pid_text), "%ld",
+                                    (long) getpid());
+    }
+    rx_http_var_str(v, pid_text, pid_len);
+    return RX_OK;
+}
+
+/* splitmix64's finaliser: a bijection on 64 bits that spreads every bit. */
+static uint64_t
+mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void
+key_request_id(void)
+{
+    if (getrandom(request_id_key, sizeof(request_id_key), 0)
+        != (ssize_t) sizeof(request_id_key)) {
+        /* no entropy pool yet: unique, if guessable */
+        request_id_key[0] = (uint64_t) rx_time_msec ^ ((uint64_t) getpid() << 32);
+        request_id_key[1] = mix64(request_id_key[0] ^ (uintptr_t) &pid_len);
+    }
+    request_id_keyed = true;
+}
+
+/*
+ * 32 hex digits. Derived from the worker's random key and the request's
+ * place (connection number, request on it) rather than drawn anew, so that
+ * the value survives an internal redirect (which clears the cache): both
+ * halves are bijections of those numbers, hence unique within a worker,
+ * and the per-worker key keeps workers apart. Not a secret.
+ */
+static rx_int_t
+var_request_id(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    const uint64_t golden = 0x9e3779b97f4a7c15ULL;
+    uint64_t       conn, req, hi, lo;
+
+    if (!request_id_keyed) {
+        key_request_id();
+    }
+    if (r->conn && r->hc) {
+        conn = r->conn->number;
+        req = r->hc->requests;
+    } else {
+        conn = 0;
+        req = ++request_id_serial;
+    }
+    hi = mix64(request_id_key[0] + conn * golden);
+    lo = mix64(request_id_key[1] + req * golden) ^ hi;
+    return rx_http_var_printf(r, v, 33, "%016" PRIx64 "%016" PRIx64, hi, lo);
+}
+
+rx_int_t
+rx_http_var_init_process(rx_cycle_t *cycle)
+{
+    pid_len = (size_t) snprintf(pid_text, sizeof(pid_text), "%ld",
+                                (long) getpid());
+    key_request_id();
+    return RX_OK;
+}
+
+/* ---- getters: prefix variables ---- */
+
+/* The part of a prefix variable's name after the prefix. */
+static rx_str_t
+suffix(uintptr_t data, size_t prefix_len)
+{
+    const rx_str_t *name = (const rx_str_t *) data;
+    rx_str_t        s = { name->len - prefix_len, name->data + prefix_len };
+
+    return s;
+}
+
+/* A header name against a variable suffix: case-insensitive, '-' as '_'. */
+static bool
+header_matches(const rx_str_t *key, const rx_str_t *var)
+{
+    size_t i;
+
+    if (key->len != var->len) {
+        return false;
+    }
+    for (i = 0; i < key->len; i++) {
+        char ch = (char) tolower((unsigned char) key->data[i]);
+        if ((ch == '-' ? '_' : ch) != var->data[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Every header of the array named like var, joined as nginx 1.23 does:
+ * with "; " for Cookie, ", " for the others; one header is returned
+ * without a copy.
+ */
+static rx_int_t
+headers_value(rx_http_request_t *r, rx_http_variable_value_t *v,
+    const rx_array_t *headers, const rx_str_t *var)
+{
+    rx_table_elt_t *h = headers->elts, *first = NULL;
+    const char     *sep = rx_str_eq(var, "cookie") ? "; " : ", ";
+    rx_uint_t       i, n = 0;
+    size_t          len = 0;
+    char           *p;
+
+    for (i = 0; i < headers->nelts; i++) {
+        if (!h[i].deleted && header_matches(&h[i].key, var)) {
+            first = first ? first : &h[i];
+            len += (n++ ? 2 : 0) + h[i].value.len;
+        }
+    }
+    if (n <= 1) {
+        if (first == NULL) {
+            v->not_found = 1;
+        } else {
+            rx_http_var_str(v, first->value.data, first->value.len);
+        }
+        return RX_OK;
+    }
+    p = rx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, p, len);
+    for (i = 0, n = 0; i < headers->nelts; i++) {
+        if (!h[i].deleted && header_matches(&h[i].key, var)) {
+            if (n++) {
+                memcpy(p, sep, 2);
+                p += 2;
+            }
+            memcpy(p, h[i].value.data, h[i].value.len);
+            p += h[i].value.len;
+        }
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+var_http(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_str_t var = suffix(data, sizeof("http_") - 1);
+
+    return headers_value(r, v, &r->headers_in.headers, &var);
+}
+
+/* Response headers: those kept outside the array first, as nginx does. */
+static rx_int_t
+var_sent_http(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_headers_out_t *ho = &r->headers_out;
+    rx_str_t               var = suffix(data, sizeof("sent_http_") - 1);
+    char                  *p;
+
+    if (rx_str_eq(&var, "content_type") && ho->content_type.len) {
+        if (ho->charset.len == 0
+            || memmem(ho->content_type.data, ho->content_type.len,
+                      "charset=", 8)) {
+            rx_http_var_str(v, ho->content_type.data, ho->content_type.len);
+            return RX_OK;
+        }
+        return rx_http_var_printf(r, v,
+                                  ho->content_type.len + ho->charset.len + 11,
+                                  "%.*s; charset=%.*s",
+                                  (int) ho->content_type.len,
+                                  ho->content_type.data,
+                                  (int) ho->charset.len, ho->charset.data);
+    }
+    if (rx_str_eq(&var, "content_length") && ho->content_length_n >= 0) {
+        return rx_http_var_printf(r, v, 24, "%" PRId64, ho->content_length_n);
+    }
+    if (rx_str_eq(&var, "location") && ho->location && !ho->location->deleted) {
+        rx_http_var_str(v, ho->location->value.data, ho->location->value.len);
+        return RX_OK;
+    }
+    if (rx_str_eq(&var, "last_modified") && ho->last_modified_time >= 0) {
+        p = rx_pnalloc(r->pool, 64);
+        if (p == NULL) {
+            return RX_ERROR;
+        }
+        rx_http_var_str(v, p, rx_http_date(p, ho->last_modified_time));
+        return RX_OK;
+    }
+    if (rx_str_eq(&var, "connection")) {
+        const char *c = ho->status == RX_HTTP_SWITCHING_PROTOCOLS ? "upgrade"
+                        : r->keepalive ? "keep-alive" : "close";
+        rx_http_var_str(v, c, strlen(c));
+        return RX_OK;
+    }
+    if (rx_str_eq(&var, "transfer_encoding")) {
+        if (r->chunked) {
+            rx_http_var_str(v, "chunked", 7);
+        } else {
+            v->not_found = 1;
+        }
+        return RX_OK;
+    }
+    return headers_value(r, v, &ho->headers, &var);
+}
+
+/* True when s[0..len) case-insensitively equals name. */
+static bool
+token_is(const char *s, size_t len, const rx_str_t *name)
+{
+    return len == name->len && strncasecmp(s, name->data, len) == 0;
+}
+
+/* $cookie_NAME: the first "NAME=value" of the Cookie headers, the name
+ * compared case-insensitively (nginx's rule). */
+static rx_int_t
+var_cookie(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_str_t        name = suffix(data, sizeof("cookie_") - 1);
+    rx_table_elt_t *h = r->headers_in.headers.elts;
+    rx_uint_t       i;
+
+    for (i = 0; i < r->headers_in.headers.nelts; i++) {
+        const char *p, *end, *eq, *semi;
+
+        if (h[i].deleted || !rx_str_caseeq(&h[i].key, "cookie")) {
+            continue;
+        }
+        p = h[i].value.data;
+        end = p + h[i].value.len;
+        while (p < end) {
+            while (p < end && (*p == ' ' || *p == '\t' || *p == ';')) {
+                p++;
+            }
+            semi = memchr(p, ';', (size_t) (end - p));
+            semi = semi ? semi : end;
+            eq = memchr(p, '=', (size_t) (semi - p));
+            if (eq && token_is(p, (size_t) (eq - p), &name)) {
+                rx_http_var_str(v, eq + 1, (size_t) (semi - eq - 1));
+                return RX_OK;
+            }
+            p = semi;
+        }
+    }
+    v->not_found = 1;
+    return RX_OK;
+}
+
+/* $arg_NAME: the first "NAME=value" of the arguments, not decoded, the
+ * name compared case-insensitively; "NAME" without '=' does not count. */
+static rx_int_t
+var_arg(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_str_t    name = suffix(data, sizeof("arg_") - 1);
+    const char *p, *end, *amp, *eq;
+
+    if (r->args.len == 0) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    p = r->args.data;
+    end = p + r->args.len;
+    while (p < end) {
+        amp = memchr(p, '&', (size_t) (end - p));
+        amp = amp ? amp : end;
+        eq = memchr(p, '=', (size_t) (amp - p));
+        if (eq && token_is(p, (size_t) (eq - p), &name)) {
+            rx_http_var_str(v, eq + 1, (size_t) (amp - eq - 1));
+            return RX_OK;
+        }
+        if (amp == end) {
+            break;
+        }
+        p = amp + 1;
+    }
+    v->not_found = 1;
+    return RX_OK;
+}
+
+/* ---- the table ---- */
+
+typedef struct {
+    const char               *name;
+    rx_http_get_variable_pt   get;
+    rx_http_set_variable_pt   set;
+    uintptr_t                 data;
+    unsigned                  flags;
+} core_var_t;
+
+#define RQ(f)  offsetof(rx_http_request_t, f)
+#define NC     RX_HTTP_VAR_NOCACHEABLE
+#define PFX    RX_HTTP_VAR_PREFIX
+
+/* Flags follow nginx: what can change during a request is not cached. */
+static const core_var_t core_vars[] = {
+    { "uri",                 var_request_str, NULL, RQ(uri), NC },
+    { "document_uri",        var_request_str, NULL, RQ(uri), NC },
+    { "request_uri",         var_request_str, NULL, RQ(unparsed_uri), 0 },
+    { "args",                var_request_str, set_args, RQ(args),
+      RX_HTTP_VAR_CHANGEABLE | NC },
+    { "query_string",        var_request_str, NULL, RQ(args), NC },
+    { "is_args",             var_is_args, NULL, 0, NC },
+    { "request",             var_request_str, NULL, RQ(request_line), 0 },
+    { "request_method",      var_request_str, NULL, RQ(method_name), NC },
+    { "server_protocol",     var_request_str, NULL, RQ(http_protocol), 0 },
+    { "host",                var_host, NULL, 0, 0 },
+    { "content_type",        var_header_elt, NULL,
+      RQ(headers_in.content_type), 0 },
+    { "content_length",      var_content_length, NULL, 0, NC },
+    { "request_body",        var_request_body, NULL, 0, NC },
+    { "remote_addr",         var_addr, NULL, 0, 0 },
+    { "binary_remote_addr",  var_binary_remote_addr, NULL, 0, 0 },
+    { "remote_port",         var_port, NULL, 0, 0 },
+    { "server_addr",         var_addr, NULL, 1, 0 },
+    { "server_port",         var_port, NULL, 1, 0 },
+    { "server_name",         var_server_name, NULL, 0, 0 },
+    /* "https" and "on" once event/tls.c serves the connection */
+    { "scheme",              var_const, NULL, (uintptr_t) "http", 0 },
+    { "https",               var_const, NULL, (uintptr_t) "", 0 },
+    /* set by auth_basic when it exists; until then always absent ("-") */
+    { "remote_user",         var_not_found, NULL, 0, 0 },
+    { "status",              var_status, NULL, 0, NC },
+    { "body_bytes_sent",     var_body_bytes_sent, NULL, 0, NC },
+    { "bytes_sent",          var_request_int, NULL, RQ(bytes_sent), NC },
+    { "request_length",      var_request_int, NULL, RQ(request_length), NC },
+    { "request_time",        var_request_time, NULL, 0, NC },
+    { "request_start_us",    var_request_int, NULL, RQ(start_usec), 0 },
+    { "request_completion",  var_request_completion, NULL, 0, NC },
+    { "request_id",          var_request_id, NULL, 0, 0 },
+    { "msec",                var_msec, NULL, 0, NC },
+    { "time_local",          var_time, NULL, (uintptr_t) rx_log_local_time, NC },
+    { "time_iso8601",        var_time, NULL, (uintptr_t) rx_iso8601_time, NC },
+    { "connection",          var_connection, NULL, 0, 0 },
+    { "connection_requests", var_connection_requests, NULL, 0, NC },
+    { "pid",                 var_pid, NULL, 0, 0 },
+    { "hostname",            var_hostname, NULL, 0, 0 },
+    { "nginx_version",       var_const, NULL,
+      (uintptr_t) RX_NGINX_COMPAT_VERSION, 0 },
+    { "ringx_version",       var_const, NULL, (uintptr_t) RINGX_VERSION, 0 },
+    { "document_root",       var_document_root, NULL, 0, NC },
+    { "realpath_root",       var_realpath_root, NULL, 0, NC },
+    { "request_filename",    var_request_filename, NULL, 0, NC },
+    { "http_",               var_http, NULL, 0, PFX },
+    { "sent_http_",          var_sent_http, NULL, 0, PFX | NC },
+    { "cookie_",             var_cookie, NULL, 0, PFX },
+    { "arg_",                var_arg, NULL, 0, PFX | NC },
+};
+
+rx_int_t
+rx_http_variables_add_core_vars(rx_conf_t *cf)
+{
+    rx_http_variable_t *v;
+    rx_str_t            name;
+    rx_uint_t           i;
+
+    for (i = 0; i < rx_nelems(core_vars); i++) {
+        name.data = (char *) core_vars[i].name;
+        name.len = strlen(name.data);
+        v = rx_http_add_variable(cf, &name, core_vars[i].flags);
+        if (v == NULL) {
+            return RX_ERROR;
+        }
+        v->get = core_vars[i].get;
+        v->set = core_vars[i].set;
+        v->data = core_vars[i].data;
+    }
+    return RX_OK;
+}

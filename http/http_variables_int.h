@@ -1,0 +1,36 @@
+/*
+ * http_variables_int.h: what the registry (http_variables.c) and the core
+ * variables (http_core_variables.c) share; private to those two files.
+ */
+#ifndef RX_HTTP_VARIABLES_INT_H
+#define RX_HTTP_VARIABLES_INT_H
+
+#include "http_variables.h"
+
+/* A getter's value is data[0..len), not copied: data must outlive r. */
+static inline void
+rx_http_var_str(rx_http_variable_value_t *v, const char *data, size_t len)
+{
+    v->data = (char *) data;
+    v->len = len;
+}
+
+/* The value is a copy of data[0..len) in r's pool: for buffers that change
+ * under a cached value. Returns RX_OK, or RX_ERROR when out of memory. */
+rx_int_t rx_http_var_copy(rx_http_request_t *r, rx_http_variable_value_t *v,
+    const char *data, size_t len);
+
+/* The value is formatted into max bytes of r's pool (the text is cut at
+ * max - 1). Returns RX_OK, or RX_ERROR when out of memory. */
+rx_int_t rx_http_var_printf(rx_http_request_t *r, rx_http_variable_value_t *v,
+    size_t max, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* $hostname: the host's name, lower-cased, read when the configuration was
+ * loaded (http_variables.c keeps it in its main conf). */
+const rx_str_t *rx_http_var_hostname(rx_http_request_t *r);
+
+/* rx_http_variables_module's init_process (http_core_variables.c): sets up
+ * the per-worker state of $pid and $request_id. */
+rx_int_t rx_http_var_init_process(rx_cycle_t *cycle);
+
+#endif /* RX_HTTP_VARIABLES_INT_H */
