@@ -1,0 +1,343 @@
+/*
+ * http_phases.c: the phase engine: handlers registered per phase, the
+ * runner (server rewrite, find location, rewrite, access, precontent,
+ * content, log), location lookup, internal redirects and named locations,
+ * and finalisation (a status becomes an error page).
+ */
+#include "http.h"
+#include "http_location.h"
+#include "regex.h"
+#include "http_captures.h"
+
+rx_int_t
+rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
+    rx_http_handler_pt handler)
+{
+    rx_http_core_main_conf_t *cmcf = rx_http_conf_get_module_main_conf(cf,
+                                        rx_http_core_module);
+    rx_http_handler_pt       *h = rx_array_push(&cmcf->phases[phase]);
+
+    if (h == NULL) {
+        return RX_ERROR;
+    }
+    *h = handler;
+    return RX_OK;
+}
+
+_Static_assert(RX_HTTP_PHASES == 7, "rx_http_core_main_conf_t.phases size");
+
+static rx_array_t *
+phase_handlers(rx_http_request_t *r, rx_http_phase_t phase)
+{
+    rx_http_core_main_conf_t *cmcf = rx_http_get_module_main_conf(r,
+                                        rx_http_core_module);
+    return &cmcf->phases[phase];
+}
+
+void
+rx_http_run_log_phase(rx_http_request_t *r)
+{
+    rx_array_t         *a = phase_handlers(r, RX_HTTP_LOG_PHASE);
+    rx_http_handler_pt *h = a->elts;
+    rx_uint_t           i;
+
+    for (i = 0; i < a->nelts; i++) {
+        h[i](r);
+    }
+}
+
+/* Points the request at the location matching its URI (find-config). */
+static rx_int_t
+find_config(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *server_clcf, *clcf;
+    rx_int_t                 n = 0;
+    rx_regex_t              *matched = NULL;
+
+    server_clcf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                  rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
+    clcf = rx_http_find_location(server_clcf, &r->uri, r->captures,
+                                 RX_HTTP_MAX_CAPTURES, &n, &matched);
+    if (clcf == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;     /* a regex failed to run */
+    }
+    if (n > 0) {
+        r->ncaptures = n;
+        r->captures_data = r->uri.data;
+    }
+    if (matched && matched == clcf->regex && clcf->capture_vars
+        && rx_http_set_capture_vars(r, clcf->capture_vars, r->uri.data) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    r->loc_conf = clcf->loc_conf ? clcf->loc_conf : server_clcf->loc_conf;
+    if (r->loc_conf == NULL) {
+        r->loc_conf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                       rx_http_core_module))->ctx->loc_conf;
+    }
+    rx_http_update_location_config(r);
+    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
+    if (clcf->internal && !r->internal) {
+        return RX_HTTP_NOT_FOUND;
+    }
+    if (clcf->client_max_body_size
+        && r->headers_in.content_length_n > clcf->client_max_body_size) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "client intended to send "
+            "too large body: %" PRId64 " bytes", r->headers_in.content_length_n);
+        r->hc->close_after = 1;
+        return RX_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    return RX_OK;
+}
+
+void
+rx_http_update_location_config(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    r->content_handler = (rx_http_handler_pt) clcf->handler;
+    rx_http_set_request_log(r);
+}
+
+/* The connection logs where the request's location says (error_log in
+ * http/server/location), else to the main error log. */
+void
+rx_http_set_request_log(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    const rx_log_t          *src = clcf->error_log ? clcf->error_log
+                                                   : rx_cycle->log;
+
+    r->conn->log.file = src->file;
+    r->conn->log.level = src->level;
+    r->conn->log.next = src->next;
+}
+
+static rx_int_t
+run_handlers_from(rx_http_request_t *r, rx_http_phase_t phase, rx_uint_t from)
+{
+    rx_array_t         *a = phase_handlers(r, phase);
+    rx_http_handler_pt *h = a->elts;
+    rx_uint_t           i;
+    rx_int_t            rc;
+
+    for (i = from; i < a->nelts; i++) {
+        if (phase == RX_HTTP_CONTENT_PHASE) {
+            r->content_index = i;
+        }
+        rc = h[i](r);
+        if (rc != RX_DECLINED) {
+            return rc;
+        }
+    }
+    return RX_DECLINED;
+}
+
+static rx_int_t
+run_handlers(rx_http_request_t *r, rx_http_phase_t phase)
+{
+    return run_handlers_from(r, phase, 0);
+}
+
+/* What the content phase answers when no handler took the request. */
+static rx_int_t
+content_declined(rx_http_request_t *r)
+{
+    if (r->uri.len && r->uri.data[r->uri.len - 1] == '/') {
+        rx_str_t path;
+        if (rx_http_map_uri_to_path(r, &path, 0) == RX_OK) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "directory index of "
+                                      "\"%s\" is forbidden", path.data);
+        }
+        return RX_HTTP_FORBIDDEN;
+    }
+    return RX_HTTP_NOT_FOUND;
+}
+
+void
+rx_http_content_next(rx_http_request_t *r)
+{
+    rx_int_t rc;
+
+    r->op_handler = NULL;
+    r->ctx = NULL;
+    rc = run_handlers_from(r, RX_HTTP_CONTENT_PHASE, r->content_index + 1);
+    rx_http_finalize_request(r, rc == RX_DECLINED ? content_declined(r) : rc);
+}
+
+static void run_from(rx_http_request_t *r);
+
+/*
+ * The phase runner: server rewrite, find location, rewrite (which may
+ * change the URI and send us back to find location), access, precontent
+ * (try_files), content.
+ * A handler returns RX_DECLINED to pass, RX_OK/RX_DONE when it has taken
+ * the request, RX_AGAIN when it continues asynchronously, or a status.
+ */
+void
+rx_http_run_phases(rx_http_request_t *r)
+{
+    r->phase = r->internal ? RX_HTTP_FIND_CONFIG_PHASE
+                           : RX_HTTP_SERVER_REWRITE_PHASE;
+    run_from(r);
+}
+
+void
+rx_http_phase_next(rx_http_request_t *r)
+{
+    r->op_handler = NULL;
+    r->phase++;
+    run_from(r);
+}
+
+static void
+run_from(rx_http_request_t *r)
+{
+    rx_int_t rc;
+
+    for ( ;; ) {
+        switch (r->phase) {
+        case RX_HTTP_SERVER_REWRITE_PHASE:
+        case RX_HTTP_REWRITE_PHASE:
+        case RX_HTTP_ACCESS_PHASE:
+        case RX_HTTP_PRECONTENT_PHASE:
+            rc = run_handlers(r, r->phase);
+            break;
+        case RX_HTTP_FIND_CONFIG_PHASE:
+            if (r->uri.len == 1 && r->uri.data[0] == '*') {
+                rc = RX_HTTP_BAD_REQUEST;
+                break;
+            }
+            rc = find_config(r);
+            rc = rc == RX_OK ? RX_DECLINED : rc;
+            break;
+        case RX_HTTP_CONTENT_PHASE:
+            if (r->content_handler) {
+                rc = r->content_handler(r);
+            } else {
+                rc = run_handlers(r, RX_HTTP_CONTENT_PHASE);
+            }
+            if (rc == RX_DECLINED) {
+                rc = content_declined(r);
+            }
+            rx_http_finalize_request(r, rc);
+            return;
+        default:
+            return;
+        }
+        if (rc == RX_DECLINED) {
+            r->phase++;
+            continue;
+        }
+        rx_http_finalize_request(r, rc);
+        return;
+    }
+}
+
+rx_int_t
+rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
+    const rx_str_t *args)
+{
+    if (--r->uri_changes == 0) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "rewrite or internal "
+            "redirection cycle while internally redirecting to \"%.*s\"",
+            (int) uri->len, uri->data);
+        r->error_page = 1;   /* the 500 page must not redirect again */
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return RX_DONE;
+    }
+    r->uri = *uri;
+    if (args) {
+        r->args = *args;
+    } else {
+        rx_str_null(&r->args);
+    }
+    {
+        const char *dot = NULL, *p;
+        for (p = uri->data + uri->len; p > uri->data && p[-1] != '/'; p--) {
+            if (p[-1] == '.') { dot = p; break; }
+        }
+        if (dot) {
+            r->exten.data = (char *) dot;
+            r->exten.len = (size_t) (uri->data + uri->len - dot);
+        } else {
+            rx_str_null(&r->exten);
+        }
+    }
+    r->internal = 1;
+    r->variables = NULL;
+    r->content_handler = NULL;
+    r->loc_conf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                   rx_http_core_module))->ctx->loc_conf;
+    rx_http_run_phases(r);
+    return RX_DONE;
+}
+
+rx_int_t
+rx_http_named_location(rx_http_request_t *r, const rx_str_t *name)
+{
+    rx_http_core_loc_conf_t *server_clcf, *clcf;
+
+    if (--r->uri_changes == 0) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "rewrite or internal "
+            "redirection cycle while redirect to named location \"%.*s\"",
+            (int) name->len, name->data);
+        r->error_page = 1;
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return RX_DONE;
+    }
+    server_clcf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
+                  rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
+    clcf = rx_http_find_named_location(server_clcf, name);
+    if (clcf == NULL) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "could not find named "
+                                  "location \"%.*s\"", (int) name->len, name->data);
+        r->error_page = 1;
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return RX_DONE;
+    }
+    r->internal = 1;
+    r->variables = NULL;
+    r->loc_conf = clcf->loc_conf;
+    rx_http_update_location_config(r);
+    r->phase = RX_HTTP_REWRITE_PHASE;
+    run_from(r);
+    return RX_DONE;
+}
+
+/*
+ * Ends the handler's part: RX_OK/RX_DONE/RX_AGAIN mean the response is on
+ * its way (the write path finishes the request); a status sends an error
+ * page (or error_page); RX_ERROR sends 500 or, once headers are out,
+ * closes the connection; 444 closes without a response.
+ */
+void
+rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc)
+{
+    if (rc == RX_OK || rc == RX_DONE || rc == RX_AGAIN) {
+        return;
+    }
+    if (rc == RX_ERROR) {
+        rc = RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (rc == RX_HTTP_CLOSE) {
+        r->headers_out.status = RX_HTTP_CLOSE;
+        r->hc->close_after = 1;
+        rx_conn_close(r->conn);
+        return;
+    }
+    if (r->header_sent) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "status %ld after the "
+                                  "response header was sent", (long) rc);
+        r->hc->close_after = 1;
+        if (!r->conn->sending) {
+            rx_conn_close(r->conn);
+        }
+        return;
+    }
+    rc = rx_http_special_response_handler(r, rc);
+    if (rc != RX_OK && rc != RX_DONE) {
+        rx_conn_close(r->conn);
+    }
+}
