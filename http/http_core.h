@@ -154,6 +154,20 @@ struct rx_http_core_loc_conf_s {
 #define RX_HTTP_IMS_EXACT   1
 #define RX_HTTP_IMS_BEFORE  2
 
+/* directives with their own grammar (http_core_setters.c) */
+const char *rx_http_core_set_large_buffers(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_core_set_keepalive_timeout(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
+const char *rx_http_core_types_block(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_core_set_error_page(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_core_set_internal(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_core_set_error_log(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+
 /* listen (http_listen.c) */
 const char *rx_http_core_listen(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
