@@ -170,6 +170,10 @@ $(UNIT_BINS): objs/t/%: $(BUILD)/t/unit/%.o $(RX_LIB) objs/.build-mode
 	$(call rx_say,LINK,$@)
 	$(Q)$(CC) $(RX_LDFLAGS) -o $@ $< $(RX_LIB) $(LIBS)
 
+# ---- fuzzing: make fuzz [FUZZ_SECONDS=60], fuzz-build, fuzz-replay ----------------
+
+include mk/fuzz.mk
+
 # ---- configure, dependencies ----------------------------------------------------------
 
 .PHONY: reconfigure deps

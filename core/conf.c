@@ -317,9 +317,30 @@ rx_conf_parse(rx_conf_t *cf, const rx_str_t *filename)
         return parse_buffer(cf, PARSE_BLOCK);
     }
     prev = cf->conf_file;
+    {
+        /* a file that includes itself, directly or not, would recurse
+         * until the stack ends: nginx stops at the open-file limit */
+        rx_conf_file_t *f;
+        rx_uint_t       depth = 0;
+
+        for (f = prev; f; f = f->parent, depth++) {
+            if (f->name.len == filename->len
+                && memcmp(f->name.data, filename->data, filename->len) == 0) {
+                rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"%s\" is included "
+                    "while it is being read (an include loop)", filename->data);
+                return RX_CONF_ERROR;
+            }
+        }
+        if (depth >= 64) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "includes nested more than "
+                              "64 deep");
+            return RX_CONF_ERROR;
+        }
+    }
     if (read_file(cf, filename->data, &file) != RX_OK) {
         return RX_CONF_ERROR;
     }
+    file.parent = prev;
     remember_for_dump(cf, &file);
     cf->conf_file = &file;
     rv = parse_buffer(cf, PARSE_FILE);
@@ -334,6 +355,7 @@ rx_conf_parse_param(rx_conf_t *cf, const rx_str_t *param)
     const char     *rv;
 
     memset(&file, 0, sizeof(file));
+    file.parent = prev;
     file.start = rx_pstrdup(cf->pool, param);
     if (file.start == NULL) {
         return RX_CONF_ERROR;

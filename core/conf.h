@@ -78,13 +78,15 @@ struct rx_command_s {
 #define rx_null_command  { NULL, 0, NULL, 0, 0, NULL }
 
 /* One file being parsed: held in memory whole (configs are small). */
-typedef struct {
-    rx_str_t    name;       /* NUL-terminated path as given/resolved */
-    char       *start;
-    char       *pos;
-    char       *end;
-    rx_uint_t   line;
-} rx_conf_file_t;
+typedef struct rx_conf_file_s rx_conf_file_t;
+struct rx_conf_file_s {
+    rx_str_t         name;      /* NUL-terminated path as given/resolved */
+    char            *start;
+    char            *pos;
+    char            *end;
+    rx_uint_t        line;
+    rx_conf_file_t  *parent;    /* the file that includes this one */
+};
 
 /* A custom handler replaces directive dispatch inside blocks whose content
  * is data, not directives (types { }, map { }). */

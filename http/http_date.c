@@ -34,6 +34,7 @@ rx_http_parse_date(const char *s, size_t len)
     char      buf[64], mon[4] = { 0 };
     struct tm tm;
     int       day, year, h, m, sec, n = 0;
+    time_t    t;
 
     if (len == 0 || len >= sizeof(buf)) {
         return -1;
@@ -76,5 +77,8 @@ found:
     tm.tm_hour = h;
     tm.tm_min = m;
     tm.tm_sec = sec;
-    return timegm(&tm);
+    t = timegm(&tm);
+    /* a leap second on the last day of 9999 would leave the 4-digit years
+     * this server writes back */
+    return t >= 253402300800LL ? -1 : t;
 }

@@ -152,6 +152,12 @@ on_header_field(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
+    if (!p->in_header) {
+        /* a chunked body's trailer: dropped, as nginx does; its bytes may
+         * no longer be in the owner's buffer, so no span is kept */
+        return 0;
+    }
+
     if (p->last != SPAN_FIELD) {
         p->field_len = 0;
         p->value_len = 0;
@@ -167,6 +173,10 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
+    if (!p->in_header) {
+        return 0;                        /* trailer: dropped */
+    }
+
     p->last = SPAN_VALUE;
     return grow_span(p, &p->value_off, &p->value_len, at, n,
                      p->max_header_line > p->field_len
@@ -180,6 +190,10 @@ on_header_value_complete(llhttp_t *l)
 {
     rx_http_parser_t *p = from(l);
     rx_int_t          rc;
+
+    if (!p->in_header) {
+        return 0;                        /* trailer: dropped */
+    }
     size_t            end = p->value_len ? p->value_off + p->value_len
                                          : p->field_off + p->field_len + 1;
 
@@ -202,6 +216,9 @@ on_headers_complete(llhttp_t *l)
     rx_int_t          rc;
 
     p->in_header = false;
+    /* ringx does not switch protocols on Upgrade (nor tunnel CONNECT):
+     * the request is an ordinary one and what follows is the next */
+    l->upgrade = 0;
     rc = p->h->on_headers_complete(p->data);
 
     if (rc != RX_OK) {

@@ -60,7 +60,7 @@ rx_http_parse_rc_t rx_http_parser_execute(rx_http_parser_t *p, size_t from,
     size_t len, size_t *consumed);
 /* Continues after a pause. */
 void rx_http_parser_resume(rx_http_parser_t *p);
-/* Makes the parser ignore a message body (a HEAD-like response). */
+/* The facts of the header just parsed (valid from the request line on). */
 void rx_http_parser_info(rx_http_parser_t *p, rx_http_message_info_t *info);
 rx_uint_t rx_http_parser_status(rx_http_parser_t *p);   /* 400, 414, 494, 505 */
 const char *rx_http_parser_reason(rx_http_parser_t *p);
