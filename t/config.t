@@ -405,4 +405,11 @@ EOF
     $t->stop;
 }
 
+# an include loop is an error, not a crash (fuzzing finding F3)
+conf_error(name => 'include loop', conf => <<'EOF',
+events {}
+include ringx.conf; # <-
+EOF
+    msg => '"%%PREFIX%%/conf/ringx.conf" is included while it is being read (an include loop)');
+
 done_testing;

@@ -355,5 +355,35 @@ sub post_ua {
     $c->close;
 }
 
+###########################################################################
+# fuzzing findings, kept as regressions (t/fuzz/README.md F1, F2)
+
+{
+    # an Upgrade request is an ordinary request here: the pipelined one
+    # after it is answered (it used to stall the connection)
+    my $c = $t->raw($P[0]);
+    $c->send("GET /up HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+             . "Connection: Upgrade\r\n\r\n" . get11('/after-upgrade'));
+    my @r = $c->read_responses(2, timeout => 3);
+    is(scalar @r, 2, 'Upgrade request then a pipelined one: two responses');
+    is($r[1] && $r[1]{status}, 200, 'the request after the Upgrade request is answered');
+    $c->close;
+}
+
+{
+    # a chunked body whose trailer arrives in two reads; the trailer is
+    # dropped and the next request answered
+    my $c = $t->raw($P[0]);
+    $c->send("POST /tr HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+             . "3\r\nabc\r\n0\r\nX-Tr");
+    sleep 0.2;
+    $c->send("ailer: v\r\n\r\n" . get11('/after-trailer'));
+    my @r = $c->read_responses(2, timeout => 3);
+    is(scalar @r, 2, 'trailer across reads: two responses');
+    is($r[0] && $r[0]{status}, 200, 'trailer across reads: the chunked request answered');
+    is($r[1] && $r[1]{status}, 200, 'trailer across reads: the next request answered');
+    $c->close;
+}
+
 $t->stop;
 done_testing;
