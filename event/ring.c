@@ -211,10 +211,13 @@ rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
 
 void
 rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
-    unsigned len, bool link, uint64_t ud)
+    unsigned len, bool link, bool more, uint64_t ud)
 {
     struct io_uring_sqe *sqe = get_sqe();
-    io_uring_prep_splice(sqe, fd_in, off_in, fd_out, off_out, len, 0);
+    /* SPLICE_F_MORE: more follows, so TCP builds full segments (as
+     * MSG_MORE / TCP_CORK do for nginx's sendfile with tcp_nopush) */
+    io_uring_prep_splice(sqe, fd_in, off_in, fd_out, off_out, len,
+                         more ? SPLICE_F_MORE : 0);
     if (link) {
         sqe->flags |= IOSQE_IO_LINK;
     }

@@ -5,11 +5,13 @@
  * body read through the ring in chunks that are sent before the next one
  * is read, so memory per response stays bounded whatever the file size.
  *
- * With `sendfile on`, a body of SPLICE_MIN bytes or more goes out zero-copy
- * instead: splice(file -> pipe) linked with splice(pipe -> socket), one
- * chunk at a time, through a pipe the connection borrows from the worker.
- * Smaller bodies are read into memory and leave with the header in one
- * send, which costs less than two splices (docs/performance.md).
+ * With `sendfile_splice on` (and `sendfile on`), a body of SPLICE_MIN bytes
+ * or more goes out zero-copy instead: splice(file -> pipe) linked with
+ * splice(pipe -> socket), one chunk at a time, through a pipe the
+ * connection borrows from the worker. It is off by default because it
+ * measured slower than reading into memory on this machine (the splices
+ * run in io-wq threads; docs/performance.md). Smaller bodies always leave
+ * with the header in one send.
  */
 #include <ctype.h>
 #include <sys/stat.h>
@@ -52,6 +54,7 @@ static rx_uint_t nspare;
 
 typedef struct {
     rx_int_t   max_ranges;
+    rx_int_t   splice;          /* sendfile_splice */
 } rx_http_static_conf_t;
 
 static rx_int_t static_postconfiguration(rx_conf_t *cf);
@@ -62,6 +65,9 @@ static const rx_command_t static_commands[] = {
     { "max_ranges", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
       | RX_CONF_TAKE1, rx_conf_set_num_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_static_conf_t, max_ranges), NULL },
+    { "sendfile_splice", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
+      | RX_CONF_FLAG, rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_static_conf_t, splice), NULL },
     rx_null_command
 };
 
@@ -82,6 +88,7 @@ create_conf(rx_conf_t *cf)
 
     if (scf) {
         scf->max_ranges = RX_CONF_UNSET;
+        scf->splice = RX_CONF_UNSET;
     }
     return scf;
 }
@@ -92,6 +99,7 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     rx_http_static_conf_t *p = prev, *c = conf;
 
     rx_conf_merge_value(c->max_ranges, p->max_ranges, STATIC_MAX_RANGES);
+    rx_conf_merge_value(c->splice, p->splice, 0);
     if (c->max_ranges > STATIC_MAX_RANGES) {
         c->max_ranges = STATIC_MAX_RANGES;
     }
@@ -439,7 +447,10 @@ use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
 
-    return clcf->sendfile && !ctx->multipart
+    rx_http_static_conf_t   *scf = rx_http_get_module_loc_conf(r,
+                                       rx_http_static_module);
+
+    return clcf->sendfile && scf->splice && !ctx->multipart
            && r->conn->transport == &rx_plain_transport
            && ctx->ranges[0].end - ctx->ranges[0].start >= SPLICE_MIN;
 }
@@ -461,14 +472,16 @@ splice_next(rx_http_request_t *r)
         ctx->fill_first = false;
         ctx->splices = 1;
         rx_ring_splice(ctx->pipe[0], -1, sock, -1, (unsigned) ctx->in_pipe,
-                       false, rx_http_op_ud(r, RX_OP_SPLICE));
+                       false, ctx->offset < rg->end,
+                       rx_http_op_ud(r, RX_OP_SPLICE));
     } else if (ctx->offset < rg->end) {
         n = (unsigned) rx_min((int64_t) SPLICE_CHUNK, rg->end - ctx->offset);
         ctx->fill_first = true;
         ctx->splices = 2;
-        rx_ring_splice(ctx->fd, ctx->offset, ctx->pipe[1], -1, n, true,
+        rx_ring_splice(ctx->fd, ctx->offset, ctx->pipe[1], -1, n, true, false,
                        rx_http_op_ud(r, RX_OP_SPLICE));
         rx_ring_splice(ctx->pipe[0], -1, sock, -1, n, false,
+                       ctx->offset + n < rg->end,
                        rx_http_op_ud(r, RX_OP_SPLICE));
     } else {
         r->sending_file = 0;

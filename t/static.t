@@ -29,7 +29,7 @@ http {
         listen 127.0.0.1:%%PORT_0%%;
         server_name localhost;
         location / { root html; sendfile off; }
-        location /z/ { root html; sendfile on; }
+        location /z/ { root html; sendfile on; sendfile_splice on; }
     }
 }
 EOF
@@ -62,7 +62,7 @@ sub curl {
 }
 
 for my $prefix ('', 'z/') {
-    my $how = $prefix ? 'sendfile on' : 'sendfile off';
+    my $how = $prefix ? 'splice' : 'read';
     for my $name (sort { $size{$a} <=> $size{$b} } keys %size) {
         my $got = curl("http://127.0.0.1:$P/$prefix$name.bin");
         is(sha256_hex($got), sha256_hex($body{$name}),
