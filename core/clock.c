@@ -7,6 +7,7 @@
 rx_msec_t rx_current_msec;
 time_t    rx_time_sec = -1;
 rx_msec_t rx_time_msec;
+int64_t   rx_time_usec;
 char      rx_log_time[64];
 char      rx_http_time[64];
 char      rx_log_local_time[64];
@@ -39,6 +40,7 @@ rx_time_update(void)
     rx_current_msec = (rx_msec_t) mono.tv_sec * 1000 + mono.tv_nsec / 1000000;
     clock_gettime(CLOCK_REALTIME, &real);
     rx_time_msec = (rx_msec_t) real.tv_sec * 1000 + real.tv_nsec / 1000000;
+    rx_time_usec = (int64_t) real.tv_sec * 1000000 + real.tv_nsec / 1000;
     if (real.tv_sec == rx_time_sec) {
         return;
     }

@@ -9,6 +9,7 @@
 extern rx_msec_t rx_current_msec;      /* monotonic, for deadlines */
 extern time_t    rx_time_sec;          /* wall clock, seconds */
 extern rx_msec_t rx_time_msec;         /* wall clock, milliseconds */
+extern int64_t   rx_time_usec;         /* wall clock, microseconds */
 extern char      rx_log_time[64];
 extern char      rx_http_time[64];
 extern char      rx_log_local_time[64];

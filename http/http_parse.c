@@ -284,20 +284,6 @@ rx_http_parser_create_request(rx_log_t *log, const rx_http_parse_handlers_t *h,
     return p;
 }
 
-/* llhttp's error, as the status a client gets. */
-static rx_uint_t
-status_of(llhttp_errno_t err)
-{
-    switch (err) {
-    case HPE_INVALID_VERSION:
-        return RX_HTTP_BAD_REQUEST;
-    case HPE_INVALID_METHOD:
-        return RX_HTTP_BAD_REQUEST;
-    default:
-        return RX_HTTP_BAD_REQUEST;
-    }
-}
-
 /* llhttp's findings in nginx's words where nginx has words for them. */
 static const char *
 nginx_reason(rx_http_parser_t *p, llhttp_errno_t err, const char *end)
@@ -371,7 +357,7 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
         *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
         if (p->status == 0) {
             /* llhttp's own finding; a callback's status stays as it is */
-            p->status = status_of(err);
+            p->status = RX_HTTP_BAD_REQUEST;   /* every llhttp finding */
             p->reason = nginx_reason(p, err, start + len);
         }
         return RX_HTTP_PARSE_ERROR;

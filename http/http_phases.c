@@ -6,6 +6,7 @@
  */
 #include "http.h"
 #include "http_location.h"
+#include "http_uri.h"
 #include "regex.h"
 #include "http_captures.h"
 
@@ -47,6 +48,15 @@ rx_http_run_log_phase(rx_http_request_t *r)
 }
 
 /* Points the request at the location matching its URI (find-config). */
+/* The server block's own location-level confs (no location matched). */
+static void **
+server_loc_confs(rx_http_request_t *r)
+{
+    rx_http_core_srv_conf_t *cscf = rx_http_get_module_srv_conf(r,
+                                       rx_http_core_module);
+    return cscf->ctx->loc_conf;
+}
+
 static rx_int_t
 find_config(rx_http_request_t *r)
 {
@@ -54,8 +64,7 @@ find_config(rx_http_request_t *r)
     rx_int_t                 n = 0;
     rx_regex_t              *matched = NULL;
 
-    server_clcf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
-                  rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
+    server_clcf = server_loc_confs(r)[rx_http_core_module.ctx_index];
     clcf = rx_http_find_location(server_clcf, &r->uri, r->captures,
                                  RX_HTTP_MAX_CAPTURES, &n, &matched);
     if (clcf == NULL) {
@@ -69,11 +78,8 @@ find_config(rx_http_request_t *r)
         && rx_http_set_capture_vars(r, clcf->capture_vars, r->uri.data) != RX_OK) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    r->loc_conf = clcf->loc_conf ? clcf->loc_conf : server_clcf->loc_conf;
-    if (r->loc_conf == NULL) {
-        r->loc_conf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
-                       rx_http_core_module))->ctx->loc_conf;
-    }
+    /* the server level itself has no loc_conf of its own recorded */
+    r->loc_conf = clcf->loc_conf ? clcf->loc_conf : server_loc_confs(r);
     rx_http_update_location_config(r);
     clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
     if (clcf->internal && !r->internal) {
@@ -253,23 +259,11 @@ rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     } else {
         rx_str_null(&r->args);
     }
-    {
-        const char *dot = NULL, *p;
-        for (p = uri->data + uri->len; p > uri->data && p[-1] != '/'; p--) {
-            if (p[-1] == '.') { dot = p; break; }
-        }
-        if (dot) {
-            r->exten.data = (char *) dot;
-            r->exten.len = (size_t) (uri->data + uri->len - dot);
-        } else {
-            rx_str_null(&r->exten);
-        }
-    }
+    rx_http_uri_exten(uri, &r->exten);
     r->internal = 1;
     r->variables = NULL;
     r->content_handler = NULL;
-    r->loc_conf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
-                   rx_http_core_module))->ctx->loc_conf;
+    r->loc_conf = server_loc_confs(r);
     rx_http_run_phases(r);
     return RX_DONE;
 }
@@ -287,8 +281,7 @@ rx_http_named_location(rx_http_request_t *r, const rx_str_t *name)
         rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
         return RX_DONE;
     }
-    server_clcf = ((rx_http_core_srv_conf_t *) rx_http_get_module_srv_conf(r,
-                  rx_http_core_module))->ctx->loc_conf[rx_http_core_module.ctx_index];
+    server_clcf = server_loc_confs(r)[rx_http_core_module.ctx_index];
     clcf = rx_http_find_named_location(server_clcf, name);
     if (clcf == NULL) {
         rx_http_request_log_error(r, RX_LOG_ERR, 0, "could not find named "

@@ -106,12 +106,7 @@ rx_http_create_request(rx_http_connection_t *hc)
     r->headers_out.content_length_n = -1;
     r->headers_out.last_modified_time = -1;
     r->start_msec = rx_current_msec;
-    r->start_usec = rx_time_msec * 1000;
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        r->start_usec = (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    }
+    r->start_usec = rx_time_usec;     /* the loop turn's time, as nginx's */
     r->start_sec = rx_time_sec;
     r->uri_changes = RX_HTTP_MAX_URI_CHANGES + 1;
     r->method = RX_HTTP_UNKNOWN;
@@ -169,25 +164,20 @@ typedef struct {
     rx_int_t  (*handler)(rx_http_request_t *r, rx_table_elt_t *h);
 } rx_http_header_t;
 
-static rx_int_t
-unique_header(rx_http_request_t *r, rx_table_elt_t *h, rx_table_elt_t **slot,
-    const char *what)
-{
-    if (*slot) {
-        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent duplicate "
-            "header line: \"%s: %s\", previous value: \"%s: %s\"",
-            h->key.data, h->value.data, (*slot)->key.data, (*slot)->value.data);
-        return RX_HTTP_BAD_REQUEST;
-    }
-    *slot = h;
-    rx_unused(what);
-    return RX_OK;
-}
-
+/* Two Host headers make the target ambiguous (RFC 9112 3.2). */
 static rx_int_t
 header_host(rx_http_request_t *r, rx_table_elt_t *h)
 {
-    return unique_header(r, h, &r->headers_in.host, "host");
+    rx_table_elt_t *prev = r->headers_in.host;
+
+    if (prev) {
+        rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent duplicate "
+            "header line: \"%s: %s\", previous value: \"%s: %s\"",
+            h->key.data, h->value.data, prev->key.data, prev->value.data);
+        return RX_HTTP_BAD_REQUEST;
+    }
+    r->headers_in.host = h;
+    return RX_OK;
 }
 
 static rx_int_t

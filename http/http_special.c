@@ -70,7 +70,6 @@ send_error_page(rx_http_request_t *r, const rx_http_err_page_t *err)
 {
     rx_str_t   uri = err->uri, args;
     char      *q;
-    rx_uint_t  status = r->err_status;
 
     if (err->overwrite > 0 && !(err->overwrite >= 301 && err->overwrite <= 308
                                 && uri.data[0] != '/' && uri.data[0] != '@')) {
@@ -101,7 +100,6 @@ send_error_page(rx_http_request_t *r, const rx_http_err_page_t *err)
     /* an absolute URL: redirect the client there */
     r->err_status = err->overwrite >= 301 && err->overwrite <= 308
                     ? (rx_uint_t) err->overwrite : RX_HTTP_MOVED_TEMPORARILY;
-    rx_unused(status);
     r->headers_out.location = rx_http_add_header_out(r, "Location", &uri);
     if (r->headers_out.location == NULL) {
         return RX_ERROR;

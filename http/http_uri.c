@@ -349,13 +349,15 @@ normalise_path(char *s, size_t n, bool merge, bool *complex)
  * parser reads a segment's ".", ".." and the byte after ".." as the start
  * of a possible dot segment, so ".hidden" and "...x" have none while
  * "....x" has "x". */
-static void
-set_exten(rx_http_uri_t *out)
+void
+rx_http_uri_exten(const rx_str_t *path, rx_str_t *exten)
 {
-    char  *p = out->path.data, *end = p + out->path.len, *seg, *dot = NULL;
+    char  *p = path->data, *end = p + path->len, *seg, *dot = NULL;
     int    k;
 
-    seg = memrchr(p, '/', out->path.len);
+    exten->data = NULL;
+    exten->len = 0;
+    seg = memrchr(p, '/', path->len);
     seg = seg ? seg + 1 : p;
     for (k = 0; k < 3 && seg < end && *seg == '.'; k++) {
         seg++;
@@ -366,8 +368,8 @@ set_exten(rx_http_uri_t *out)
         }
     }
     if (dot) {
-        out->exten.data = dot + 1;
-        out->exten.len = end - (dot + 1);
+        exten->data = dot + 1;
+        exten->len = end - (dot + 1);
     }
 }
 
@@ -441,7 +443,7 @@ parse_path_and_query(rx_pool_t *pool, const char *p, const char *end,
     out->path.data = buf;
     out->path.len = (size_t) n;
 
-    set_exten(out);
+    rx_http_uri_exten(&out->path, &out->exten);
     return RX_OK;
 }
 

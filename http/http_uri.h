@@ -94,6 +94,11 @@ rx_int_t rx_http_parse_request_target(rx_pool_t *pool, const char *target,
  * header"), and also when the pool is exhausted (it has logged that);
  * host is unchanged then.
  */
+/* The extension of a path as nginx sees it (also after internal
+ * redirects): after the last '.' of the last segment, up to three leading
+ * dots not counting; empty when none. */
+void rx_http_uri_exten(const rx_str_t *path, rx_str_t *exten);
+
 bool rx_http_validate_host(rx_str_t *host, rx_pool_t *pool, bool alloc);
 
 /*
