@@ -27,6 +27,9 @@ typedef struct {
 const char *rx_parse_addr(rx_pool_t *pool, const rx_str_t *text,
     in_port_t default_port, bool listen, rx_array_t *addrs);
 
+/* Room for any address rx_sock_ntop writes (unix paths included). */
+#define RX_SOCKADDR_STRLEN  (sizeof("unix:") + sizeof(((struct sockaddr_un *) 0)->sun_path))
+
 /* Writes "1.2.3.4:80" / "[::1]:80" / "unix:/path"; returns length. */
 size_t rx_sock_ntop(const rx_sockaddr_t *a, char *buf, size_t size, bool port);
 bool rx_sockaddr_eq(const rx_sockaddr_t *a, const rx_sockaddr_t *b);

@@ -18,6 +18,8 @@ extern rx_module_t rx_http_try_files_module;
 extern rx_module_t rx_http_index_module;
 extern rx_module_t rx_http_autoindex_module;
 extern rx_module_t rx_http_static_module;
+extern rx_module_t rx_http_upstream_module;
+extern rx_module_t rx_http_proxy_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -31,6 +33,7 @@ rx_module_t *const rx_modules[] = {
     &rx_http_core_module,
     &rx_http_variables_module,  /* the $variable registry, core variables */
     &rx_http_log_module,        /* access_log, log_format */
+    &rx_http_upstream_module,   /* upstream {}, $upstream_* */
 #if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
 #endif
@@ -40,6 +43,9 @@ rx_module_t *const rx_modules[] = {
     &rx_http_index_module,
     &rx_http_autoindex_module,  /* '/' URIs that index did not serve */
     &rx_http_static_module,
+#if (RX_HTTP_PROXY)
+    &rx_http_proxy_module,      /* a location's handler (proxy_pass) */
+#endif
 #if (RX_HTTP_STUB_STATUS)
     &rx_http_stub_status_module,
 #endif
@@ -56,7 +62,7 @@ const rx_module_flag_t rx_module_flags[] = {
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", false, true },
-    { "http_proxy_module", false, true },
+    { "http_proxy_module", RX_HTTP_PROXY, true },
     { "http_fastcgi_module", false, true },
     { "http_uwsgi_module", false, true },
     { "http_scgi_module", false, true },
@@ -80,7 +86,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_upstream_ip_hash_module", false, true },
     { "http_upstream_least_conn_module", false, true },
     { "http_upstream_random_module", false, true },
-    { "http_upstream_keepalive_module", false, true },
+    { "http_upstream_keepalive_module", RX_HTTP_PROXY, true },
     { "http_upstream_zone_module", false, true },
     { NULL, false, false }
 };

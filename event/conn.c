@@ -357,6 +357,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
             c->ops->on_sent(c, cqe->res);
         }
         break;
+    case RX_OP_CONNECT:
     case RX_OP_OPEN:
     case RX_OP_READ:
     case RX_OP_WRITE:

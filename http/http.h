@@ -219,6 +219,11 @@ struct rx_http_request_s {
                                           const rx_cqe_t *cqe);
     rx_http_handler_pt        write_handler;
     void                     *ctx;               /* the content handler's */
+    void                     *upstream;          /* rx_http_upstream_t */
+    /* The client connection went while the request lived: the handler
+     * lets go of what it holds elsewhere (an upstream connection). */
+    void                    (*abort_handler)(rx_http_request_t *r);
+    rx_str_t                  log_upstream;      /* error log's "upstream:" */
     rx_uint_t                 content_index;     /* content handler running */
 
     unsigned                  keepalive:1;

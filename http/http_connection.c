@@ -104,6 +104,10 @@ on_free(rx_conn_t *c)
     if (hc == NULL) {
         return;
     }
+    if (hc->r && hc->r->abort_handler) {
+        hc->r->abort_handler(hc->r);
+        hc->r->abort_handler = NULL;
+    }
     if (hc->r && !hc->r->logged) {
         /* the request ends with its connection: log what happened */
         rx_http_request_t *r = hc->r;

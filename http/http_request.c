@@ -35,7 +35,13 @@ log_verror(rx_http_connection_t *hc, unsigned level, int err,
         size_t t = 0;
 
         tail[0] = '\0';
-        if (r->headers_in.host) {
+        if (r->log_upstream.len) {
+            t += (size_t) snprintf(tail + t, sizeof(tail) - t,
+                                   ", upstream: \"%.*s\"",
+                                   (int) r->log_upstream.len,
+                                   r->log_upstream.data);
+        }
+        if (r->headers_in.host && t < sizeof(tail)) {
             t += (size_t) snprintf(tail + t, sizeof(tail) - t, ", host: \"%.*s\"",
                                    (int) r->headers_in.host->value.len,
                                    r->headers_in.host->value.data);

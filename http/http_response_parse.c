@@ -1,0 +1,315 @@
+/*
+ * http_response_parse.c: llhttp glue for upstream responses (the request
+ * side is http_parse.c). Strict: a response with both Content-Length and
+ * Transfer-Encoding, a bad chunk size, or a malformed header line is an
+ * error (502 "upstream sent invalid header" / a cut body), never guessed.
+ */
+#include <ctype.h>
+#include <llhttp.h>
+#include "http.h"
+#include "http_response_parse.h"
+
+struct rx_http_response_parser_s {
+    llhttp_t                        llhttp;
+    rx_pool_t                      *pool;
+    rx_http_upstream_headers_in_t  *h;
+    rx_http_response_body_pt        on_body;
+    void                           *data;
+    const char                     *reason;      /* span of the phrase */
+    size_t                          reason_len;
+    const char                     *field;
+    size_t                          field_len;
+    const char                     *value;
+    size_t                          value_len;
+    const char                     *error;
+    bool                            head;
+    bool                            header_done;
+    bool                            message_done;
+    bool                            keepalive;
+};
+
+static llhttp_settings_t response_settings;
+
+static rx_http_response_parser_t *
+from(llhttp_t *l)
+{
+    return l->data;
+}
+
+/* Spans arrive in pieces that are contiguous (one buffer), or once. */
+static void
+grow(const char **start, size_t *len, const char *at, size_t n)
+{
+    if (*start == NULL) {
+        *start = at;
+        *len = 0;
+    }
+    *len = (size_t) (at + n - *start);
+}
+
+static int
+on_message_begin(llhttp_t *l)
+{
+    rx_http_response_parser_t *p = from(l);
+
+    /* a 1xx before the final response leaves nothing behind */
+    p->h->headers.nelts = 0;
+    p->h->content_length_n = -1;
+    p->h->chunked = p->h->connection_close = false;
+    p->h->location = p->h->x_accel_redirect = p->h->x_accel_buffering = NULL;
+    p->reason = p->field = p->value = NULL;
+    p->reason_len = p->field_len = p->value_len = 0;
+    return 0;
+}
+
+static int
+on_status(llhttp_t *l, const char *at, size_t n)
+{
+    grow(&from(l)->reason, &from(l)->reason_len, at, n);
+    return 0;
+}
+
+static int
+on_header_field(llhttp_t *l, const char *at, size_t n)
+{
+    grow(&from(l)->field, &from(l)->field_len, at, n);
+    return 0;
+}
+
+static int
+on_header_value(llhttp_t *l, const char *at, size_t n)
+{
+    grow(&from(l)->value, &from(l)->value_len, at, n);
+    return 0;
+}
+
+static int
+on_header_value_complete(llhttp_t *l)
+{
+    rx_http_response_parser_t *p = from(l);
+    rx_table_elt_t            *e = rx_array_push(&p->h->headers);
+    size_t                     i;
+
+    if (e == NULL) {
+        return HPE_USER;
+    }
+    e->key.data = (char *) p->field;
+    e->key.len = p->field_len;
+    e->value.data = (char *) (p->value ? p->value : "");
+    e->value.len = p->value ? p->value_len : 0;
+    e->deleted = false;
+    e->lowcase_key = rx_pnalloc(p->pool, e->key.len + 1);
+    if (e->lowcase_key == NULL) {
+        return HPE_USER;
+    }
+    for (i = 0; i < e->key.len; i++) {
+        e->lowcase_key[i] = (char) tolower((unsigned char) e->key.data[i]);
+    }
+    e->lowcase_key[i] = '\0';
+    if (strcmp(e->lowcase_key, "location") == 0) {
+        p->h->location = e;
+    } else if (strcmp(e->lowcase_key, "x-accel-redirect") == 0) {
+        p->h->x_accel_redirect = e;
+    } else if (strcmp(e->lowcase_key, "x-accel-buffering") == 0) {
+        p->h->x_accel_buffering = e;
+    }
+    p->field = p->value = NULL;
+    p->field_len = p->value_len = 0;
+    return 0;
+}
+
+static int
+on_headers_complete(llhttp_t *l)
+{
+    rx_http_response_parser_t *p = from(l);
+    rx_http_upstream_headers_in_t *h = p->h;
+    char                      *line;
+
+    h->status = l->status_code;
+    if (h->status >= 100 && h->status < 200 && h->status != 101) {
+        return 0;        /* interim: llhttp expects the next response */
+    }
+    line = rx_pnalloc(p->pool, 4 + p->reason_len);
+    if (line == NULL) {
+        return HPE_USER;
+    }
+    h->status_line.len = (size_t) sprintf(line, "%03u", (unsigned) h->status);
+    if (p->reason_len) {
+        line[3] = ' ';
+        memcpy(line + 4, p->reason, p->reason_len);
+        h->status_line.len = 4 + p->reason_len;
+    }
+    h->status_line.data = line;
+    h->chunked = (l->flags & F_CHUNKED) != 0;
+    h->content_length_n = (l->flags & F_CONTENT_LENGTH) && !h->chunked
+                          ? (int64_t) l->content_length : -1;
+    h->connection_close = (l->flags & F_CONNECTION_CLOSE) != 0;
+    p->header_done = true;
+    if (h->status == 101) {
+        return 2;        /* the bytes after it are not HTTP */
+    }
+    return p->head ? 1 : 0;
+}
+
+static int
+parse_on_body(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_response_parser_t *p = from(l);
+
+    if (p->on_body(p->data, at, n) != RX_OK) {
+        p->error = "cannot buffer the response body";
+        return HPE_USER;
+    }
+    return 0;
+}
+
+static int
+on_message_complete(llhttp_t *l)
+{
+    rx_http_response_parser_t *p = from(l);
+
+    if (!p->header_done) {
+        return 0;        /* a 1xx ended: the final response follows */
+    }
+    p->message_done = true;
+    p->keepalive = llhttp_should_keep_alive(l) != 0;
+    return HPE_PAUSED;   /* whatever follows is not ours */
+}
+
+rx_http_response_parser_t *
+rx_http_response_parser_create(rx_pool_t *pool, rx_http_upstream_headers_in_t *h,
+    bool head, rx_http_response_body_pt on_body, void *data)
+{
+    rx_http_response_parser_t *p = rx_pcalloc(pool, sizeof(*p));
+
+    if (p == NULL) {
+        return NULL;
+    }
+    if (response_settings.on_message_complete == NULL) {
+        response_settings.on_message_begin = on_message_begin;
+        response_settings.on_status = on_status;
+        response_settings.on_header_field = on_header_field;
+        response_settings.on_header_value = on_header_value;
+        response_settings.on_header_value_complete = on_header_value_complete;
+        response_settings.on_headers_complete = on_headers_complete;
+        response_settings.on_body = parse_on_body;
+        response_settings.on_message_complete = on_message_complete;
+    }
+    llhttp_init(&p->llhttp, HTTP_RESPONSE, &response_settings);
+    p->llhttp.data = p;
+    p->pool = pool;
+    p->h = h;
+    p->head = head;
+    p->on_body = on_body;
+    p->data = data;
+    if (h->headers.elts == NULL
+        && rx_array_init(&h->headers, pool, 16, sizeof(rx_table_elt_t)) != RX_OK) {
+        return NULL;
+    }
+    h->headers.nelts = 0;
+    h->content_length_n = -1;
+    return p;
+}
+
+void
+rx_http_response_parser_free(rx_http_response_parser_t *p)
+{
+    (void) p;            /* its memory is the request's */
+}
+
+static const char *
+describe(rx_http_response_parser_t *p, llhttp_errno_t err)
+{
+    if (p->error) {
+        return p->error;
+    }
+    switch (err) {
+    case HPE_UNEXPECTED_CONTENT_LENGTH:
+        return "upstream sent \"Content-Length\" and \"Transfer-Encoding\" "
+               "headers at the same time";
+    case HPE_INVALID_CHUNK_SIZE:
+        return "upstream sent invalid chunked response";
+    case HPE_INVALID_CONTENT_LENGTH:
+        return "upstream sent invalid \"Content-Length\" header";
+    case HPE_INVALID_STATUS:
+    case HPE_INVALID_VERSION:
+    case HPE_INVALID_CONSTANT:
+        return "upstream sent no valid HTTP/1.0 header";
+    case HPE_INVALID_EOF_STATE:
+        return "upstream prematurely closed connection";
+    default:
+        return "upstream sent invalid header";
+    }
+}
+
+rx_int_t
+rx_http_response_parse(rx_http_response_parser_t *p, const char *data,
+    size_t len, size_t *used)
+{
+    llhttp_errno_t err;
+
+    if (p->message_done) {
+        *used = 0;
+        p->keepalive = false;      /* bytes after the response */
+        return RX_DONE;
+    }
+    err = llhttp_execute(&p->llhttp, data, len);
+    if (err == HPE_OK) {
+        *used = len;
+        return p->header_done ? RX_OK : RX_AGAIN;
+    }
+    if (err == HPE_PAUSED) {
+        *used = (size_t) (llhttp_get_error_pos(&p->llhttp) - data);
+        if (*used < len) {
+            p->keepalive = false;
+        }
+        return RX_DONE;
+    }
+    if (err == HPE_PAUSED_UPGRADE) {
+        /* 101: the rest belongs to the upgraded protocol */
+        *used = (size_t) (llhttp_get_error_pos(&p->llhttp) - data);
+        p->message_done = true;
+        p->keepalive = false;
+        return RX_DONE;
+    }
+    *used = 0;
+    p->error = describe(p, err);
+    return RX_ERROR;
+}
+
+rx_int_t
+rx_http_response_parse_eof(rx_http_response_parser_t *p)
+{
+    if (p->message_done) {
+        return RX_DONE;
+    }
+    if (!p->header_done) {
+        p->error = "upstream prematurely closed connection";
+        return RX_ERROR;
+    }
+    if (llhttp_finish(&p->llhttp) == HPE_OK || p->message_done) {
+        p->message_done = true;
+        p->keepalive = false;
+        return RX_DONE;
+    }
+    p->error = "upstream prematurely closed connection";
+    return RX_ERROR;
+}
+
+bool
+rx_http_response_parser_header_done(rx_http_response_parser_t *p)
+{
+    return p->header_done;
+}
+
+bool
+rx_http_response_parser_keepalive(rx_http_response_parser_t *p)
+{
+    return p->message_done && p->keepalive;
+}
+
+const char *
+rx_http_response_parser_error(rx_http_response_parser_t *p)
+{
+    return p->error;
+}

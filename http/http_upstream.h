@@ -1,0 +1,282 @@
+/*
+ * http_upstream.h: the upstream engine shared by proxy and FastCGI.
+ *
+ * An upstream is a set of peers (an `upstream {}` block, or the one
+ * address of a proxy_pass). A request that goes upstream gets an
+ * rx_http_upstream_t: the engine picks a peer, takes a pooled keepalive
+ * connection or connects, sends what the protocol's create_request built,
+ * hands received bytes to the protocol's process_header until the response
+ * header is complete, then to its input_filter, which gives back decoded
+ * body bytes; the engine buffers them (bounded by *_buffers) and sends
+ * them to the client with backpressure on the upstream. Failures go to the
+ * next peer as *_next_upstream allows, else 502/504 with nginx's lines.
+ *
+ * The protocol (modules/proxy.c, modules/fastcgi.c) supplies only the
+ * callbacks; the engine knows nothing of HTTP/1.x or FastCGI framing.
+ */
+#ifndef RX_HTTP_UPSTREAM_H
+#define RX_HTTP_UPSTREAM_H
+
+#include "http.h"
+#include "http_script.h"
+#include "inet.h"
+
+/* *_next_upstream conditions (bitmask). */
+#define RX_HTTP_UPSTREAM_FT_ERROR           0x0002
+#define RX_HTTP_UPSTREAM_FT_TIMEOUT         0x0004
+#define RX_HTTP_UPSTREAM_FT_INVALID_HEADER  0x0008
+#define RX_HTTP_UPSTREAM_FT_HTTP_500        0x0010
+#define RX_HTTP_UPSTREAM_FT_HTTP_502        0x0020
+#define RX_HTTP_UPSTREAM_FT_HTTP_503        0x0040
+#define RX_HTTP_UPSTREAM_FT_HTTP_504        0x0080
+#define RX_HTTP_UPSTREAM_FT_HTTP_403        0x0100
+#define RX_HTTP_UPSTREAM_FT_HTTP_404        0x0200
+#define RX_HTTP_UPSTREAM_FT_HTTP_429        0x0400
+#define RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT  0x1000
+#define RX_HTTP_UPSTREAM_FT_NOLIVE          0x4000
+#define RX_HTTP_UPSTREAM_FT_OFF             0x8000
+
+/* *_ignore_headers (bitmask). */
+#define RX_HTTP_UPSTREAM_IGN_XA_REDIRECT    0x0002
+#define RX_HTTP_UPSTREAM_IGN_XA_EXPIRES     0x0004
+#define RX_HTTP_UPSTREAM_IGN_XA_LIMIT_RATE  0x0008
+#define RX_HTTP_UPSTREAM_IGN_XA_BUFFERING   0x0010
+#define RX_HTTP_UPSTREAM_IGN_XA_CHARSET     0x0020
+#define RX_HTTP_UPSTREAM_IGN_EXPIRES        0x0040
+#define RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL  0x0080
+#define RX_HTTP_UPSTREAM_IGN_SET_COOKIE     0x0100
+#define RX_HTTP_UPSTREAM_IGN_VARY           0x0200
+
+/* Returned by process_header for a response the engine must refuse. */
+#define RX_HTTP_UPSTREAM_INVALID_HEADER     40
+
+typedef struct rx_http_upstream_s       rx_http_upstream_t;
+typedef struct rx_http_upstream_conn_s  rx_http_upstream_conn_t;
+
+/* One address of a `server` line; its failure state is per worker. */
+typedef struct {
+    rx_sockaddr_t  addr;
+    rx_str_t       name;            /* "127.0.0.1:8080", "unix:/x" */
+    rx_int_t       weight;
+    rx_int_t       effective_weight;
+    rx_int_t       current_weight;  /* smooth weighted round robin */
+    rx_uint_t      max_fails;
+    rx_msec_t      fail_timeout;
+    rx_uint_t      max_conns;       /* 0: no limit */
+    rx_uint_t      conns;           /* open, this worker */
+    rx_uint_t      fails;
+    rx_msec_t      checked;         /* when it last failed or was tried */
+    rx_msec_t      accessed;
+    bool           down;
+} rx_http_upstream_peer_t;
+
+/* A `server` line as written. */
+typedef struct {
+    rx_str_t       name;
+    rx_array_t    *addrs;           /* rx_sockaddr_t, all of a hostname's */
+    rx_int_t       weight;
+    rx_uint_t      max_fails;
+    rx_msec_t      fail_timeout;
+    rx_uint_t      max_conns;
+    bool           backup;
+    bool           down;
+} rx_http_upstream_server_t;
+
+typedef struct {
+    rx_http_upstream_peer_t  *peer;
+    rx_uint_t                 n;
+    rx_int_t                  total_weight;
+    bool                      weighted;
+} rx_http_upstream_peers_t;
+
+/* An upstream block (or proxy_pass's implicit one). */
+typedef struct {
+    rx_str_t                  host;        /* the block's name or the host */
+    in_port_t                 port;        /* implicit ones: the port */
+    bool                      implicit;    /* made by proxy_pass, no block */
+    bool                      no_port;     /* proxy_pass named no port */
+    rx_str_t                  file;
+    rx_uint_t                 line;
+    rx_array_t               *servers;     /* rx_http_upstream_server_t */
+    rx_http_upstream_peers_t  primary;
+    rx_http_upstream_peers_t  backup;
+    /* keepalive: idle connections of this worker */
+    rx_uint_t                 keepalive;   /* 0: no pool */
+    rx_uint_t                 keepalive_requests;
+    rx_msec_t                 keepalive_time;
+    rx_msec_t                 keepalive_timeout;
+    rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
+    rx_http_upstream_conn_t  *idle_tail;
+    rx_uint_t                 nidle;
+} rx_http_upstream_srv_conf_t;
+
+/* The engine's settings in a location: each protocol fills one from its
+ * own directives (proxy_connect_timeout, fastcgi_connect_timeout ...). */
+typedef struct {
+    rx_http_upstream_srv_conf_t *upstream;      /* NULL: url has variables */
+    rx_http_complex_value_t     *url;           /* proxy_pass with $vars */
+    rx_msec_t                    connect_timeout;
+    rx_msec_t                    send_timeout;
+    rx_msec_t                    read_timeout;
+    rx_msec_t                    next_upstream_timeout;
+    rx_uint_t                    next_upstream_tries;
+    rx_uint_t                    next_upstream;    /* RX_HTTP_UPSTREAM_FT_* */
+    size_t                       buffer_size;      /* the response header */
+    rx_int_t                     bufs_num;         /* body buffers */
+    size_t                       bufs_size;
+    rx_int_t                     buffering;
+    rx_int_t                     request_buffering;
+    rx_int_t                     pass_request_headers;
+    rx_int_t                     pass_request_body;
+    rx_int_t                     intercept_errors;
+    rx_int_t                     ignore_client_abort;
+    rx_uint_t                    ignore_headers;   /* RX_HTTP_UPSTREAM_IGN_* */
+    rx_array_t                  *hide_headers;     /* rx_str_t, lower case */
+    rx_array_t                  *pass_headers;     /* rx_str_t, lower case */
+    const char                  *module;           /* "proxy", for messages */
+} rx_http_upstream_conf_t;
+
+/* The response header as the protocol parsed it. */
+typedef struct {
+    rx_uint_t        status;
+    rx_str_t         status_line;     /* "200 OK" */
+    rx_array_t       headers;         /* rx_table_elt_t, as received */
+    int64_t          content_length_n;
+    bool             chunked;
+    bool             connection_close;
+    rx_table_elt_t  *location;
+    rx_table_elt_t  *x_accel_redirect;
+    rx_table_elt_t  *x_accel_buffering;
+} rx_http_upstream_headers_in_t;
+
+/* Per try, for $upstream_* variables (comma-joined as nginx). */
+typedef struct {
+    rx_str_t    peer;
+    rx_uint_t   status;
+    rx_msec_t   connect_time;     /* -1: not connected */
+    rx_msec_t   header_time;      /* -1: no header */
+    rx_msec_t   response_time;
+    int64_t     bytes_received;
+    int64_t     bytes_sent;
+} rx_http_upstream_state_t;
+
+/* A connection to a peer: bound to a request, or idle in the pool. */
+struct rx_http_upstream_conn_s {
+    rx_conn_t                    *c;
+    rx_http_upstream_srv_conf_t  *us;
+    rx_http_upstream_peer_t      *peer;
+    rx_http_upstream_t           *u;          /* NULL while idle */
+    rx_uint_t                     requests;   /* served on it */
+    rx_msec_t                     start;
+    rx_http_upstream_conn_t      *prev;       /* the idle list */
+    rx_http_upstream_conn_t      *next;
+};
+
+struct rx_http_upstream_s {
+    rx_http_request_t               *r;
+    const rx_http_upstream_conf_t   *conf;
+    rx_http_upstream_srv_conf_t     *us;
+    rx_http_upstream_peer_t         *peer;
+    rx_http_upstream_conn_t         *uc;
+    void                            *proto;      /* the protocol's state */
+    rx_str_t                         schema;     /* "http://" for logs */
+    rx_str_t                         uri;        /* for the log's upstream: */
+
+    /* The protocol. process_header gets the bytes received since the last
+     * call (contiguous with earlier ones in the header buffer) and returns
+     * RX_AGAIN (all used, more needed), RX_OK (header complete, *used bytes
+     * were header) or RX_HTTP_UPSTREAM_INVALID_HEADER. input_filter gets
+     * body bytes and calls rx_http_upstream_body() with decoded ones; it
+     * sets body_done (and keepalive when the connection may be reused) or
+     * returns RX_ERROR for a broken body. on_eof says whether the upstream
+     * closing ends the body (RX_OK) or cuts it (RX_ERROR). */
+    rx_int_t  (*create_request)(rx_http_upstream_t *u);
+    void      (*reinit_request)(rx_http_upstream_t *u);
+    rx_int_t  (*process_header)(rx_http_upstream_t *u, const char *data,
+                                size_t len, size_t *used);
+    rx_int_t  (*input_filter)(rx_http_upstream_t *u, const char *data,
+                              size_t len);
+    rx_int_t  (*on_eof)(rx_http_upstream_t *u);
+    /* Rewrites a Location/Refresh value (proxy_redirect); NULL: keep. */
+    rx_int_t  (*rewrite_redirect)(rx_http_upstream_t *u, rx_table_elt_t *h);
+    rx_int_t  (*rewrite_cookie)(rx_http_upstream_t *u, rx_table_elt_t *h);
+
+    rx_chain_t                      *request_bufs;   /* what to send */
+    int64_t                          request_size;
+    int64_t                          sent;           /* of request_bufs */
+    struct iovec                     iov[16];
+
+    rx_http_upstream_headers_in_t    headers_in;
+    char                            *header_buf;     /* buffer_size bytes */
+    size_t                           header_len;
+
+    /* body buffers: blocks of bufs_size; slices go to the client */
+    char                           **blocks;
+    rx_uint_t                        nblocks;        /* allocated */
+    rx_uint_t                        used;           /* filled since recycle */
+    char                            *fill;           /* next free byte */
+    char                            *fill_end;
+    char                            *slice;          /* start of unsent */
+    rx_chain_t                      *pending;        /* slices to hand on */
+    rx_chain_t                     **pending_last;
+    int64_t                          body_bytes;
+
+    rx_array_t                      *states;         /* rx_http_upstream_state_t */
+    rx_http_upstream_state_t        *state;          /* this try's */
+    rx_uint_t                        tries;          /* left */
+    uint64_t                        *tried;          /* bit per peer */
+    rx_msec_t                        start_msec;     /* of the first try */
+    rx_msec_t                        try_start;
+    const char                      *action;         /* "while ..." */
+
+    unsigned                         header_done:1;
+    unsigned                         body_done:1;
+    unsigned                         keepalive:1;    /* the protocol allows */
+    unsigned                         reused:1;       /* a pooled connection */
+    unsigned                         request_sent:1;
+    unsigned                         paused:1;       /* buffers are full */
+    unsigned                         finished:1;
+    unsigned                         header_sent:1;  /* to the client */
+    unsigned                         buffering:1;
+};
+
+/* http_upstream.c */
+rx_http_upstream_t *rx_http_upstream_create(rx_http_request_t *r,
+    const rx_http_upstream_conf_t *conf);
+/* Reads the client body as the conf says, then connects. Returns what a
+ * content handler returns. */
+rx_int_t rx_http_upstream_start(rx_http_upstream_t *u);
+/* Decoded body bytes from input_filter. */
+rx_int_t rx_http_upstream_body(rx_http_upstream_t *u, const char *data,
+    size_t len);
+/* Merges a protocol's engine settings with nginx's defaults. */
+const char *rx_http_upstream_merge_conf(rx_conf_t *cf,
+    rx_http_upstream_conf_t *conf, const rx_http_upstream_conf_t *prev,
+    const char *const *default_hide);
+void rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf);
+
+/* modules/upstream.c: blocks and implicit upstreams */
+#define RX_HTTP_UPSTREAM_CREATE     0x0001
+rx_http_upstream_srv_conf_t *rx_http_upstream_add(rx_conf_t *cf,
+    const rx_str_t *host, in_port_t port, bool no_port);
+rx_http_upstream_srv_conf_t *rx_http_upstream_find(rx_http_request_t *r,
+    const rx_str_t *host, in_port_t port);
+extern rx_module_t rx_http_upstream_module;
+
+/* http_upstream_rr.c: peers */
+rx_int_t rx_http_upstream_init_peers(rx_conf_t *cf,
+    rx_http_upstream_srv_conf_t *us);
+rx_http_upstream_peer_t *rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us,
+    uint64_t *tried);
+rx_uint_t rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us);
+void rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed);
+
+/* http_upstream_keepalive.c: the idle pool */
+rx_http_upstream_conn_t *rx_http_upstream_keepalive_get(
+    rx_http_upstream_srv_conf_t *us, rx_http_upstream_peer_t *peer);
+/* Keeps the connection when the pool takes it; else closes it. */
+void rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_keepalive_close_all(rx_cycle_t *cycle);
+
+#endif /* RX_HTTP_UPSTREAM_H */

@@ -1,0 +1,88 @@
+/*
+ * http_upstream_keepalive.c: the idle connections of an upstream, per
+ * worker, most recently used first, at most `keepalive` of them (the least
+ * recently used one is closed to make room). An idle connection keeps its
+ * recv armed, so that an upstream closing it (or sending anything) is
+ * noticed at once and the connection dropped before a request picks it.
+ * keepalive_requests, keepalive_time and keepalive_timeout bound a
+ * connection's life as in nginx.
+ */
+#include "http.h"
+#include "http_upstream.h"
+#include "clock.h"
+
+static void
+unlink_idle(rx_http_upstream_srv_conf_t *us, rx_http_upstream_conn_t *uc)
+{
+    if (uc->prev) uc->prev->next = uc->next; else us->idle_head = uc->next;
+    if (uc->next) uc->next->prev = uc->prev; else us->idle_tail = uc->prev;
+    uc->prev = uc->next = NULL;
+    us->nidle--;
+}
+
+void
+rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc)
+{
+    rx_http_upstream_srv_conf_t *us = uc->us;
+    rx_http_upstream_conn_t     *i;
+
+    for (i = us->idle_head; i; i = i->next) {
+        if (i == uc) {
+            unlink_idle(us, uc);
+            return;
+        }
+    }
+}
+
+/* An idle connection to the peer the balancer chose. */
+rx_http_upstream_conn_t *
+rx_http_upstream_keepalive_get(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *peer)
+{
+    rx_http_upstream_conn_t *uc;
+
+    for (uc = us->idle_head; uc; uc = uc->next) {
+        if (uc->peer == peer && uc->c->state == RX_CONN_ACTIVE) {
+            unlink_idle(us, uc);
+            rx_timer_del(&uc->c->timer);
+            return uc;
+        }
+    }
+    return NULL;
+}
+
+static void
+idle_timeout(rx_timer_t *t)
+{
+    rx_conn_t *c = t->data;
+
+    rx_conn_close(c);         /* on_free takes it off the list */
+}
+
+void
+rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
+{
+    rx_http_upstream_srv_conf_t *us = uc->us;
+    rx_conn_t                   *c = uc->c;
+
+    uc->u = NULL;
+    if (us->keepalive == 0 || rx_worker.quit || c->state != RX_CONN_ACTIVE
+        || c->read_eof || uc->requests >= us->keepalive_requests
+        || rx_current_msec - uc->start > us->keepalive_time) {
+        rx_conn_close(c);
+        return;
+    }
+    if (us->nidle >= us->keepalive) {
+        rx_conn_close(us->idle_tail->c);   /* the least recently used */
+    }
+    uc->prev = NULL;
+    uc->next = us->idle_head;
+    if (us->idle_head) us->idle_head->prev = uc; else us->idle_tail = uc;
+    us->idle_head = uc;
+    us->nidle++;
+    c->timer.handler = idle_timeout;
+    rx_timer_add(&c->timer, us->keepalive_timeout);
+    if (!c->reading) {
+        c->transport->start_read(c);
+    }
+}

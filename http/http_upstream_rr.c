@@ -1,0 +1,187 @@
+/*
+ * http_upstream_rr.c: the peers of an upstream and the default balancer,
+ * smooth weighted round robin (each pick adds every peer's weight to its
+ * current weight, takes the largest and subtracts the total from it: over
+ * a cycle each peer is picked weight times, spread out, never in bursts).
+ * A peer that failed max_fails times within fail_timeout is left out for
+ * fail_timeout; when every primary peer is out, the backup peers serve;
+ * when none is left the caller answers 502 "no live upstreams".
+ */
+#include "http.h"
+#include "http_upstream.h"
+#include "clock.h"
+
+static rx_int_t
+build(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peers_t *peers, bool backup)
+{
+    rx_http_upstream_server_t *s = us->servers->elts;
+    rx_uint_t                  i, j, n = 0, k = 0;
+
+    for (i = 0; i < us->servers->nelts; i++) {
+        if (s[i].backup == backup) {
+            n += s[i].addrs->nelts;
+        }
+    }
+    if (n == 0) {
+        return RX_OK;
+    }
+    peers->peer = rx_pcalloc(cf->pool, n * sizeof(rx_http_upstream_peer_t));
+    if (peers->peer == NULL) {
+        return RX_ERROR;
+    }
+    for (i = 0; i < us->servers->nelts; i++) {
+        rx_sockaddr_t *a = s[i].addrs->elts;
+
+        if (s[i].backup != backup) {
+            continue;
+        }
+        for (j = 0; j < s[i].addrs->nelts; j++, k++) {
+            rx_http_upstream_peer_t *p = &peers->peer[k];
+            char                     text[RX_SOCKADDR_STRLEN];
+            size_t                   len;
+
+            p->addr = a[j];
+            len = rx_sock_ntop(&a[j], text, sizeof(text), true);
+            p->name.data = rx_pstrdup_c(cf->pool, text, len);
+            if (p->name.data == NULL) {
+                return RX_ERROR;
+            }
+            p->name.len = len;
+            p->weight = p->effective_weight = s[i].weight;
+            p->max_fails = s[i].max_fails;
+            p->fail_timeout = s[i].fail_timeout;
+            p->max_conns = s[i].max_conns;
+            p->down = s[i].down;
+            peers->total_weight += s[i].weight;
+            if (s[i].weight != 1) {
+                peers->weighted = true;
+            }
+        }
+    }
+    peers->n = n;
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_upstream_init_peers(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
+{
+    if (build(cf, us, &us->primary, false) != RX_OK
+        || build(cf, us, &us->backup, true) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (us->primary.n == 0) {
+        rx_log_error(RX_LOG_EMERG, cf->log, 0, "no servers in upstream \"%.*s\" "
+                     "in %s:%lu", (int) us->host.len, us->host.data,
+                     us->file.data, (unsigned long) us->line);
+        return RX_ERROR;
+    }
+    return RX_OK;
+}
+
+static bool
+available(rx_http_upstream_peer_t *p, bool single)
+{
+    if (p->down) {
+        return false;
+    }
+    if (single) {
+        return true;     /* nginx: a lone server is never taken out */
+    }
+    if (p->max_conns && p->conns >= p->max_conns) {
+        return false;
+    }
+    if (p->max_fails && p->fails >= p->max_fails
+        && rx_current_msec - p->checked <= p->fail_timeout) {
+        return false;
+    }
+    return true;
+}
+
+static rx_http_upstream_peer_t *
+pick(rx_http_upstream_peers_t *peers, uint64_t *tried, rx_uint_t base,
+    bool single)
+{
+    rx_http_upstream_peer_t *best = NULL;
+    rx_int_t                 total = 0;
+    rx_uint_t                i;
+
+    for (i = 0; i < peers->n; i++) {
+        rx_http_upstream_peer_t *p = &peers->peer[i];
+        rx_uint_t                bit = base + i;
+
+        if ((tried[bit / 64] >> (bit % 64)) & 1) {
+            continue;
+        }
+        if (!available(p, single)) {
+            continue;
+        }
+        p->current_weight += p->effective_weight;
+        total += p->effective_weight;
+        /* a peer that failed recovers its weight step by step */
+        if (p->effective_weight < p->weight) {
+            p->effective_weight++;
+        }
+        if (best == NULL || p->current_weight > best->current_weight) {
+            best = p;
+        }
+    }
+    if (best == NULL) {
+        return NULL;
+    }
+    best->current_weight -= total;
+    i = base + (rx_uint_t) (best - peers->peer);
+    tried[i / 64] |= (uint64_t) 1 << (i % 64);
+    if (rx_current_msec - best->checked > best->fail_timeout) {
+        best->checked = rx_current_msec;
+    }
+    return best;
+}
+
+rx_uint_t
+rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us)
+{
+    return us->primary.n + us->backup.n;
+}
+
+/* tried: one bit per peer (primary then backup), set for those this
+ * request already used; a request never tries a peer twice. */
+rx_http_upstream_peer_t *
+rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us, uint64_t *tried)
+{
+    bool                     single = us->primary.n == 1 && us->backup.n == 0;
+    rx_http_upstream_peer_t *p = pick(&us->primary, tried, 0, single);
+
+    if (p == NULL && us->backup.n) {
+        p = pick(&us->backup, tried, us->primary.n, false);
+    }
+    if (p != NULL) {
+        p->conns++;
+        p->accessed = rx_current_msec;
+    }
+    return p;
+}
+
+void
+rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed)
+{
+    if (peer->conns) {
+        peer->conns--;
+    }
+    if (failed) {
+        peer->fails++;
+        peer->checked = rx_current_msec;
+        if (peer->max_fails) {
+            peer->effective_weight -= peer->weight / (rx_int_t) peer->max_fails;
+            if (peer->effective_weight < 0) {
+                peer->effective_weight = 0;
+            }
+        }
+        return;
+    }
+    /* success after fail_timeout: the peer is back in full */
+    if (peer->accessed < peer->checked) {
+        return;
+    }
+    peer->fails = 0;
+}

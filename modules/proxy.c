@@ -1,0 +1,1041 @@
+/*
+ * proxy.c: the proxy module: proxy_pass and its directives, the HTTP/1.x
+ * request sent upstream (nginx's URI rules and header defaults), and the
+ * response read through http_response_parse.c. The exchange itself (peers,
+ * connections, retries, buffers) is the upstream engine's.
+ */
+#include <ctype.h>
+#include "http.h"
+#include "http_upstream.h"
+#include "http_response_parse.h"
+#include "http_variables.h"
+#include "http_script.h"
+#include "http_location.h"
+
+typedef struct {
+    rx_str_t                  name;       /* as written */
+    rx_str_t                  lowcase;
+    rx_http_complex_value_t   value;
+} rx_http_proxy_header_t;
+
+typedef struct {
+    rx_http_upstream_conf_t   upstream;
+    rx_str_t                  url;          /* as written */
+    rx_str_t                  host_header;  /* $proxy_host */
+    rx_str_t                  port_text;    /* $proxy_port */
+    rx_str_t                  uri;          /* the URI part, if any */
+    bool                      has_uri;
+    rx_str_t                  location;     /* prefix it replaces */
+    rx_array_t               *set_headers;  /* rx_http_proxy_header_t */
+    rx_array_t               *headers;      /* merged with the defaults */
+    rx_uint_t                 http_version; /* RX_HTTP_VERSION_10/11 */
+    rx_http_complex_value_t  *method;
+    rx_array_t               *redirects;    /* NULL: default; empty: off */
+    rx_int_t                  redirect_default;
+} rx_http_proxy_loc_conf_t;
+
+/* A request's view of the target (variables may make it differ per
+ * request). */
+typedef struct {
+    rx_str_t                    host_header;
+    rx_str_t                    port_text;
+    rx_str_t                    uri;
+    bool                        has_uri;
+    rx_http_response_parser_t  *parser;
+} rx_http_proxy_ctx_t;
+
+static const char *set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_http_version(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_method(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static rx_int_t preconfiguration(rx_conf_t *cf);
+static void *create_loc_conf(rx_conf_t *cf);
+static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
+
+#define UP(field)  offsetof(rx_http_proxy_loc_conf_t, upstream.field)
+
+static const rx_conf_enum_t next_upstream_masks[] = {
+    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
+    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
+    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
+    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
+    { "http_502", RX_HTTP_UPSTREAM_FT_HTTP_502 },
+    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
+    { "http_504", RX_HTTP_UPSTREAM_FT_HTTP_504 },
+    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
+    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
+    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
+    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
+    { "off", RX_HTTP_UPSTREAM_FT_OFF },
+    { NULL, 0 }
+};
+
+static const rx_conf_enum_t ignore_headers_masks[] = {
+    { "X-Accel-Redirect", RX_HTTP_UPSTREAM_IGN_XA_REDIRECT },
+    { "X-Accel-Expires", RX_HTTP_UPSTREAM_IGN_XA_EXPIRES },
+    { "X-Accel-Limit-Rate", RX_HTTP_UPSTREAM_IGN_XA_LIMIT_RATE },
+    { "X-Accel-Buffering", RX_HTTP_UPSTREAM_IGN_XA_BUFFERING },
+    { "X-Accel-Charset", RX_HTTP_UPSTREAM_IGN_XA_CHARSET },
+    { "Expires", RX_HTTP_UPSTREAM_IGN_EXPIRES },
+    { "Cache-Control", RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL },
+    { "Set-Cookie", RX_HTTP_UPSTREAM_IGN_SET_COOKIE },
+    { "Vary", RX_HTTP_UPSTREAM_IGN_VARY },
+    { NULL, 0 }
+};
+
+#define LOC  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+
+static const rx_command_t proxy_commands[] = {
+    { "proxy_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+      set_proxy_pass, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_set_header", LOC | RX_CONF_TAKE2, set_header,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_http_version", LOC | RX_CONF_TAKE1, set_http_version,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_method", LOC | RX_CONF_TAKE1, set_method,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_hide_header", LOC | RX_CONF_TAKE1, set_header_list,
+      RX_HTTP_LOC_CONF_OFFSET, UP(hide_headers), NULL },
+    { "proxy_pass_header", LOC | RX_CONF_TAKE1, set_header_list,
+      RX_HTTP_LOC_CONF_OFFSET, UP(pass_headers), NULL },
+    { "proxy_ignore_headers", LOC | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(ignore_headers), ignore_headers_masks },
+    { "proxy_pass_request_headers", LOC | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_headers), NULL },
+    { "proxy_pass_request_body", LOC | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_body), NULL },
+    { "proxy_redirect", LOC | RX_CONF_TAKE12, set_redirect,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_connect_timeout", LOC | RX_CONF_TAKE1, rx_conf_set_msec_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(connect_timeout), NULL },
+    { "proxy_send_timeout", LOC | RX_CONF_TAKE1, rx_conf_set_msec_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(send_timeout), NULL },
+    { "proxy_read_timeout", LOC | RX_CONF_TAKE1, rx_conf_set_msec_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(read_timeout), NULL },
+    { "proxy_next_upstream", LOC | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream), next_upstream_masks },
+    { "proxy_next_upstream_tries", LOC | RX_CONF_TAKE1, rx_conf_set_num_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_tries), NULL },
+    { "proxy_next_upstream_timeout", LOC | RX_CONF_TAKE1, rx_conf_set_msec_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_timeout), NULL },
+    { "proxy_buffering", LOC | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(buffering), NULL },
+    { "proxy_request_buffering", LOC | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(request_buffering), NULL },
+    { "proxy_buffer_size", LOC | RX_CONF_TAKE1, rx_conf_set_size_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(buffer_size), NULL },
+    { "proxy_buffers", LOC | RX_CONF_TAKE2, set_buffers,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_intercept_errors", LOC | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(intercept_errors), NULL },
+    { "proxy_ignore_client_abort", LOC | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      RX_HTTP_LOC_CONF_OFFSET, UP(ignore_client_abort), NULL },
+    /* accepted; their effect is documented in docs/directives.md */
+    { "proxy_busy_buffers_size", LOC | RX_CONF_TAKE1, set_accepted,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_max_temp_file_size", LOC | RX_CONF_TAKE1, set_accepted,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_temp_file_write_size", LOC | RX_CONF_TAKE1, set_accepted,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_temp_path", LOC | RX_CONF_TAKE1234, set_accepted,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    rx_null_command
+};
+
+static const rx_http_module_t proxy_ctx = {
+    preconfiguration, NULL, NULL, NULL, NULL, NULL, create_loc_conf,
+    merge_loc_conf
+};
+
+rx_module_t rx_http_proxy_module = {
+    "rx_http_proxy_module", 0, 0, RX_HTTP_MODULE, &proxy_ctx,
+    proxy_commands, NULL, NULL, NULL, NULL
+};
+
+/* nginx hides these upstream headers unless proxy_pass_header says so. */
+static const char *const default_hide[] = {
+    "date", "server", "x-pad", "x-accel-expires", "x-accel-redirect",
+    "x-accel-limit-rate", "x-accel-buffering", "x-accel-charset", NULL
+};
+
+/* nginx's default proxy_set_header list; an empty value drops the
+ * client's header of that name. */
+static const struct { const char *name, *value; } default_headers[] = {
+    { "Host", "$proxy_host" },
+    { "Connection", "close" },
+    { "Content-Length", "$proxy_internal_body_length" },
+    { "Transfer-Encoding", "" },
+    { "TE", "" },
+    { "Keep-Alive", "" },
+    { "Expect", "" },
+    { "Upgrade", "" },
+};
+
+static void *
+create_loc_conf(rx_conf_t *cf)
+{
+    rx_http_proxy_loc_conf_t *plcf = rx_pcalloc(cf->pool, sizeof(*plcf));
+
+    if (plcf == NULL) {
+        return NULL;
+    }
+    rx_http_upstream_init_conf(&plcf->upstream);
+    plcf->upstream.module = "proxy";
+    plcf->set_headers = RX_CONF_UNSET_PTR;
+    plcf->http_version = RX_CONF_UNSET_UINT;
+    plcf->method = RX_CONF_UNSET_PTR;
+    plcf->redirects = RX_CONF_UNSET_PTR;
+    return plcf;
+}
+
+static rx_int_t
+add_header(rx_conf_t *cf, rx_array_t *list, const char *name, size_t nlen,
+    const rx_str_t *value)
+{
+    rx_http_proxy_header_t *h = rx_array_push(list);
+    size_t                  i;
+
+    if (h == NULL) {
+        return RX_ERROR;
+    }
+    h->name.data = (char *) name;
+    h->name.len = nlen;
+    h->lowcase.data = rx_pnalloc(cf->pool, nlen + 1);
+    if (h->lowcase.data == NULL) {
+        return RX_ERROR;
+    }
+    for (i = 0; i < nlen; i++) {
+        h->lowcase.data[i] = (char) tolower((unsigned char) name[i]);
+    }
+    h->lowcase.data[nlen] = '\0';
+    h->lowcase.len = nlen;
+    return rx_http_compile_complex_value(cf, value, &h->value);
+}
+
+static const char *
+merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
+{
+    rx_http_proxy_loc_conf_t *prev = parent, *conf = child;
+    rx_http_proxy_header_t   *h;
+    const char               *rv;
+    rx_uint_t                 i, j;
+
+    if (conf->url.len == 0 && prev->url.len && conf->upstream.upstream == NULL
+        && conf->upstream.url == NULL) {
+        /* nginx does not inherit proxy_pass; the fields below serve the
+         * merge of nested settings only */
+    }
+    rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
+                                     default_hide);
+    if (rv != RX_CONF_OK) {
+        return rv;
+    }
+    rx_conf_merge_uint(conf->http_version, prev->http_version,
+                       RX_HTTP_VERSION_10);
+    rx_conf_merge_ptr(conf->method, prev->method, NULL);
+    rx_conf_merge_ptr(conf->redirects, prev->redirects, NULL);
+    rx_conf_merge_ptr(conf->set_headers, prev->set_headers, NULL);
+    if (conf->set_headers == prev->set_headers && prev->headers) {
+        conf->headers = prev->headers;
+        return RX_CONF_OK;
+    }
+    conf->headers = rx_array_create(cf->pool, 12, sizeof(rx_http_proxy_header_t));
+    if (conf->headers == NULL) {
+        return RX_CONF_ERROR;
+    }
+    if (conf->set_headers) {
+        h = conf->set_headers->elts;
+        for (i = 0; i < conf->set_headers->nelts; i++) {
+            rx_http_proxy_header_t *copy = rx_array_push(conf->headers);
+            if (copy == NULL) {
+                return RX_CONF_ERROR;
+            }
+            *copy = h[i];
+        }
+    }
+    for (i = 0; i < rx_nelems(default_headers); i++) {
+        rx_str_t value = { strlen(default_headers[i].value),
+                           (char *) default_headers[i].value };
+        bool     given = false;
+
+        h = conf->headers->elts;
+        for (j = 0; conf->set_headers && j < conf->set_headers->nelts; j++) {
+            if (strcasecmp(h[j].lowcase.data, default_headers[i].name) == 0) {
+                given = true;
+            }
+        }
+        if (!given && add_header(cf, conf->headers, default_headers[i].name,
+                                 strlen(default_headers[i].name), &value)
+                      != RX_OK) {
+            return RX_CONF_ERROR;
+        }
+    }
+    return RX_CONF_OK;
+}
+
+/* "http://host[:port][/uri]", "http://unix:/path[:/uri]" or an upstream
+ * name; fills host, port and the URI part. Returns NULL or an error. */
+static const char *
+parse_url(const rx_str_t *url, rx_str_t *host, in_port_t *port, bool *no_port,
+    rx_str_t *uri, bool *has_uri)
+{
+    const char *p, *last = url->data + url->len, *slash, *colon;
+    rx_int_t    n;
+
+    if (url->len > 7 && strncasecmp(url->data, "http://", 7) == 0) {
+        p = url->data + 7;
+    } else if (url->len > 8 && strncasecmp(url->data, "https://", 8) == 0) {
+        return "https is not supported yet";
+    } else {
+        return "invalid URL prefix";
+    }
+    *has_uri = false;
+    *no_port = true;
+    *port = 80;
+    rx_str_null(uri);
+    if (last - p > 5 && strncasecmp(p, "unix:", 5) == 0) {
+        /* unix:/path, optionally followed by ":/uri" */
+        colon = memchr(p + 5, ':', (size_t) (last - p - 5));
+        host->data = (char *) p;
+        host->len = (size_t) ((colon ? colon : last) - p);
+        if (colon) {
+            uri->data = (char *) colon + 1;
+            uri->len = (size_t) (last - colon - 1);
+            *has_uri = true;
+        }
+        *no_port = false;
+        *port = 0;
+        return host->len > 5 ? NULL : "no path in the unix domain socket";
+    }
+    slash = memchr(p, '/', (size_t) (last - p));
+    if (slash) {
+        uri->data = (char *) slash;
+        uri->len = (size_t) (last - slash);
+        *has_uri = true;
+    }
+    host->data = (char *) p;
+    host->len = (size_t) ((slash ? slash : last) - p);
+    colon = NULL;
+    if (host->len && host->data[0] == '[') {
+        const char *close = memchr(host->data, ']', host->len);
+        if (close && close + 1 < host->data + host->len && close[1] == ':') {
+            colon = close + 1;
+        }
+    } else {
+        colon = memchr(host->data, ':', host->len);
+    }
+    if (colon) {
+        n = rx_atoi(colon + 1, (size_t) (host->data + host->len - colon - 1));
+        if (n < 1 || n > 65535) {
+            return "invalid port";
+        }
+        *port = (in_port_t) n;
+        *no_port = false;
+        host->len = (size_t) (colon - host->data);
+    }
+    if (host->len == 0) {
+        return "no host";
+    }
+    return NULL;
+}
+
+static rx_int_t proxy_handler(void *data);
+
+static const char *
+set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_proxy_loc_conf_t *plcf = conf;
+    rx_http_core_loc_conf_t  *clcf = rx_http_conf_get_module_loc_conf(cf,
+                                        rx_http_core_module);
+    rx_http_core_main_conf_t *cmcf = rx_http_conf_get_module_main_conf(cf,
+                                        rx_http_core_module);
+    rx_str_t                 *value = cf->args->elts, host, uri;
+    in_port_t                 port;
+    bool                      no_port, has_uri;
+    const char               *err;
+    char                     *p;
+
+    if (plcf->url.len) {
+        return "is duplicate";
+    }
+    plcf->url = value[1];
+    clcf->handler = proxy_handler;
+    cmcf->upstreams = true;
+    if (clcf->name.len && clcf->name.data[clcf->name.len - 1] == '/'
+        && clcf->match == RX_LOC_PREFIX) {
+        /* nginx: a prefix location ending in '/' also redirects "/x" */
+    }
+    if (memchr(value[1].data, '$', value[1].len)) {
+        plcf->upstream.url = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
+        if (plcf->upstream.url == NULL
+            || rx_http_compile_complex_value(cf, &value[1], plcf->upstream.url)
+               != RX_OK) {
+            return RX_CONF_ERROR;
+        }
+        return RX_CONF_OK;
+    }
+    err = parse_url(&value[1], &host, &port, &no_port, &uri, &has_uri);
+    if (err) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in \"%s\"", err, value[1].data);
+        return RX_CONF_ERROR;
+    }
+    if (has_uri && (clcf->match == RX_LOC_REGEX || clcf->match == RX_LOC_REGEX_CASELESS
+                    || clcf->match == RX_LOC_NAMED || (cf->cmd_type & RX_HTTP_LIF_CONF))) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"proxy_pass\" cannot have URI "
+            "part in location given by regular expression, or inside named "
+            "location, or inside \"if\" statement, or inside \"limit_except\" "
+            "block");
+        return RX_CONF_ERROR;
+    }
+    plcf->upstream.upstream = rx_http_upstream_add(cf, &host, port, no_port);
+    if (plcf->upstream.upstream == NULL) {
+        return RX_CONF_ERROR;
+    }
+    plcf->has_uri = has_uri;
+    plcf->uri = uri;
+    plcf->location = clcf->name;
+    /* $proxy_host: the host, with the port unless it is the default */
+    p = rx_pnalloc(cf->pool, host.len + 7);
+    if (p == NULL) {
+        return RX_CONF_ERROR;
+    }
+    if (host.len > 5 && strncmp(host.data, "unix:", 5) == 0) {
+        rx_str_set(&plcf->host_header, "localhost");
+        rx_str_null(&plcf->port_text);
+        return RX_CONF_OK;
+    }
+    plcf->host_header.data = p;
+    plcf->host_header.len = (size_t) sprintf(p, "%.*s", (int) host.len, host.data);
+    if (!no_port && port != 80) {
+        plcf->host_header.len += (size_t) sprintf(p + host.len, ":%u", (unsigned) port);
+    }
+    plcf->port_text.data = rx_pnalloc(cf->pool, 6);
+    if (plcf->port_text.data == NULL) {
+        return RX_CONF_ERROR;
+    }
+    plcf->port_text.len = (size_t) sprintf(plcf->port_text.data, "%u",
+                                           (unsigned) port);
+    return RX_CONF_OK;
+}
+
+static const char *
+set_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_proxy_loc_conf_t *plcf = conf;
+    rx_str_t                 *value = cf->args->elts;
+
+    if (plcf->set_headers == RX_CONF_UNSET_PTR) {
+        plcf->set_headers = rx_array_create(cf->pool, 4,
+                                            sizeof(rx_http_proxy_header_t));
+        if (plcf->set_headers == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    return add_header(cf, plcf->set_headers, value[1].data, value[1].len,
+                      &value[2]) == RX_OK ? RX_CONF_OK : RX_CONF_ERROR;
+}
+
+static const char *
+set_http_version(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_proxy_loc_conf_t *plcf = conf;
+    rx_str_t                 *value = cf->args->elts;
+
+    if (plcf->http_version != RX_CONF_UNSET_UINT) {
+        return "is duplicate";
+    }
+    if (rx_str_eq(&value[1], "1.0")) {
+        plcf->http_version = RX_HTTP_VERSION_10;
+    } else if (rx_str_eq(&value[1], "1.1")) {
+        plcf->http_version = RX_HTTP_VERSION_11;
+    } else {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in "
+                          "\"proxy_http_version\" directive", value[1].data);
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}
+
+static const char *
+set_method(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_proxy_loc_conf_t *plcf = conf;
+    rx_str_t                 *value = cf->args->elts;
+
+    if (plcf->method != RX_CONF_UNSET_PTR) {
+        return "is duplicate";
+    }
+    plcf->method = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
+    if (plcf->method == NULL
+        || rx_http_compile_complex_value(cf, &value[1], plcf->method) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}
+
+/* proxy_hide_header / proxy_pass_header: a list of names, lower-cased. */
+static const char *
+set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_array_t **list = rx_conf_field(conf, cmd, rx_array_t *);
+    rx_str_t    *value = cf->args->elts, *s;
+    size_t       i;
+
+    if (*list == RX_CONF_UNSET_PTR || *list == NULL) {
+        *list = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
+        if (*list == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    s = rx_array_push(*list);
+    if (s == NULL) {
+        return RX_CONF_ERROR;
+    }
+    s->data = rx_pstrdup(cf->pool, &value[1]);
+    if (s->data == NULL) {
+        return RX_CONF_ERROR;
+    }
+    s->len = value[1].len;
+    for (i = 0; i < s->len; i++) {
+        s->data[i] = (char) tolower((unsigned char) s->data[i]);
+    }
+    return RX_CONF_OK;
+}
+
+static const char *
+set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_proxy_loc_conf_t *plcf = conf;
+    rx_str_t                 *value = cf->args->elts;
+    rx_int_t                  n;
+    ssize_t                   size;
+
+    if (plcf->upstream.bufs_num != RX_CONF_UNSET) {
+        return "is duplicate";
+    }
+    n = rx_atoi(value[1].data, value[1].len);
+    size = rx_parse_size(&value[2]);
+    if (n <= 0 || size <= 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s %s\" in "
+                          "\"%s\" directive", value[1].data, value[2].data,
+                          value[0].data);
+        return RX_CONF_ERROR;
+    }
+    plcf->upstream.bufs_num = n;
+    plcf->upstream.bufs_size = (size_t) size;
+    return RX_CONF_OK;
+}
+
+static const char *
+set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_proxy_loc_conf_t *plcf = conf;
+    rx_str_t                 *value = cf->args->elts;
+
+    if (plcf->redirects == RX_CONF_UNSET_PTR) {
+        plcf->redirects = rx_array_create(cf->pool, 1, sizeof(rx_str_t) * 2);
+        if (plcf->redirects == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    if (cf->args->nelts == 2 && rx_str_eq(&value[1], "off")) {
+        plcf->redirect_default = -1;
+        return RX_CONF_OK;
+    }
+    if (cf->args->nelts == 2 && rx_str_eq(&value[1], "default")) {
+        plcf->redirect_default = 1;
+        return RX_CONF_OK;
+    }
+    if (cf->args->nelts == 3) {
+        rx_str_t *pair = rx_array_push(plcf->redirects);
+        if (pair == NULL) {
+            return RX_CONF_ERROR;
+        }
+        pair[0] = value[1];
+        pair[1] = value[2];
+        return RX_CONF_OK;
+    }
+    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
+                      value[1].data);
+    return RX_CONF_ERROR;
+}
+
+static const char *
+set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    return RX_CONF_OK;
+}
+
+/* URI escaping for the request line (nginx's "uri" class). */
+static size_t
+escape_uri(char *dst, const char *src, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t            n = 0, i;
+
+    for (i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char) src[i];
+        if (ch <= 0x20 || ch >= 0x7f || ch == '#' || ch == '%' || ch == '?'
+            || ch == '"' || ch == '<' || ch == '>' || ch == '\\' || ch == '^'
+            || ch == '`' || ch == '{' || ch == '|' || ch == '}') {
+            if (dst) {
+                dst[n] = '%';
+                dst[n + 1] = hex[ch >> 4];
+                dst[n + 2] = hex[ch & 0xf];
+            }
+            n += 3;
+        } else {
+            if (dst) {
+                dst[n] = (char) ch;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The request target sent upstream, by nginx's rules. */
+static rx_int_t
+request_target(rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
+    rx_http_proxy_ctx_t *ctx, rx_str_t *target)
+{
+    rx_str_t  tail;
+    size_t    len;
+    char     *p;
+
+    if (!ctx->has_uri || plcf->upstream.url) {
+        if (ctx->has_uri) {
+            *target = ctx->uri;         /* proxy_pass with variables */
+            return RX_OK;
+        }
+        if (!r->internal && r->unparsed_uri.len && r->unparsed_uri.data[0] == '/') {
+            *target = r->unparsed_uri;  /* as the client sent it */
+            return RX_OK;
+        }
+        tail = r->uri;
+        ctx->uri.len = 0;
+    } else {
+        tail = r->uri;
+        if (plcf->location.len <= tail.len) {
+            tail.data += plcf->location.len;
+            tail.len -= plcf->location.len;
+        }
+    }
+    len = ctx->uri.len + escape_uri(NULL, tail.data, tail.len)
+          + (r->args.len ? r->args.len + 1 : 0);
+    p = rx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    target->data = p;
+    memcpy(p, ctx->uri.data, ctx->uri.len);
+    p += ctx->uri.len;
+    p += escape_uri(p, tail.data, tail.len);
+    if (r->args.len) {
+        *p++ = '?';
+        memcpy(p, r->args.data, r->args.len);
+        p += r->args.len;
+    }
+    target->len = (size_t) (p - target->data);
+    return RX_OK;
+}
+
+static bool
+header_is_set(rx_http_proxy_loc_conf_t *plcf, const char *lowcase)
+{
+    rx_http_proxy_header_t *h = plcf->headers->elts;
+    rx_uint_t               i;
+
+    for (i = 0; i < plcf->headers->nelts; i++) {
+        if (strcmp(h[i].lowcase.data, lowcase) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static rx_int_t
+create_request(rx_http_upstream_t *u)
+{
+    rx_http_request_t        *r = u->r;
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_proxy_module);
+    rx_http_proxy_ctx_t      *ctx = u->proto;
+    rx_http_proxy_header_t   *h = plcf->headers->elts;
+    rx_table_elt_t           *in = r->headers_in.headers.elts;
+    rx_str_t                  method, target, *values;
+    rx_chain_t               *cl, **ll;
+    rx_buf_t                 *b;
+    size_t                    len;
+    rx_uint_t                 i;
+    char                     *p;
+
+    method = r->method_name;
+    if (plcf->method && rx_http_complex_value(r, plcf->method, &method) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (request_target(r, plcf, ctx, &target) != RX_OK) {
+        return RX_ERROR;
+    }
+    u->uri = target;
+    values = rx_palloc(r->pool, plcf->headers->nelts * sizeof(rx_str_t));
+    if (values == NULL) {
+        return RX_ERROR;
+    }
+    len = method.len + 1 + target.len + sizeof(" HTTP/1.x\r\n") - 1 + 2;
+    for (i = 0; i < plcf->headers->nelts; i++) {
+        if (rx_http_complex_value(r, &h[i].value, &values[i]) != RX_OK) {
+            return RX_ERROR;
+        }
+        if (values[i].len) {
+            len += h[i].name.len + 2 + values[i].len + 2;
+        }
+    }
+    if (plcf->upstream.pass_request_headers) {
+        for (i = 0; i < r->headers_in.headers.nelts; i++) {
+            if (in[i].lowcase_key && !header_is_set(plcf, in[i].lowcase_key)) {
+                len += in[i].key.len + 2 + in[i].value.len + 2;
+            }
+        }
+    }
+    b = rx_create_temp_buf(r->pool, len);
+    if (b == NULL) {
+        return RX_ERROR;
+    }
+    p = b->last;
+    p += sprintf(p, "%.*s %.*s HTTP/1.%d\r\n", (int) method.len, method.data,
+                 (int) target.len, target.data,
+                 plcf->http_version == RX_HTTP_VERSION_11 ? 1 : 0);
+    for (i = 0; i < plcf->headers->nelts; i++) {
+        if (values[i].len == 0) {
+            continue;
+        }
+        memcpy(p, h[i].name.data, h[i].name.len);
+        p += h[i].name.len;
+        *p++ = ':';
+        *p++ = ' ';
+        memcpy(p, values[i].data, values[i].len);
+        p += values[i].len;
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    if (plcf->upstream.pass_request_headers) {
+        for (i = 0; i < r->headers_in.headers.nelts; i++) {
+            if (in[i].lowcase_key == NULL || header_is_set(plcf, in[i].lowcase_key)) {
+                continue;
+            }
+            memcpy(p, in[i].key.data, in[i].key.len);
+            p += in[i].key.len;
+            *p++ = ':';
+            *p++ = ' ';
+            memcpy(p, in[i].value.data, in[i].value.len);
+            p += in[i].value.len;
+            *p++ = '\r';
+            *p++ = '\n';
+        }
+    }
+    *p++ = '\r';
+    *p++ = '\n';
+    b->last = p;
+
+    cl = rx_alloc_chain_link(r->pool);
+    if (cl == NULL) {
+        return RX_ERROR;
+    }
+    cl->buf = b;
+    cl->next = NULL;
+    u->request_bufs = cl;
+    ll = &cl->next;
+    if (plcf->upstream.pass_request_body && r->request_body) {
+        rx_chain_t *body;
+        for (body = r->request_body->bufs; body; body = body->next) {
+            rx_chain_t *link = rx_alloc_chain_link(r->pool);
+            if (link == NULL) {
+                return RX_ERROR;
+            }
+            link->buf = body->buf;
+            link->next = NULL;
+            *ll = link;
+            ll = &link->next;
+        }
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+on_body(void *data, const char *at, size_t len)
+{
+    return rx_http_upstream_body(data, at, len);
+}
+
+static void
+reinit_request(rx_http_upstream_t *u)
+{
+    rx_http_proxy_ctx_t *ctx = u->proto;
+
+    ctx->parser = NULL;        /* a new response, a new parser */
+}
+
+static rx_int_t
+process_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *used)
+{
+    rx_http_proxy_ctx_t *ctx = u->proto;
+    rx_int_t             rc;
+
+    if (ctx->parser == NULL) {
+        ctx->parser = rx_http_response_parser_create(u->r->pool, &u->headers_in,
+                          u->r->method == RX_HTTP_HEAD, on_body, u);
+        if (ctx->parser == NULL) {
+            return RX_ERROR;
+        }
+    }
+    rc = rx_http_response_parse(ctx->parser, data, len, used);
+    switch (rc) {
+    case RX_AGAIN:
+    case RX_OK:
+        return rc;
+    case RX_DONE:
+        u->body_done = 1;
+        u->keepalive = rx_http_response_parser_keepalive(ctx->parser);
+        return RX_OK;
+    default:
+        return RX_HTTP_UPSTREAM_INVALID_HEADER;
+    }
+}
+
+static rx_int_t
+input_filter(rx_http_upstream_t *u, const char *data, size_t len)
+{
+    rx_http_proxy_ctx_t *ctx = u->proto;
+    size_t               used;
+
+    switch (rx_http_response_parse(ctx->parser, data, len, &used)) {
+    case RX_DONE:
+        u->body_done = 1;
+        u->keepalive = rx_http_response_parser_keepalive(ctx->parser);
+        return RX_OK;
+    case RX_ERROR:
+        return RX_ERROR;
+    default:
+        return RX_OK;
+    }
+}
+
+static rx_int_t
+on_eof(rx_http_upstream_t *u)
+{
+    rx_http_proxy_ctx_t *ctx = u->proto;
+
+    return rx_http_response_parse_eof(ctx->parser) == RX_DONE ? RX_OK : RX_ERROR;
+}
+
+/* proxy_redirect default: the proxy_pass URL (with its URI part) becomes
+ * the location's prefix; explicit pairs replace a leading match. */
+static rx_int_t
+rewrite_redirect(rx_http_upstream_t *u, rx_table_elt_t *h)
+{
+    rx_http_request_t        *r = u->r;
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_proxy_module);
+    rx_str_t                 *pair, from, to;
+    rx_uint_t                 i, n;
+    char                     *p;
+
+    if (plcf->redirect_default < 0 && (plcf->redirects == NULL
+                                       || plcf->redirects->nelts == 0)) {
+        return RX_OK;
+    }
+    n = plcf->redirects ? plcf->redirects->nelts : 0;
+    pair = plcf->redirects ? plcf->redirects->elts : NULL;
+    for (i = 0; i <= n; i++) {
+        if (i < n) {
+            if (rx_str_eq(&pair[2 * i], "default")) {
+                continue;
+            }
+            from = pair[2 * i];
+            to = pair[2 * i + 1];
+        } else {
+            /* the default rule, unless "off" or explicit rules only */
+            if (plcf->redirect_default < 0 || plcf->upstream.url
+                || (n && plcf->redirect_default == 0)) {
+                break;
+            }
+            from = plcf->url;
+            if (!plcf->has_uri) {
+                break;
+            }
+            to = plcf->location;
+        }
+        if (h->value.len >= from.len
+            && strncmp(h->value.data, from.data, from.len) == 0) {
+            p = rx_pnalloc(r->pool, to.len + h->value.len - from.len);
+            if (p == NULL) {
+                return RX_ERROR;
+            }
+            memcpy(p, to.data, to.len);
+            memcpy(p + to.len, h->value.data + from.len, h->value.len - from.len);
+            h->value.data = p;
+            h->value.len = to.len + h->value.len - from.len;
+            return RX_OK;
+        }
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+proxy_handler(void *data)
+{
+    rx_http_request_t        *r = data;
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_proxy_module);
+    rx_http_upstream_t       *u;
+    rx_http_proxy_ctx_t      *ctx;
+
+    u = rx_http_upstream_create(r, &plcf->upstream);
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (u == NULL || ctx == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    u->proto = ctx;
+    ctx->host_header = plcf->host_header;
+    ctx->port_text = plcf->port_text;
+    ctx->uri = plcf->uri;
+    ctx->has_uri = plcf->has_uri;
+    if (plcf->upstream.url) {
+        rx_str_t url, host, uri;
+        in_port_t port;
+        bool no_port, has_uri;
+        const char *err;
+
+        if (rx_http_complex_value(r, plcf->upstream.url, &url) != RX_OK) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        err = parse_url(&url, &host, &port, &no_port, &uri, &has_uri);
+        if (err) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "%s in upstream \"%.*s\"",
+                                      err, (int) url.len, url.data);
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        u->us = rx_http_upstream_find(r, &host, no_port ? 0 : port);
+        if (u->us == NULL) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "no resolver defined to "
+                                      "resolve %.*s", (int) host.len, host.data);
+            return RX_HTTP_BAD_GATEWAY;
+        }
+        ctx->host_header = host;
+        ctx->uri = uri;
+        ctx->has_uri = has_uri;
+    }
+    u->create_request = create_request;
+    u->reinit_request = reinit_request;
+    u->process_header = process_header;
+    u->input_filter = input_filter;
+    u->on_eof = on_eof;
+    u->rewrite_redirect = rewrite_redirect;
+    return rx_http_upstream_start(u);
+}
+
+/* Variables. */
+
+static rx_http_proxy_ctx_t *
+ctx_of(rx_http_request_t *r)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    return u && u->create_request == create_request ? u->proto : NULL;
+}
+
+static rx_int_t
+var_proxy_host(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_http_proxy_ctx_t *ctx = ctx_of(r);
+    rx_str_t            *s;
+
+    if (ctx == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    s = data ? &ctx->port_text : &ctx->host_header;
+    v->data = s->data;
+    v->len = s->len;
+    return RX_OK;
+}
+
+static rx_int_t
+var_add_x_forwarded_for(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    char             addr[RX_SOCKADDR_STRLEN];
+    size_t           alen = rx_sock_ntop(rx_conn_peer(r->conn), addr,
+                                         sizeof(addr), false);
+    rx_table_elt_t  *xff = r->headers_in.x_forwarded_for;
+    char            *p;
+
+    if (xff == NULL) {
+        v->data = rx_pstrdup_c(r->pool, addr, alen);
+        v->len = alen;
+        return v->data ? RX_OK : RX_ERROR;
+    }
+    p = rx_pnalloc(r->pool, xff->value.len + 2 + alen);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    memcpy(p, xff->value.data, xff->value.len);
+    memcpy(p + xff->value.len, ", ", 2);
+    memcpy(p + xff->value.len + 2, addr, alen);
+    v->data = p;
+    v->len = xff->value.len + 2 + alen;
+    return RX_OK;
+}
+
+static rx_int_t
+var_internal_body_length(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    char *p;
+
+    if (r->request_body == NULL || (r->headers_in.content_length_n <= 0
+                                    && !r->headers_in.chunked)) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    p = rx_pnalloc(r->pool, 24);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    v->len = (size_t) sprintf(p, "%" PRId64, r->request_body->received);
+    v->data = p;
+    return RX_OK;
+}
+
+static rx_int_t
+preconfiguration(rx_conf_t *cf)
+{
+    static const struct {
+        const char               *name;
+        rx_http_get_variable_pt   get;
+        uintptr_t                 data;
+    } vars[] = {
+        { "proxy_host", var_proxy_host, 0 },
+        { "proxy_port", var_proxy_host, 1 },
+        { "proxy_add_x_forwarded_for", var_add_x_forwarded_for, 0 },
+        { "proxy_internal_body_length", var_internal_body_length, 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < rx_nelems(vars); i++) {
+        rx_str_t            name = { strlen(vars[i].name), (char *) vars[i].name };
+        rx_http_variable_t *v = rx_http_add_variable(cf, &name,
+                                                     RX_HTTP_VAR_NOCACHEABLE);
+        if (v == NULL) {
+            return RX_ERROR;
+        }
+        v->get = vars[i].get;
+        v->data = vars[i].data;
+    }
+    return RX_OK;
+}
