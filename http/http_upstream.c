@@ -235,6 +235,12 @@ connect_peer(rx_http_upstream_t *u)
     u->action = "connecting to upstream";
     u->header_len = 0;
     u->header_done = u->body_done = u->keepalive = u->reused = 0;
+    u->error = NULL;
+    /* what an earlier try buffered is not this response */
+    u->pending = NULL;
+    u->used = 0;
+    u->fill = u->fill_end = u->slice = NULL;
+    u->body_bytes = 0;
     u->request_sent = 0;
     u->sent = 0;
     peer = rx_http_upstream_get_peer(u->us, u->tried);
@@ -719,7 +725,8 @@ on_data(rx_http_upstream_t *u, const char *data, size_t len)
             return;
         }
         if (rc != RX_OK) {
-            log_upstream_error(u, RX_LOG_ERR, 0, "upstream sent invalid header");
+            log_upstream_error(u, RX_LOG_ERR, 0,
+                               u->error ? u->error : "upstream sent invalid header");
             next_upstream(u, RX_HTTP_UPSTREAM_FT_INVALID_HEADER);
             return;
         }
@@ -730,14 +737,14 @@ on_data(rx_http_upstream_t *u, const char *data, size_t len)
         if (!u->body_done && used < n
             && u->input_filter(u, u->header_buf + u->header_len - n + used,
                                n - used) != RX_OK) {
-            cut_body(u, "upstream sent invalid response body", 0);
+            cut_body(u, u->error ? u->error : "upstream sent invalid response body", 0);
             return;
         }
         data += n;
         len -= n;
     }
     if (len && !u->body_done && u->input_filter(u, data, len) != RX_OK) {
-        cut_body(u, "upstream sent invalid response body", 0);
+        cut_body(u, u->error ? u->error : "upstream sent invalid response body", 0);
         return;
     }
     if (u->body_done) {

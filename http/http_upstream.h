@@ -228,6 +228,7 @@ struct rx_http_upstream_s {
     rx_msec_t                        start_msec;     /* of the first try */
     rx_msec_t                        try_start;
     const char                      *action;         /* "while ..." */
+    const char                      *error;          /* the protocol's why */
 
     unsigned                         header_done:1;
     unsigned                         body_done:1;
@@ -262,6 +263,9 @@ rx_http_upstream_srv_conf_t *rx_http_upstream_add(rx_conf_t *cf,
 rx_http_upstream_srv_conf_t *rx_http_upstream_find(rx_http_request_t *r,
     const rx_str_t *host, in_port_t port);
 extern rx_module_t rx_http_upstream_module;
+
+/* http_upstream_variables.c */
+rx_int_t rx_http_upstream_add_variables(rx_conf_t *cf);
 
 /* http_upstream_rr.c: peers */
 rx_int_t rx_http_upstream_init_peers(rx_conf_t *cf,

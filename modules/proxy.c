@@ -803,6 +803,7 @@ process_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *used
         u->keepalive = rx_http_response_parser_keepalive(ctx->parser);
         return RX_OK;
     default:
+        u->error = rx_http_response_parser_error(ctx->parser);
         return RX_HTTP_UPSTREAM_INVALID_HEADER;
     }
 }
@@ -819,6 +820,7 @@ input_filter(rx_http_upstream_t *u, const char *data, size_t len)
         u->keepalive = rx_http_response_parser_keepalive(ctx->parser);
         return RX_OK;
     case RX_ERROR:
+        u->error = rx_http_response_parser_error(ctx->parser);
         return RX_ERROR;
     default:
         return RX_OK;

@@ -49,7 +49,7 @@ static const rx_command_t upstream_commands[] = {
 };
 
 static const rx_http_module_t upstream_ctx = {
-    NULL, NULL, create_main_conf, init_main_conf, NULL, NULL, NULL, NULL
+    rx_http_upstream_add_variables, NULL, create_main_conf, init_main_conf, NULL, NULL, NULL, NULL
 };
 
 rx_module_t rx_http_upstream_module = {
