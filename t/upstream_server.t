@@ -24,6 +24,7 @@ sub pattern { Test::Upstream::pattern(@_) }
 my $u = Test::Upstream->new;
 $u->start;
 like $u->addr, qr/^127\.0\.0\.1:\d+$/, 'addr';
+is $u->url, 'http://' . $u->addr, 'url';
 my $port = $u->port;
 
 sub conn { Test::Ringx::Conn->new('127.0.0.1', $port) or die "connect: $!" }
@@ -418,6 +419,7 @@ sub get {
     my $x = Test::Upstream->new(unix => "$dir/up.sock");
     $x->start;
     is $x->addr, "unix:$dir/up.sock", 'unix: addr';
+    is $x->url, "http://unix:$dir/up.sock:", 'unix: url';
     my $s = IO::Socket::UNIX->new(Peer => "$dir/up.sock", Type => SOCK_STREAM)
         or die "unix connect: $!";
     my $c = bless { sock => $s, buf => '', eof => 0, reset => 0,

@@ -12,7 +12,7 @@ package Test::Upstream;
 #
 #   my $u = Test::Upstream->new;                # or (unix => "$dir/up.sock")
 #   $u->start;
-#   # proxy_pass http://127.0.0.1:${\ $u->port};   or  http://$u->addr
+#   # in the config: "proxy_pass " . $u->url . ";"
 #   ... requests through ringx ...
 #   my @r = $u->requests;       # what the upstream received
 #   is $r[0]{uri}, '/echo?a=1';
@@ -69,6 +69,8 @@ package Test::Upstream;
 # says close; HTTP/1.0 only with Connection: keep-alive. 100 Continue goes
 # out when the request has Expect: 100-continue, a body, and none of the
 # body has arrived yet. A malformed request gets 400 (or 431/501) + close.
+# Modes send what they name whatever the request's version (/chunked/N
+# answers an HTTP/1.0 request chunked too): tests choose the mode.
 #
 # Options of new:
 #   unix => PATH            listen on a unix socket instead of 127.0.0.1
@@ -84,7 +86,9 @@ package Test::Upstream;
 #                           connects are refused afterwards
 #   refuse / resume         close the listener (connects refused, open
 #                           connections go on) / listen again, same address
-#   port, addr, pid         addr: "127.0.0.1:PORT" or "unix:PATH"
+#   port, addr, url, pid    addr: "127.0.0.1:PORT" or "unix:PATH"; url:
+#                           "http://127.0.0.1:PORT" or "http://unix:PATH:"
+#                           (proxy_pass's spelling)
 #   requests                list of hashrefs: method, uri, version, headers
 #                           ([[name, value], ...] as received), body
 #                           (de-chunked), body_raw (chunked only), chunked,
@@ -144,6 +148,13 @@ sub addr {
     my ($self) = @_;
     return $self->{opts}{unix} ? "unix:$self->{opts}{unix}"
                                : "127.0.0.1:$self->{opts}{port}";
+}
+
+# The server as proxy_pass spells it (nginx ends a unix path with ':').
+sub url {
+    my ($self) = @_;
+    return $self->{opts}{unix} ? "http://unix:$self->{opts}{unix}:"
+                               : "http://127.0.0.1:$self->{opts}{port}";
 }
 
 # The listener is made here, before the fork, so that it accepts (in the
