@@ -35,11 +35,11 @@ rx_decode_base64(rx_str_t *dst, const rx_str_t *src)
     uint32_t             acc = 0;
     unsigned             bits = 0;
 
-    /* at most two '=' and only at the end */
+    /* at most two '=', only at the end, and then whole quanta */
     while (len && s[len - 1] == '=' && src->len - len < 2) {
         len--;
     }
-    if (len % 4 == 1) {
+    if (len % 4 == 1 || (len != src->len && src->len % 4 != 0)) {
         return RX_ERROR;
     }
     for (i = 0; i < len; i++) {

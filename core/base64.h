@@ -10,9 +10,10 @@
 
 /*
  * Decodes src into dst (at least rx_base64_decoded_length(src->len)
- * bytes) and sets dst->len. Padding is optional, but a '=' may only end
- * the text; any other character outside the alphabet, or a length that
- * leaves a lone character (len % 4 == 1), fails. Returns RX_OK or RX_ERROR.
+ * bytes) and sets dst->len. Padding is optional; when present it is one
+ * or two '=' that end a text of whole 4-character quanta. Any other
+ * character outside the alphabet, or a length that leaves a lone
+ * character (len % 4 == 1), fails. Returns RX_OK or RX_ERROR.
  */
 rx_int_t rx_decode_base64(rx_str_t *dst, const rx_str_t *src);
 
