@@ -221,4 +221,11 @@ EOF
          '-t prints the warning');
 }
 
+{
+    my $u = Test::Ringx->new;
+    my ($code, $out, $err) = $u->ringx({ prefix => 0 }, '-V');
+    unlike($err, qr/--without-http_(?:access|auth_basic)_module/,
+           '-V: access and auth_basic are not listed as missing');
+}
+
 done_testing;
