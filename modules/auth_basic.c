@@ -293,13 +293,16 @@ find_user(rx_http_request_t *r, const char *p, const char *end,
     return NULL;
 }
 
-/* 401 with the challenge; the realm is quoted (nginx does not escape it). */
+/* 401 with the challenge; the realm is quoted (nginx does not escape it).
+ * A challenge from an earlier pass (an error_page redirect into another
+ * protected location) is replaced, not repeated. */
 static rx_int_t
 challenge(rx_http_request_t *r, const rx_str_t *realm)
 {
-    rx_str_t  v;
-    char     *p;
-    size_t    i;
+    rx_table_elt_t *h = r->headers_out.headers.elts;
+    rx_str_t        v;
+    char           *p;
+    size_t          i;
 
     v.data = p = rx_pnalloc(r->pool, sizeof("Basic realm=\"\"") - 1
                                      + 2 * realm->len);
@@ -315,6 +318,12 @@ challenge(rx_http_request_t *r, const rx_str_t *realm)
     }
     *p++ = '"';
     v.len = (size_t) (p - v.data);
+    for (i = 0; i < r->headers_out.headers.nelts; i++) {
+        if (!h[i].deleted && rx_str_caseeq(&h[i].key, "WWW-Authenticate")) {
+            h[i].value = v;
+            return RX_HTTP_UNAUTHORIZED;
+        }
+    }
     if (rx_http_add_header_out(r, "WWW-Authenticate", &v) == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -87,6 +87,9 @@ http {
         location /missing/ { auth_basic_user_file %%PREFIX%%/conf/nonexistent; }
         location /unreadable/ { auth_basic_user_file htpasswd_locked; }
         location /changing/ { auth_basic_user_file htpasswd_changing; }
+        location /errpage/ { error_page 401 /e401.html; }
+        location /errloop/ { error_page 401 /errloop/e401.html; }
+        location = /e401.html { auth_basic off; }
         location /who/ { auth_basic off; return 200 "user=[$remote_user]\n"; }
 
         location /any_allow/ { satisfy any; allow 127.0.0.1; deny all; }
@@ -101,12 +104,14 @@ http {
 }
 EOF
 $t->write_file_raw('conf/htpasswd', $file);
+$t->write_file_raw('html/e401.html', "custom 401\n");
+$t->write_file_raw('html/errloop/e401.html', "protected 401 page\n");
 $t->write_file_raw('conf/htpasswd_red', "ann:{PLAIN}red\n");
 $t->write_file_raw('conf/htpasswd_blue', "ann:{PLAIN}blue\n");
 $t->write_file_raw('conf/htpasswd_locked', "plain:{PLAIN}pw-plain\n");
 chmod 0000, $t->prefix . '/conf/htpasswd_locked';
 $t->write_file_raw('conf/htpasswd_changing', "ann:{PLAIN}old\n");
-for my $d ('', qw(open nested nested/off var varoff team missing unreadable
+for my $d ('', qw(errpage errloop open nested nested/off var varoff team missing unreadable
                   changing any_allow any_deny any_nomatch any_noauth any_nofile
                   all_allow all_deny)) {
     $t->write_file_raw("html/$d/f", "secret\n");
@@ -197,6 +202,15 @@ is($r->{headers}{'www-authenticate'}, 'Basic realm="Realm of localhost two"', 'v
 is(status('/varoff/f?realm=off'), 200, 'a realm that evaluates to "off" turns auth off (nginx)');
 $r = req('/varoff/f?realm=on');
 is($r->{headers}{'www-authenticate'}, 'Basic realm="on"', 'a realm from a variable');
+
+$r = req('/errpage/f');
+is($r->{status}, 401, 'error_page 401: the status stays 401');
+is($r->{body}, "custom 401\n", 'error_page 401: its page');
+is($r->{headers}{'www-authenticate'}, 'Basic realm="Restricted"', 'error_page 401: the challenge stays');
+$r = req('/errloop/f');
+is($r->{status}, 401, 'error_page 401 into a protected location: 401');
+is(scalar(grep { lc $_->[0] eq 'www-authenticate' } @{ $r->{header_list} }), 1,
+   'error_page 401 into a protected location: one challenge, not two');
 
 # ---- the user file ---------------------------------------------------------
 
