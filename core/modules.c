@@ -13,6 +13,8 @@ extern rx_module_t rx_http_variables_module;
 extern rx_module_t rx_http_log_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
+extern rx_module_t rx_http_access_module;
+extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_headers_module;
 extern rx_module_t rx_http_try_files_module;
 extern rx_module_t rx_http_index_module;
@@ -36,6 +38,13 @@ rx_module_t *const rx_modules[] = {
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
 #if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
+#endif
+    /* access phase, in nginx's order: allow/deny, then auth_basic */
+#if (RX_HTTP_ACCESS)
+    &rx_http_access_module,
+#endif
+#if (RX_HTTP_AUTH_BASIC)
+    &rx_http_auth_basic_module,
 #endif
     &rx_http_headers_module,
     &rx_http_try_files_module,  /* precontent phase */
@@ -77,9 +86,9 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_map_module", false, true },
     { "http_split_clients_module", false, true },
     { "http_referer_module", false, true },
-    { "http_auth_basic_module", false, true },
+    { "http_auth_basic_module", RX_HTTP_AUTH_BASIC, true },
     { "http_autoindex_module", true, true },
-    { "http_access_module", false, true },
+    { "http_access_module", RX_HTTP_ACCESS, true },
     { "http_limit_conn_module", false, true },
     { "http_limit_req_module", false, true },
     { "http_upstream_hash_module", false, true },

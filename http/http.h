@@ -50,6 +50,7 @@ typedef struct rx_http_variable_value_s rx_http_variable_value_t;
 #define RX_HTTP_TEMPORARY_REDIRECT       307
 #define RX_HTTP_PERMANENT_REDIRECT       308
 #define RX_HTTP_BAD_REQUEST              400
+#define RX_HTTP_UNAUTHORIZED             401
 #define RX_HTTP_FORBIDDEN                403
 #define RX_HTTP_NOT_FOUND                404
 #define RX_HTTP_NOT_ALLOWED              405
@@ -106,6 +107,10 @@ typedef struct {
     rx_table_elt_t   *x_forwarded_for;
     rx_table_elt_t   *cookie;           /* the first; others in headers */
     rx_str_t          server;           /* validated, lower-cased host */
+    /* Basic credentials, decoded on first use (rx_http_auth_basic_user) */
+    rx_str_t          user;
+    rx_str_t          passwd;
+    signed char       basic_auth;       /* 0 not looked at, 1 valid, -1 not */
     int64_t           content_length_n; /* -1: none */
     bool              chunked;
     bool              connection_close;
@@ -210,6 +215,7 @@ struct rx_http_request_s {
 
     rx_chain_t               *out;               /* waiting to be sent */
     rx_uint_t                 err_status;
+    rx_uint_t                 access_code;       /* satisfy any: refusal so far */
 
     /* Asynchronous work of a handler: op_handler gets the completions of
      * the operations it submitted on the connection (rx_http_op_ud);
@@ -309,6 +315,11 @@ void rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
 void rx_http_log_error_action(rx_http_connection_t *hc, unsigned level, int err,
     const char *action, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* http_auth.c: the user and password of "Authorization: Basic" into
+ * r->headers_in.user/passwd. RX_OK; RX_DECLINED when the header is absent
+ * or malformed (not Basic, bad base64, no ':', empty user); RX_ERROR. */
+rx_int_t rx_http_auth_basic_user(rx_http_request_t *r);
 
 /* http_path.c: root/alias + URI; reserve bytes for appending */
 rx_int_t rx_http_map_uri_to_path(rx_http_request_t *r, rx_str_t *path,

@@ -138,6 +138,7 @@ struct rx_http_core_loc_conf_s {
     rx_uint_t                 if_modified_since;    /* off/exact/before */
     rx_log_t                 *error_log;            /* NULL: the main one */
     rx_int_t                  etag;
+    rx_uint_t                 satisfy;              /* all/any */
     rx_str_t                  file;                 /* where it was defined */
     rx_uint_t                 line;
 };
@@ -149,6 +150,10 @@ struct rx_http_core_loc_conf_s {
 #define RX_HTTP_KEEPALIVE_DISABLE_NONE   0x0002
 #define RX_HTTP_KEEPALIVE_DISABLE_MSIE6  0x0004
 #define RX_HTTP_KEEPALIVE_DISABLE_SAFARI 0x0008
+
+/* satisfy: how the access phase combines its handlers' answers */
+#define RX_HTTP_SATISFY_ALL  0
+#define RX_HTTP_SATISFY_ANY  1
 
 #define RX_HTTP_IMS_OFF     0
 #define RX_HTTP_IMS_EXACT   1

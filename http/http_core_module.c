@@ -49,6 +49,11 @@ static const rx_conf_enum_t ims_values[] = {
     { "before", RX_HTTP_IMS_BEFORE }, { NULL, 0 }
 };
 
+static const rx_conf_enum_t satisfy_values[] = {
+    { "all", RX_HTTP_SATISFY_ALL }, { "any", RX_HTTP_SATISFY_ANY },
+    { NULL, 0 }
+};
+
 static const rx_command_t http_core_commands[] = {
     { "server", RX_HTTP_MAIN_CONF | RX_CONF_BLOCK | RX_CONF_NOARGS,
       server_block, 0, 0, NULL },
@@ -165,6 +170,9 @@ static const rx_command_t http_core_commands[] = {
     { "etag", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
       rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, etag), NULL },
+    { "satisfy", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_enum_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, satisfy), satisfy_values },
     /* hash sizing: ringx sizes its tables itself */
     { "server_names_hash_max_size", RX_HTTP_MAIN_CONF | RX_CONF_TAKE1,
       rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
@@ -332,6 +340,7 @@ create_loc_conf(rx_conf_t *cf)
     clcf->tcp_nodelay = RX_CONF_UNSET;
     clcf->if_modified_since = RX_CONF_UNSET_UINT;
     clcf->etag = RX_CONF_UNSET;
+    clcf->satisfy = RX_CONF_UNSET_UINT;
     return clcf;
 }
 
@@ -424,6 +433,7 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
     rx_conf_merge_uint(c->if_modified_since, p->if_modified_since,
                        RX_HTTP_IMS_EXACT);
     rx_conf_merge_value(c->etag, p->etag, 1);
+    rx_conf_merge_uint(c->satisfy, p->satisfy, RX_HTTP_SATISFY_ALL);
     if (c->error_log == NULL) {
         c->error_log = p->error_log;      /* NULL at the top: the main log */
     }

@@ -1,6 +1,6 @@
 /*
  * http_core_variables.c: the core variables, nginx's "Embedded Variables"
- * plus $remote_user (until auth_basic), $request_id and $request_start_us:
+ * plus $request_id and $request_start_us:
  * their getters, their table, and the per-worker state of $pid/$request_id.
  */
 #include <ctype.h>
@@ -211,11 +211,21 @@ var_request_body(rx_http_request_t *r, rx_http_variable_value_t *v,
     return RX_OK;
 }
 
+/* The user of Basic credentials, whether auth_basic checked them or not. */
 static rx_int_t
-var_not_found(rx_http_request_t *r, rx_http_variable_value_t *v,
+var_remote_user(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
 {
-    v->not_found = 1;
+    rx_int_t rc = rx_http_auth_basic_user(r);
+
+    if (rc == RX_DECLINED) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    if (rc != RX_OK) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, r->headers_in.user.data, r->headers_in.user.len);
     return RX_OK;
 }
 
@@ -748,7 +758,7 @@ static const core_var_t core_vars[] = {
     { "scheme",              var_const, NULL, (uintptr_t) "http", 0 },
     { "https",               var_const, NULL, (uintptr_t) "", 0 },
     /* set by auth_basic when it exists; until then always absent ("-") */
-    { "remote_user",         var_not_found, NULL, 0, 0 },
+    { "remote_user",         var_remote_user, NULL, 0, 0 },
     { "status",              var_status, NULL, 0, NC },
     { "body_bytes_sent",     var_body_bytes_sent, NULL, 0, NC },
     { "bytes_sent",          var_request_int, NULL, RQ(bytes_sent), NC },

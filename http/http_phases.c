@@ -172,6 +172,74 @@ rx_http_content_next(rx_http_request_t *r)
     rx_http_finalize_request(r, rc == RX_DECLINED ? content_declined(r) : rc);
 }
 
+/* A challenge added by a handler that lost to another's RX_OK. */
+static void
+withdraw_challenge(rx_http_request_t *r)
+{
+    rx_table_elt_t *h = r->headers_out.headers.elts;
+    rx_uint_t       i;
+
+    for (i = 0; i < r->headers_out.headers.nelts; i++) {
+        if (rx_str_caseeq(&h[i].key, "WWW-Authenticate")) {
+            h[i].deleted = true;
+        }
+    }
+}
+
+/*
+ * The access phase, combined as the location's `satisfy` says. A handler
+ * answers RX_DECLINED (no opinion), RX_OK (allowed), 403 or 401 (refused),
+ * or anything else (another status, RX_ERROR: the request fails at once).
+ * "all": every handler with an opinion must allow; the first refusal ends
+ * the phase. "any": the first RX_OK ends the phase (and withdraws a 401
+ * challenge added before it); refusals are remembered, 401 over 403, and
+ * the request fails with that code only when no handler allowed it.
+ * Access handlers are synchronous: none returns RX_AGAIN.
+ */
+static rx_int_t
+run_access_phase(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_array_t              *a = phase_handlers(r, RX_HTTP_ACCESS_PHASE);
+    rx_http_handler_pt      *h = a->elts;
+    rx_uint_t                i;
+    rx_int_t                 rc;
+
+    r->access_code = 0;
+    for (i = 0; i < a->nelts; i++) {
+        rc = h[i](r);
+        if (rc == RX_DECLINED) {
+            continue;
+        }
+        if (clcf->satisfy == RX_HTTP_SATISFY_ALL) {
+            if (rc == RX_OK) {
+                continue;
+            }
+            return rc;
+        }
+        if (rc == RX_OK) {
+            r->access_code = 0;
+            withdraw_challenge(r);
+            return RX_DECLINED;
+        }
+        if (rc != RX_HTTP_FORBIDDEN && rc != RX_HTTP_UNAUTHORIZED) {
+            return rc;
+        }
+        if (r->access_code != RX_HTTP_UNAUTHORIZED) {
+            r->access_code = (rx_uint_t) rc;
+        }
+    }
+    if (r->access_code == 0) {
+        return RX_DECLINED;
+    }
+    if (r->access_code == RX_HTTP_FORBIDDEN) {
+        /* with "any" the access module leaves this line to us (nginx) */
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "access forbidden by rule");
+    }
+    return (rx_int_t) r->access_code;
+}
+
 static void run_from(rx_http_request_t *r);
 
 /*
@@ -206,9 +274,11 @@ run_from(rx_http_request_t *r)
         switch (r->phase) {
         case RX_HTTP_SERVER_REWRITE_PHASE:
         case RX_HTTP_REWRITE_PHASE:
-        case RX_HTTP_ACCESS_PHASE:
         case RX_HTTP_PRECONTENT_PHASE:
             rc = run_handlers(r, r->phase);
+            break;
+        case RX_HTTP_ACCESS_PHASE:
+            rc = run_access_phase(r);
             break;
         case RX_HTTP_FIND_CONFIG_PHASE:
             if (r->uri.len == 1 && r->uri.data[0] == '*') {

@@ -146,8 +146,10 @@ builtin_page(rx_http_request_t *r, rx_uint_t status)
         return RX_ERROR;
     }
     /* nginx's page for 302 says "Found" while its status line says
-     * "Moved Temporarily"; the 494 page's title names the real problem */
-    page = sent == RX_HTTP_MOVED_TEMPORARILY ? "Found" : text;
+     * "Moved Temporarily", and 401's "Authorization Required"; the 494
+     * page's title names the real problem */
+    page = sent == RX_HTTP_MOVED_TEMPORARILY ? "Found"
+           : sent == RX_HTTP_UNAUTHORIZED ? "Authorization Required" : text;
     len = (size_t) snprintf(body, 512,
         "<html>\r\n<head><title>%lu %s</title></head>\r\n<body>\r\n"
         "<center><h1>%lu %s</h1></center>\r\n%s%s%s"

@@ -1,0 +1,60 @@
+/*
+ * base64.c: base64 decoding (RFC 4648, standard alphabet).
+ */
+#include "core.h"
+#include "base64.h"
+
+/* 0..63 for the alphabet, 64 for anything else */
+static unsigned char
+b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z') {
+        return (unsigned char) (c - 'A');
+    }
+    if (c >= 'a' && c <= 'z') {
+        return (unsigned char) (c - 'a' + 26);
+    }
+    if (c >= '0' && c <= '9') {
+        return (unsigned char) (c - '0' + 52);
+    }
+    if (c == '+') {
+        return 62;
+    }
+    if (c == '/') {
+        return 63;
+    }
+    return 64;
+}
+
+rx_int_t
+rx_decode_base64(rx_str_t *dst, const rx_str_t *src)
+{
+    const unsigned char *s = (const unsigned char *) src->data;
+    unsigned char       *d = (unsigned char *) dst->data;
+    size_t               len = src->len, i;
+    uint32_t             acc = 0;
+    unsigned             bits = 0;
+
+    /* at most two '=', only at the end, and then whole quanta */
+    while (len && s[len - 1] == '=' && src->len - len < 2) {
+        len--;
+    }
+    if (len % 4 == 1 || (len != src->len && src->len % 4 != 0)) {
+        return RX_ERROR;
+    }
+    for (i = 0; i < len; i++) {
+        unsigned char v = b64_value(s[i]);
+
+        if (v == 64) {
+            return RX_ERROR;
+        }
+        acc = (acc << 6) | v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            *d++ = (unsigned char) (acc >> bits);
+        }
+    }
+    dst->len = (size_t) (d - (unsigned char *) dst->data);
+    return RX_OK;
+}

@@ -1,0 +1,20 @@
+/*
+ * base64.h: base64 decoding (RFC 4648, standard alphabet), for Basic
+ * credentials and {SHA}/{SSHA} password hashes.
+ */
+#ifndef RX_BASE64_H
+#define RX_BASE64_H
+
+/* The most bytes that decoding len characters can give. */
+#define rx_base64_decoded_length(len)  (((len) + 3) / 4 * 3)
+
+/*
+ * Decodes src into dst (at least rx_base64_decoded_length(src->len)
+ * bytes) and sets dst->len. Padding is optional; when present it is one
+ * or two '=' that end a text of whole 4-character quanta. Any other
+ * character outside the alphabet, or a length that leaves a lone
+ * character (len % 4 == 1), fails. Returns RX_OK or RX_ERROR.
+ */
+rx_int_t rx_decode_base64(rx_str_t *dst, const rx_str_t *src);
+
+#endif /* RX_BASE64_H */
