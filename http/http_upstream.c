@@ -243,7 +243,8 @@ connect_peer(rx_http_upstream_t *u)
     u->body_bytes = 0;
     u->request_sent = 0;
     u->sent = 0;
-    peer = rx_http_upstream_get_peer(u->us, u->tried);
+    peer = u->us->balancer ? u->us->balancer->get(u)
+                           : rx_http_upstream_get_peer(u->us, u->tried);
     if (peer == NULL) {
         rx_http_upstream_server_t *s = u->us->servers->elts;
         /* nginx names the group: the block's name, or the address */

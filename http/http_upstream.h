@@ -89,8 +89,21 @@ typedef struct {
     bool                      weighted;
 } rx_http_upstream_peers_t;
 
-/* An upstream block (or proxy_pass's implicit one). */
+/* A balancer other than round robin (least_conn, hash, ...): set by its
+ * directive in the upstream block. init runs once the peers exist; get
+ * picks a peer for a try (NULL: none live) and must skip and mark the
+ * peers in u->tried as round robin does (rx_http_upstream_tried/_mark). */
+typedef struct rx_http_upstream_srv_conf_s rx_http_upstream_srv_conf_t;
+
 typedef struct {
+    const char               *name;
+    rx_int_t                (*init)(rx_conf_t *cf,
+                                    rx_http_upstream_srv_conf_t *us);
+    rx_http_upstream_peer_t *(*get)(rx_http_upstream_t *u);
+} rx_http_upstream_balancer_t;
+
+/* An upstream block (or proxy_pass's implicit one). */
+struct rx_http_upstream_srv_conf_s {
     rx_str_t                  host;        /* the block's name or the host */
     in_port_t                 port;        /* implicit ones: the port */
     bool                      implicit;    /* made by proxy_pass, no block */
@@ -100,6 +113,8 @@ typedef struct {
     rx_array_t               *servers;     /* rx_http_upstream_server_t */
     rx_http_upstream_peers_t  primary;
     rx_http_upstream_peers_t  backup;
+    const rx_http_upstream_balancer_t *balancer;   /* NULL: round robin */
+    void                     *balancer_conf;       /* the balancer's */
     /* keepalive: idle connections of this worker */
     rx_uint_t                 keepalive;   /* 0: no pool */
     rx_uint_t                 keepalive_requests;
@@ -108,7 +123,7 @@ typedef struct {
     rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
     rx_http_upstream_conn_t  *idle_tail;
     rx_uint_t                 nidle;
-} rx_http_upstream_srv_conf_t;
+};
 
 /* The engine's settings in a location: each protocol fills one from its
  * own directives (proxy_connect_timeout, fastcgi_connect_timeout ...). */
@@ -273,6 +288,17 @@ rx_int_t rx_http_upstream_init_peers(rx_conf_t *cf,
 rx_http_upstream_peer_t *rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us,
     uint64_t *tried);
 rx_uint_t rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us);
+/* For balancers: the peer's index (primary first, then backup), whether a
+ * request tried it, marking it tried, and whether it may take a request
+ * now (not down, not over max_conns, not failed within fail_timeout). */
+rx_uint_t rx_http_upstream_peer_index(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
+bool rx_http_upstream_tried(const rx_http_upstream_t *u, rx_uint_t index);
+void rx_http_upstream_mark_tried(rx_http_upstream_t *u, rx_uint_t index);
+bool rx_http_upstream_peer_available(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
+/* Takes the peer for a try: counts its connection, notes the time. */
+void rx_http_upstream_take_peer(rx_http_upstream_peer_t *p);
 void rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed);
 
 /* http_upstream_keepalive.c: the idle pool */

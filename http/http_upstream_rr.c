@@ -80,7 +80,7 @@ rx_http_upstream_init_peers(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
 }
 
 static bool
-available(rx_http_upstream_peer_t *p, bool single)
+available(const rx_http_upstream_peer_t *p, bool single)
 {
     if (p->down) {
         return false;
@@ -132,10 +132,52 @@ pick(rx_http_upstream_peers_t *peers, uint64_t *tried, rx_uint_t base,
     best->current_weight -= total;
     i = base + (rx_uint_t) (best - peers->peer);
     tried[i / 64] |= (uint64_t) 1 << (i % 64);
-    if (rx_current_msec - best->checked > best->fail_timeout) {
-        best->checked = rx_current_msec;
-    }
     return best;
+}
+
+static bool
+single_peer(const rx_http_upstream_srv_conf_t *us)
+{
+    return us->primary.n == 1 && us->backup.n == 0;
+}
+
+rx_uint_t
+rx_http_upstream_peer_index(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p)
+{
+    if (p >= us->primary.peer && p < us->primary.peer + us->primary.n) {
+        return (rx_uint_t) (p - us->primary.peer);
+    }
+    return us->primary.n + (rx_uint_t) (p - us->backup.peer);
+}
+
+bool
+rx_http_upstream_tried(const rx_http_upstream_t *u, rx_uint_t index)
+{
+    return (u->tried[index / 64] >> (index % 64)) & 1;
+}
+
+void
+rx_http_upstream_mark_tried(rx_http_upstream_t *u, rx_uint_t index)
+{
+    u->tried[index / 64] |= (uint64_t) 1 << (index % 64);
+}
+
+bool
+rx_http_upstream_peer_available(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p)
+{
+    return available(p, single_peer(us));
+}
+
+void
+rx_http_upstream_take_peer(rx_http_upstream_peer_t *p)
+{
+    p->conns++;
+    p->accessed = rx_current_msec;
+    if (rx_current_msec - p->checked > p->fail_timeout) {
+        p->checked = rx_current_msec;
+    }
 }
 
 rx_uint_t
@@ -149,15 +191,14 @@ rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us)
 rx_http_upstream_peer_t *
 rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us, uint64_t *tried)
 {
-    bool                     single = us->primary.n == 1 && us->backup.n == 0;
+    bool                     single = single_peer(us);
     rx_http_upstream_peer_t *p = pick(&us->primary, tried, 0, single);
 
     if (p == NULL && us->backup.n) {
         p = pick(&us->backup, tried, us->primary.n, false);
     }
     if (p != NULL) {
-        p->conns++;
-        p->accessed = rx_current_msec;
+        rx_http_upstream_take_peer(p);
     }
     return p;
 }

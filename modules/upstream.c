@@ -374,7 +374,9 @@ init_main_conf(rx_conf_t *cf, void *conf)
         rx_conf_init_uint(us->keepalive_requests, 1000);
         rx_conf_init_msec(us->keepalive_time, 3600000);
         rx_conf_init_msec(us->keepalive_timeout, 60000);
-        if (rx_http_upstream_init_peers(cf, us) != RX_OK) {
+        if (rx_http_upstream_init_peers(cf, us) != RX_OK
+            || (us->balancer && us->balancer->init
+                && us->balancer->init(cf, us) != RX_OK)) {
             return RX_CONF_ERROR;
         }
     }
