@@ -230,6 +230,10 @@ struct rx_http_request_s {
      * lets go of what it holds elsewhere (an upstream connection). */
     void                    (*abort_handler)(rx_http_request_t *r);
     rx_str_t                  log_upstream;      /* error log's "upstream:" */
+    /* After a 101: the client's bytes go here instead of the parser
+     * (len 0: the client closed; negative: -errno). */
+    void                    (*tunnel_read)(rx_http_request_t *r,
+                                           const char *data, ssize_t len);
     rx_uint_t                 content_index;     /* content handler running */
 
     unsigned                  keepalive:1;
@@ -249,6 +253,7 @@ struct rx_http_request_s {
     unsigned                  no_body:1;         /* a handler said so */
     unsigned                  invalid_header:1;
     unsigned                  sending_file:1;    /* a splice to the client runs */
+    unsigned                  upgrade:1;         /* 101: "Connection: upgrade" */
 };
 
 /* The HTTP side of a connection (http_connection.c owns the state). */
@@ -306,6 +311,10 @@ rx_int_t rx_http_send_response(rx_http_request_t *r, rx_uint_t status,
 rx_table_elt_t *rx_http_add_header_out(rx_http_request_t *r, const char *key,
     const rx_str_t *value);
 void rx_http_clear_content_length(rx_http_request_t *r);
+/* The write filter (the end of the body chain), and its queue without a
+ * send: for bytes that must skip the body filters (an upgraded tunnel). */
+rx_int_t rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in);
+rx_int_t rx_http_write_queue(rx_http_request_t *r, rx_chain_t *in);
 /* Content-Type from the URI's extension (types / mime.types), else
  * default_type; kept when a handler already set one. */
 void rx_http_set_content_type(rx_http_request_t *r);

@@ -204,6 +204,14 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
 {
     rx_http_connection_t *hc = c->data;
 
+    if (hc->r && hc->r->tunnel_read) {
+        /* an upgraded connection carries another protocol's bytes */
+        if (len <= 0) {
+            hc->client_eof = 1;
+        }
+        hc->r->tunnel_read(hc->r, data, len);
+        return;
+    }
     if (len <= 0) {
         hc->client_eof = 1;
         switch (hc->state) {

@@ -151,7 +151,9 @@ rx_http_header_filter(rx_http_request_t *r)
     if (r->chunked) {
         PUT_LIT(&p, "Transfer-Encoding: chunked\r\n");
     }
-    if (keepalive) {
+    if (r->upgrade) {
+        PUT_LIT(&p, "Connection: upgrade\r\n");
+    } else if (keepalive) {
         PUT_LIT(&p, "Connection: keep-alive\r\n");
         if (clcf->keepalive_header) {
             p += sprintf(p, "Keep-Alive: timeout=%ld\r\n",

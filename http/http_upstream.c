@@ -30,6 +30,10 @@ static void finalize(rx_http_upstream_t *u, rx_int_t rc);
 static void finish_body(rx_http_upstream_t *u);
 static void cut_body(rx_http_upstream_t *u, const char *reason, int err);
 static rx_int_t write_handler(rx_http_request_t *r);
+static void start_tunnel(rx_http_upstream_t *u);
+static void end_state(rx_http_upstream_t *u);
+static void tunnel_sent(rx_http_upstream_t *u, ssize_t res);
+static void end_tunnel(rx_http_upstream_t *u);
 
 static const rx_conn_ops_t upstream_ops = { on_read, on_sent, on_free, on_op };
 
@@ -65,6 +69,11 @@ request_cleanup(void *data)
     drop_connection(u);
     release_peer(u, false);
     u->finished = 1;
+    if (u->r->tunnel_read) {
+        u->r->tunnel_read = NULL;
+    }
+    free(u->tun_buf);
+    u->tun_buf = NULL;
 }
 
 static void
@@ -381,8 +390,12 @@ on_sent(rx_conn_t *c, ssize_t res)
         next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
         return;
     }
-    u->sent += res;
     u->state->bytes_sent += res;
+    if (u->tunnel) {
+        tunnel_sent(u, res);
+        return;
+    }
+    u->sent += res;
     if (u->header_done) {
         return;        /* answered before it read everything: fine */
     }
@@ -459,7 +472,7 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
     size_t n;
 
     u->body_bytes += (int64_t) len;
-    if (u->r->header_only) {
+    if (u->r->header_only && !u->tunnel) {
         return RX_OK;          /* HEAD: the body is read and dropped */
     }
     while (len) {
@@ -487,7 +500,13 @@ flush(rx_http_upstream_t *u)
     }
     cl = u->pending;
     u->pending = NULL;
-    if (cl && rx_http_output_filter(u->r, cl) == RX_ERROR) {
+    if (cl && u->tunnel) {
+        /* raw bytes of the upgraded protocol: no chunking, no filters */
+        if (rx_http_write_queue(u->r, cl) != RX_OK) {
+            return RX_ERROR;
+        }
+        rx_http_connection_send(u->r->hc);
+    } else if (cl && rx_http_output_filter(u->r, cl) == RX_ERROR) {
         return RX_ERROR;
     }
     if (!u->body_done && u->uc && u->used >= (rx_uint_t) u->conf->bufs_num
@@ -519,7 +538,7 @@ write_handler(rx_http_request_t *r)
 }
 
 static bool
-hidden(const rx_http_upstream_conf_t *conf, const char *lowcase)
+hidden(const rx_http_upstream_conf_t *conf, const char *lowcase, bool upgrade)
 {
     static const char *const hop[] = {
         "connection", "keep-alive", "transfer-encoding", "te", "trailer",
@@ -528,6 +547,9 @@ hidden(const rx_http_upstream_conf_t *conf, const char *lowcase)
     const rx_str_t *s;
     rx_uint_t       i;
 
+    if (upgrade && strcmp(lowcase, "upgrade") == 0) {
+        return false;        /* the protocol switched to */
+    }
     for (i = 0; hop[i]; i++) {
         if (strcmp(lowcase, hop[i]) == 0) {
             return true;
@@ -560,7 +582,7 @@ copy_headers(rx_http_upstream_t *u)
     for (i = 0; i < h->headers.nelts; i++) {
         const char *k = in[i].lowcase_key;
 
-        if (hidden(u->conf, k)) {
+        if (hidden(u->conf, k, h->status == RX_HTTP_SWITCHING_PROTOCOLS)) {
             continue;
         }
         if (strcmp(k, "content-length") == 0) {
@@ -597,6 +619,117 @@ copy_headers(rx_http_upstream_t *u)
         }
     }
     return RX_OK;
+}
+
+/*
+ * The tunnel after a 101: bytes go both ways as they are, until either
+ * side closes or nothing moves for proxy_read_timeout. Upstream-to-client
+ * bytes use the body buffers (and their backpressure); client-to-upstream
+ * bytes wait in tun_buf, at most TUNNEL_MAX, while the client's reading
+ * stops.
+ */
+#define TUNNEL_MAX  (64 * 1024)
+
+static void
+end_tunnel(rx_http_upstream_t *u)
+{
+    rx_http_request_t *r = u->r;
+
+    end_state(u);
+    u->finished = 1;
+    r->tunnel_read = NULL;
+    r->write_handler = NULL;
+    drop_connection(u);
+    release_peer(u, false);
+    rx_conn_close(r->conn);
+}
+
+static void
+tunnel_send(rx_http_upstream_t *u)
+{
+    rx_conn_t *c = u->uc->c;
+
+    if (c->sending || u->tun_sent == u->tun_len) {
+        return;
+    }
+    u->iov[0].iov_base = u->tun_buf + u->tun_sent;
+    u->iov[0].iov_len = u->tun_len - u->tun_sent;
+    c->transport->send(c, u->iov, 1);
+}
+
+static void
+tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    if (u == NULL || u->finished || u->uc == NULL) {
+        return;
+    }
+    if (len <= 0) {
+        end_tunnel(u);           /* the client closed (or failed) */
+        return;
+    }
+    if (u->tun_sent == u->tun_len) {
+        u->tun_sent = u->tun_len = 0;
+    }
+    if (u->tun_len + (size_t) len > u->tun_cap) {
+        size_t cap = rx_max(u->tun_cap * 2, u->tun_len + (size_t) len);
+        char  *grown = realloc(u->tun_buf, cap);
+
+        if (grown == NULL) {
+            end_tunnel(u);
+            return;
+        }
+        u->tun_buf = grown;
+        u->tun_cap = cap;
+    }
+    memcpy(u->tun_buf + u->tun_len, data, (size_t) len);
+    u->tun_len += (size_t) len;
+    if (u->tun_len - u->tun_sent > TUNNEL_MAX && !u->tunnel_paused) {
+        u->tunnel_paused = 1;
+        r->conn->transport->stop_read(r->conn);
+    }
+    rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
+    tunnel_send(u);
+}
+
+static void
+tunnel_sent(rx_http_upstream_t *u, ssize_t res)
+{
+    u->tun_sent += (size_t) res;
+    if (u->tun_sent < u->tun_len) {
+        tunnel_send(u);
+        return;
+    }
+    u->tun_sent = u->tun_len = 0;
+    if (u->tunnel_paused) {
+        u->tunnel_paused = 0;
+        u->r->conn->transport->start_read(u->r->conn);
+    }
+}
+
+static void
+start_tunnel(rx_http_upstream_t *u)
+{
+    rx_http_request_t    *r = u->r;
+    rx_http_connection_t *hc = r->hc;
+
+    u->tunnel = 1;
+    u->action = "proxying upgraded connection";
+    r->tunnel_read = tunnel_client_read;
+    /* bytes the client sent right after its request */
+    if (hc->in_len > hc->in_parsed) {
+        size_t n = hc->in_len - hc->in_parsed;
+        hc->in_parsed = hc->in_len;
+        tunnel_client_read(r, hc->in + hc->in_len - n, (ssize_t) n);
+        if (u->finished) {
+            return;
+        }
+    }
+    r->conn->transport->start_read(r->conn);
+    if (u->uc) {
+        rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
+    }
 }
 
 static bool
@@ -683,14 +816,33 @@ process_header(rx_http_upstream_t *u)
         u->buffering = rx_str_caseeq(&u->headers_in.x_accel_buffering->value,
                                      "yes");
     }
+    if (status == RX_HTTP_SWITCHING_PROTOCOLS) {
+        if (r->headers_in.upgrade == NULL) {
+            log_upstream_error(u, RX_LOG_ERR, 0, "upstream sent \"101 Switching "
+                               "Protocols\" to a request without \"Upgrade\"");
+            next_upstream(u, RX_HTTP_UPSTREAM_FT_INVALID_HEADER);
+            return RX_DONE;
+        }
+        r->upgrade = 1;
+        r->header_only = 1;       /* no body framing: raw bytes follow */
+        r->keepalive = 0;
+        u->keepalive = 0;
+    }
     if (copy_headers(u) != RX_OK) {
         finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
         return RX_DONE;
+    }
+    if (r->upgrade) {
+        r->headers_out.content_length_n = -1;
     }
     u->header_sent = 1;
     rc = rx_http_send_header(r);
     if (rc == RX_ERROR) {
         cut_body(u, NULL, 0);
+        return RX_DONE;
+    }
+    if (r->upgrade) {
+        start_tunnel(u);
         return RX_DONE;
     }
     return RX_OK;
@@ -704,6 +856,16 @@ on_data(rx_http_upstream_t *u, const char *data, size_t len)
     rx_int_t rc;
 
     u->state->bytes_received += (int64_t) len;
+    if (u->tunnel) {
+        if (rx_http_upstream_body(u, data, len) != RX_OK || flush(u) != RX_OK) {
+            end_tunnel(u);
+            return;
+        }
+        if (u->uc && !u->paused) {
+            rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
+        }
+        return;
+    }
     if (!u->header_done) {
         if (u->header_buf == NULL) {
             u->header_buf = rx_pnalloc(u->r->pool, u->conf->buffer_size);
@@ -733,6 +895,21 @@ on_data(rx_http_upstream_t *u, const char *data, size_t len)
         }
         u->header_done = 1;
         if (process_header(u) != RX_OK) {
+            if (u->tunnel && !u->finished) {
+                /* what followed the 101 belongs to the new protocol */
+                if (used < n && (rx_http_upstream_body(u,
+                        u->header_buf + u->header_len - n + used, n - used) != RX_OK
+                    || flush(u) != RX_OK)) {
+                    end_tunnel(u);
+                    return;
+                }
+                data += n;
+                len -= n;
+                if (len && (rx_http_upstream_body(u, data, len) != RX_OK
+                            || flush(u) != RX_OK)) {
+                    end_tunnel(u);
+                }
+            }
             return;
         }
         if (!u->body_done && used < n
@@ -777,6 +954,21 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         request_cleanup(u);
         return;
     }
+    if (u->tunnel && len <= 0) {
+        /* the upstream ended: what it sent reaches the client first */
+        rx_chain_t *cl = rx_chain_from_text(u->r->pool, "", 0, true);
+
+        end_state(u);
+        u->finished = 1;
+        u->r->tunnel_read = NULL;
+        u->r->write_handler = NULL;
+        drop_connection(u);
+        release_peer(u, false);
+        if (cl == NULL || rx_http_write_filter(u->r, cl) != RX_OK) {
+            rx_conn_close(u->r->conn);
+        }
+        return;
+    }
     if (len < 0) {
         log_upstream_error(u, RX_LOG_ERR, (int) -len, "recv() failed");
         if (!u->header_done) {
@@ -817,6 +1009,10 @@ upstream_timer(rx_timer_t *t)
         return;
     }
     log_upstream_error(u, RX_LOG_ERR, ETIMEDOUT, "upstream timed out");
+    if (u->tunnel) {
+        end_tunnel(u);
+        return;
+    }
     if (!u->header_sent) {
         next_upstream(u, RX_HTTP_UPSTREAM_FT_TIMEOUT);
     } else {

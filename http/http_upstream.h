@@ -254,6 +254,14 @@ struct rx_http_upstream_s {
     unsigned                         finished:1;
     unsigned                         header_sent:1;  /* to the client */
     unsigned                         buffering:1;
+    unsigned                         tunnel:1;       /* after a 101 */
+    unsigned                         tunnel_paused:1; /* client reading stopped */
+
+    /* the tunnel's client-to-upstream bytes (malloc, bounded) */
+    char                            *tun_buf;
+    size_t                           tun_len;
+    size_t                           tun_sent;
+    size_t                           tun_cap;
 };
 
 /* http_upstream.c */

@@ -16,6 +16,7 @@ use Digest::SHA qw(sha256_hex);
 use Test::More;
 use Test::Ringx;
 use Test::Upstream;
+use IO::Select;
 use Time::HiRes qw(time sleep);
 
 my $up = Test::Upstream->new;
@@ -108,6 +109,13 @@ http {
             proxy_buffer_size 1k;
         }
         location /var/ { proxy_pass http://\$arg_up; }
+        location /ws/ {
+            proxy_pass http://$UP;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade \$http_upgrade;
+            proxy_set_header Connection "upgrade";
+            proxy_read_timeout 2s;
+        }
         location /next404/ {
             proxy_pass http://mixed;
             proxy_next_upstream error http_404;
@@ -383,6 +391,59 @@ ok $t->log_contains(qr/no live upstreams while connecting to upstream, .*request
 $up->reset;
 $r = req("POST /mixed/echo HTTP/1.1\r\nHost: proxy.test\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
 is $r->{status}, 200, 'POST through a group with a dead peer (it failed before sending)';
+
+# --- WebSocket (Upgrade) -----------------------------------------------------
+
+sub read_exactly {
+    my ($c, $n, $timeout) = @_;
+    my $deadline = time + ($timeout // 5);
+    my $got = '';
+    my $sel = IO::Select->new($c->sock);
+    while (length($got) < $n && time < $deadline) {
+        last unless $sel->can_read($deadline - time);
+        my $k = sysread($c->sock, my $buf, 65536);
+        last unless $k;
+        $got .= $buf;
+    }
+    return $got;
+}
+
+{
+    my $c = $t->raw($P);
+    $c->send("GET /ws/ws HTTP/1.1\r\nHost: proxy.test\r\nUpgrade: websocket\r\n"
+             . "Connection: Upgrade\r\n\r\nearly");
+    my $head = '';
+    my $sel = IO::Select->new($c->sock);
+    while ($head !~ /\r\n\r\n/ && $sel->can_read(5)) {
+        sysread($c->sock, my $buf, 1) or last;
+        $head .= $buf;
+    }
+    like $head, qr/^HTTP\/1\.1 101 /, '101 Switching Protocols reaches the client';
+    like $head, qr/\r\nConnection: upgrade\r\n/i, 'with Connection: upgrade';
+    like $head, qr/\r\nUpgrade: websocket\r\n/i, 'and the Upgrade header';
+    unlike $head, qr/Transfer-Encoding|Content-Length/i, 'and no body framing';
+    my $ws = (grep { $_->{uri} eq '/ws/ws' } $up->requests)[-1];
+    is header_of($ws, 'Upgrade'), 'websocket', 'Upgrade sent upstream';
+    is header_of($ws, 'Connection'), 'upgrade', 'Connection: upgrade sent upstream';
+    is read_exactly($c, 5), 'early', 'bytes sent with the request are tunnelled';
+    $c->send('ping');
+    is read_exactly($c, 4), 'ping', 'echoed through the tunnel';
+    my $big = Test::Upstream::pattern(300000);
+    $c->send($big);
+    my $back = read_exactly($c, length $big, 10);
+    ok $back eq $big, '300 KB each way, intact';
+    $c->close;
+    ok $up->wait_for(sub { grep { ($_->{by} // '') eq 'peer' } $up->closes }, 5),
+        'the client closing closes the upstream side';
+}
+{
+    my $c = $t->raw($P);
+    $c->send("GET /ws/ws HTTP/1.1\r\nHost: proxy.test\r\nUpgrade: websocket\r\n"
+             . "Connection: Upgrade\r\n\r\n");
+    ok $c->wait_closed(6), 'an idle tunnel closes after proxy_read_timeout';
+    ok $t->log_contains(qr/upstream timed out \(110: Connection timed out\) while proxying upgraded connection/),
+        'logged';
+}
 
 # --- unix sockets and variables ---------------------------------------------
 
