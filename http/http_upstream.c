@@ -61,6 +61,29 @@ release_peer(rx_http_upstream_t *u, bool failed)
 }
 
 /* The request goes (its pool is destroyed, or the client went away). */
+#define TUNNEL_CHUNK  16384
+
+struct rx_http_tunnel_chunk_s {
+    struct rx_http_tunnel_chunk_s  *next;
+    size_t                          len;
+    size_t                          sent;
+    size_t                          cap;
+    char                            data[];
+};
+
+static void
+tunnel_free(rx_http_upstream_t *u)
+{
+    struct rx_http_tunnel_chunk_s *ch;
+
+    while ((ch = u->tun_head) != NULL) {
+        u->tun_head = ch->next;
+        free(ch);
+    }
+    u->tun_tail = NULL;
+    u->tun_bytes = 0;
+}
+
 static void
 request_cleanup(void *data)
 {
@@ -72,8 +95,7 @@ request_cleanup(void *data)
     if (u->r->tunnel_read) {
         u->r->tunnel_read = NULL;
     }
-    free(u->tun_buf);
-    u->tun_buf = NULL;
+    tunnel_free(u);
 }
 
 static void
@@ -647,20 +669,23 @@ end_tunnel(rx_http_upstream_t *u)
 static void
 tunnel_send(rx_http_upstream_t *u)
 {
-    rx_conn_t *c = u->uc->c;
+    rx_conn_t                     *c = u->uc->c;
+    struct rx_http_tunnel_chunk_s *ch = u->tun_head;
 
-    if (c->sending || u->tun_sent == u->tun_len) {
+    if (c->sending || ch == NULL || ch->sent == ch->len) {
         return;
     }
-    u->iov[0].iov_base = u->tun_buf + u->tun_sent;
-    u->iov[0].iov_len = u->tun_len - u->tun_sent;
+    u->iov[0].iov_base = ch->data + ch->sent;
+    u->iov[0].iov_len = ch->len - ch->sent;
     c->transport->send(c, u->iov, 1);
 }
 
 static void
 tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
 {
-    rx_http_upstream_t *u = r->upstream;
+    rx_http_upstream_t            *u = r->upstream;
+    struct rx_http_tunnel_chunk_s *ch;
+    size_t                         left = (size_t) len, n;
 
     if (u == NULL || u->finished || u->uc == NULL) {
         return;
@@ -669,23 +694,31 @@ tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
         end_tunnel(u);           /* the client closed (or failed) */
         return;
     }
-    if (u->tun_sent == u->tun_len) {
-        u->tun_sent = u->tun_len = 0;
-    }
-    if (u->tun_len + (size_t) len > u->tun_cap) {
-        size_t cap = rx_max(u->tun_cap * 2, u->tun_len + (size_t) len);
-        char  *grown = realloc(u->tun_buf, cap);
-
-        if (grown == NULL) {
-            end_tunnel(u);
-            return;
+    while (left) {
+        ch = u->tun_tail;
+        /* the chunk being sent is appended to only past what the kernel
+         * was given: its bytes never move */
+        if (ch == NULL || ch->len == ch->cap) {
+            size_t cap = rx_max(left, (size_t) TUNNEL_CHUNK);
+            ch = malloc(sizeof(*ch) + cap);
+            if (ch == NULL) {
+                end_tunnel(u);
+                return;
+            }
+            ch->next = NULL;
+            ch->len = ch->sent = 0;
+            ch->cap = cap;
+            if (u->tun_tail) u->tun_tail->next = ch; else u->tun_head = ch;
+            u->tun_tail = ch;
         }
-        u->tun_buf = grown;
-        u->tun_cap = cap;
+        n = rx_min(left, ch->cap - ch->len);
+        memcpy(ch->data + ch->len, data, n);
+        ch->len += n;
+        data += n;
+        left -= n;
     }
-    memcpy(u->tun_buf + u->tun_len, data, (size_t) len);
-    u->tun_len += (size_t) len;
-    if (u->tun_len - u->tun_sent > TUNNEL_MAX && !u->tunnel_paused) {
+    u->tun_bytes += (size_t) len;
+    if (u->tun_bytes > TUNNEL_MAX && !u->tunnel_paused) {
         u->tunnel_paused = 1;
         r->conn->transport->stop_read(r->conn);
     }
@@ -696,16 +729,27 @@ tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
 static void
 tunnel_sent(rx_http_upstream_t *u, ssize_t res)
 {
-    u->tun_sent += (size_t) res;
-    if (u->tun_sent < u->tun_len) {
-        tunnel_send(u);
+    struct rx_http_tunnel_chunk_s *ch = u->tun_head;
+
+    if (ch == NULL) {
         return;
     }
-    u->tun_sent = u->tun_len = 0;
-    if (u->tunnel_paused) {
+    ch->sent += (size_t) res;
+    u->tun_bytes -= (size_t) res;
+    if (ch->sent == ch->len && (ch->next || ch->len == ch->cap)) {
+        u->tun_head = ch->next;
+        if (u->tun_head == NULL) {
+            u->tun_tail = NULL;
+        }
+        free(ch);
+    } else if (ch->sent == ch->len) {
+        ch->len = ch->sent = 0;      /* empty and alone: reused from the start */
+    }
+    if (u->tunnel_paused && u->tun_bytes <= TUNNEL_MAX / 2) {
         u->tunnel_paused = 0;
         u->r->conn->transport->start_read(u->r->conn);
     }
+    tunnel_send(u);
 }
 
 static void

@@ -257,11 +257,11 @@ struct rx_http_upstream_s {
     unsigned                         tunnel:1;       /* after a 101 */
     unsigned                         tunnel_paused:1; /* client reading stopped */
 
-    /* the tunnel's client-to-upstream bytes (malloc, bounded) */
-    char                            *tun_buf;
-    size_t                           tun_len;
-    size_t                           tun_sent;
-    size_t                           tun_cap;
+    /* the tunnel's client-to-upstream bytes: malloc'd chunks, the first
+     * one being sent (never moved while the kernel reads it) */
+    struct rx_http_tunnel_chunk_s   *tun_head;
+    struct rx_http_tunnel_chunk_s   *tun_tail;
+    size_t                           tun_bytes;      /* queued, unsent */
 };
 
 /* http_upstream.c */

@@ -431,7 +431,7 @@ sub read_exactly {
     my $big = Test::Upstream::pattern(300000);
     $c->send($big);
     my $back = read_exactly($c, length $big, 10);
-    ok $back eq $big, '300 KB each way, intact';
+    ok $back eq $big, '300 KB each way, intact' or diag 'got ' . length($back) . ' bytes';
     $c->close;
     ok $up->wait_for(sub { grep { ($_->{by} // '') eq 'peer' } $up->closes }, 5),
         'the client closing closes the upstream side';
