@@ -227,6 +227,9 @@ struct rx_http_request_s {
     unsigned                  internal:1;        /* after an internal redirect */
     unsigned                  uri_changed:1;     /* a rewrite changed the URI:
                                                     find the location again */
+    unsigned                  uri_rewritten:1;   /* ... and the request stayed
+                                                    in its location (break):
+                                                    alias cannot map it */
     unsigned                  error_page:1;      /* an error_page is being served */
     unsigned                  chunked:1;         /* response is chunked */
     unsigned                  discard_body:1;

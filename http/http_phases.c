@@ -188,6 +188,7 @@ void
 rx_http_run_phases(rx_http_request_t *r)
 {
     r->phase = RX_HTTP_SERVER_REWRITE_PHASE;
+    r->uri_rewritten = 0;
     run_from(r);
 }
 

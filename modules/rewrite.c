@@ -284,7 +284,8 @@ set_set(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     name.data = value[1].data + 1;
     name.len = value[1].len - 1;
-    v = rx_http_add_variable(cf, &name, RX_HTTP_VAR_CHANGEABLE);
+    v = rx_http_add_variable(cf, &name, RX_HTTP_VAR_CHANGEABLE
+                                        | RX_HTTP_VAR_WEAK);
     if (v == NULL) {
         return RX_CONF_ERROR;
     }

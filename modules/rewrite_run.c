@@ -313,6 +313,7 @@ do_rewrite(rx_http_request_t *r, const rx_http_rewrite_regex_t *rw, bool log)
     /* a rewritten request may enter internal locations (nginx) */
     r->internal = 1;
     r->uri_changed = rw->flag != RX_REWRITE_FLAG_BREAK;
+    r->uri_rewritten |= rw->flag == RX_REWRITE_FLAG_BREAK;
     r->uri = uri;
     rx_http_uri_exten(&r->uri, &r->exten);
     return rw->flag == RX_REWRITE_FLAG_NONE ? STEP_NEXT : STEP_STOP;
@@ -472,6 +473,7 @@ rx_http_rewrite_run(rx_http_request_t *r, rx_http_rewrite_conf_t *rcf)
         case RX_REWRITE_RETURN:
             return do_return(r, &s->u.ret);
         case RX_REWRITE_BREAK:
+            r->uri_rewritten |= r->uri_changed;
             r->uri_changed = 0;
             return RX_DECLINED;
         case RX_REWRITE_SET:

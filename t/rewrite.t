@@ -65,6 +65,8 @@ http {
         location /redirq/ { rewrite ^/redirq/(.*)\$ /target/\$1?from=redir redirect; }
         location /redirdrop/ { rewrite ^/redirdrop/(.*)\$ /target/\$1? redirect; }
         location /esc/ { rewrite ^/esc/(.*)\$ http://example.com/%7E\$1 redirect; }
+        location /al/ { alias html/target/; rewrite ^/al/(.*)\$ /al/\$1 break; }
+        location /al-last/ { alias html/target/; rewrite ^/al-last/y(.*)\$ /al-last/\$1 last; }
         location /zero/ { rewrite ^ ?a=1 last; }
         location /climb/ { rewrite ^ /\$arg_to last; }
 
@@ -89,6 +91,7 @@ http {
             add_header X-B \$b;
             return 200 "b=\$b\\n";
         }
+        location /weak/ { set \$before \$arg_a; set \$arg_a "mine"; return 200 "before=\$before after=\$arg_a\\n"; }
         location /setargs/ { set \$args "replaced=1"; return 200 "args=\$args\\n"; }
         location /uninit/ { return 200 "u=[\$never_set]\\n"; }
         location /uninit-off/ { uninitialized_variable_warn off; return 200 "u=[\$never_set2]\\n"; }
@@ -213,6 +216,12 @@ like($r->{headers}{location}, qr{/target/a$}, 'a trailing "?" drops the argument
 $r = check('/esc/a%20b%2Fc', 302, undef, 'redirect escaping');
 is($r->{headers}{location}, 'http://example.com/~a%20b/c',
    '%7E of the config decoded; decoded captures escaped again');
+$t->expect_log(qr/\[alert\] .*"alias" cannot be used in location "\/al\/" where URI was rewritten/);
+check('/al/x.txt', 500, undef, 'alias after rewrite ... break: 500, as nginx');
+ok($t->wait_for(sub { $t->log_contains(
+    qr/"alias" cannot be used in location "\/al\/" where URI was rewritten/) }),
+   'alias after break: nginx\'s alert');
+check('/al-last/yx.txt', 200, "target file\n", 'alias after rewrite ... last: searched again');
 check('/zero/', 500, undef, 'an empty rewritten URI is a 500');
 check('/climb/?to=../etc/passwd', 400, undef, 'a rewritten URI with ".." is refused');
 
@@ -251,6 +260,8 @@ check('/loop-ep/', 500, undef, 'error_page does not redirect after a cycle');
 # ---- set and variables ----
 $r = check('/set/x', 200, "b=hello-/set/x\n", 'set, then a variable of a variable');
 is($r->{headers}{'x-b'}, 'hello-/set/x', 'a set variable in add_header');
+check('/weak/?a=theirs', 200, "before=theirs after=mine\n",
+      'set $arg_a: the argument until set runs');
 check('/setargs/?a=1', 200, "args=replaced=1\n", 'set $args replaces the arguments');
 check('/uninit/', 200, "u=[]\n", 'a variable read before any set is empty');
 ok($t->wait_for(sub { $t->log_contains(
