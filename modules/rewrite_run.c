@@ -22,7 +22,7 @@ var_value(rx_http_request_t *r, rx_uint_t index)
     rx_http_variable_value_t *v = rx_http_get_flushed_variable(r, index);
     rx_str_t                  s = { 0, (char *) "" };
 
-    if (v && !v->not_found) {
+    if (v && !v->not_found && v->data) {
         s.len = v->len;
         s.data = v->data;
     }
@@ -195,10 +195,15 @@ unescape_redirect(char *p, size_t len)
 static bool
 plus_in_uri(const rx_http_request_t *r)
 {
-    const char *q = memchr(r->unparsed_uri.data, '?', r->unparsed_uri.len);
-    size_t      n = q ? (size_t) (q - r->unparsed_uri.data) : r->unparsed_uri.len;
+    const char *q;
+    size_t      n;
 
-    return r->unparsed_uri.data && memchr(r->unparsed_uri.data, '+', n);
+    if (r->unparsed_uri.len == 0) {
+        return false;
+    }
+    q = memchr(r->unparsed_uri.data, '?', r->unparsed_uri.len);
+    n = q ? (size_t) (q - r->unparsed_uri.data) : r->unparsed_uri.len;
+    return memchr(r->unparsed_uri.data, '+', n) != NULL;
 }
 
 static rx_int_t
@@ -344,7 +349,9 @@ file_test(rx_http_request_t *r, const rx_http_rewrite_if_t *cond)
         path = rx_pnalloc(r->pool, rx_cycle->prefix.len + value.len + 1);
         if (path) {
             memcpy(path, rx_cycle->prefix.data, rx_cycle->prefix.len);
-            memcpy(path + rx_cycle->prefix.len, value.data, value.len);
+            if (value.len) {
+                memcpy(path + rx_cycle->prefix.len, value.data, value.len);
+            }
             path[rx_cycle->prefix.len + value.len] = '\0';
         }
     }

@@ -92,6 +92,9 @@ http {
             return 200 "b=\$b\\n";
         }
         location /weak/ { set \$before \$arg_a; set \$arg_a "mine"; return 200 "before=\$before after=\$arg_a\\n"; }
+        location /keepvar/ { set \$kv "kept"; try_files /nonexistent /showkv/; }
+        location /showkv/ { return 200 "kv=\$kv\\n"; }
+        location /ep-srv/ { error_page 404 /old/ep; return 404; }
         location /setargs/ { set \$args "replaced=1"; return 200 "args=\$args\\n"; }
         location /uninit/ { return 200 "u=[\$never_set]\\n"; }
         location /uninit-off/ { uninitialized_variable_warn off; return 200 "u=[\$never_set2]\\n"; }
@@ -130,6 +133,7 @@ $file_ops
             if (\$arg_x) { }
         }
         location \@fallback { return 200 "fallback\\n"; }
+        location /hdr-static/ { if (\$arg_x) { add_header X-If 1; } }
         location /iroot/ { if (\$arg_alt) { root html/alt; } }
         location ~ ^/ialias/(.+)\$ { alias html/target/\$1; if (\$arg_x) { } }
         location /if-rewrite/ {
@@ -157,6 +161,7 @@ $t->write_file_raw('html/target/x.txt', "target file\n");
 $t->write_file_raw('html/run.sh', "#!/bin/sh\n");
 chmod 0755, $t->prefix . '/html/run.sh';
 $t->write_file_raw('html/iroot/a.txt', "main root\n");
+$t->write_file_raw('html/hdr-static/f.txt', "static\n");
 $t->write_file_raw('html/alt/iroot/a.txt', "alt root\n");
 $t->run;
 my $P = $t->port(0);
@@ -262,6 +267,9 @@ $r = check('/set/x', 200, "b=hello-/set/x\n", 'set, then a variable of a variabl
 is($r->{headers}{'x-b'}, 'hello-/set/x', 'a set variable in add_header');
 check('/weak/?a=theirs', 200, "before=theirs after=mine\n",
       'set $arg_a: the argument until set runs');
+check('/keepvar/', 200, "kv=kept\n", 'a set variable survives an internal redirect');
+check('/ep-srv/', 404, "new uri=/new/ep srv=server-set\n",
+      'the server\'s script runs again after an internal redirect');
 check('/setargs/?a=1', 200, "args=replaced=1\n", 'set $args replaces the arguments');
 check('/uninit/', 200, "u=[]\n", 'a variable read before any set is empty');
 ok($t->wait_for(sub { $t->log_contains(
@@ -325,6 +333,11 @@ is($r->{headers}{'x-loc'}, 'loc', 'the location\'s add_header');
 check('/if-try-files/a', 200, "fallback\n", 'try_files without the if');
 check('/if-try-files/a?x=1', 404, undef,
       'an if that matched has no try_files (as in nginx)');
+$r = check('/hdr-static/f.txt?x=1', 200, "static\n",
+           'an if with only add_header: the static file is served');
+is($r->{headers}{'x-if'}, '1', '... with the if block\'s header');
+$r = check('/hdr-static/f.txt', 200, "static\n", 'the same, if not matched');
+ok(!exists $r->{headers}{'x-if'}, '... without the header');
 check('/iroot/a.txt', 200, "main root\n", 'root of the location');
 check('/iroot/a.txt?alt=1', 200, "alt root\n", 'root inside if');
 check('/ialias/x.txt', 200, "target file\n", 'alias with a capture');
