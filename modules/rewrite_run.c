@@ -403,7 +403,8 @@ test(rx_http_request_t *r, const rx_http_rewrite_if_t *cond, bool log)
         if (rx_http_complex_value(r, &cond->value, &text) != RX_OK) {
             return RX_ERROR;
         }
-        yes = v.len == text.len && memcmp(v.data, text.data, v.len) == 0;
+        yes = v.len == text.len
+              && (v.len == 0 || memcmp(v.data, text.data, v.len) == 0);
         break;
     default:
         rc = match(r, cond->re, cond->names, &v, log);
@@ -423,6 +424,9 @@ do_set(rx_http_request_t *r, const rx_http_rewrite_set_t *set)
 
     if (rx_http_complex_value(r, &set->value, &value) != RX_OK) {
         return RX_ERROR;
+    }
+    if (value.data == NULL) {
+        value.data = (char *) "";
     }
     return rx_http_set_indexed_variable(r, set->index, &value);
 }
