@@ -129,13 +129,14 @@ rx_conf_read_token(rx_conf_t *cf)
             if (ch == '{') {
                 return RX_CONF_BLOCK_START;
             }
-            if (ch == ')') {
-                last_space = true;
-                need_space = false;
-                continue;
+            if (ch != ')') {
+                rx_conf_log_error(RX_LOG_EMERG, cf, 0, "unexpected \"%c\"", ch);
+                return RX_CONF_TOKEN_ERROR;
             }
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "unexpected \"%c\"", ch);
-            return RX_CONF_TOKEN_ERROR;
+            /* `if ($a = "b")`: the ')' after a quoted string is a word of
+             * its own, as in nginx, for the `if` condition parser */
+            last_space = true;
+            need_space = false;
         }
 
         if (last_space) {

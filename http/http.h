@@ -240,6 +240,11 @@ struct rx_http_request_s {
     unsigned                  header_only:1;     /* HEAD, 204, 304 */
     unsigned                  header_sent:1;
     unsigned                  internal:1;        /* after an internal redirect */
+    unsigned                  uri_changed:1;     /* a rewrite changed the URI:
+                                                    find the location again */
+    unsigned                  uri_rewritten:1;   /* ... and the request stayed
+                                                    in its location (break):
+                                                    alias cannot map it */
     unsigned                  error_page:1;      /* an error_page is being served */
     unsigned                  chunked:1;         /* response is chunked */
     unsigned                  discard_body:1;

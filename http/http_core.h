@@ -90,6 +90,9 @@ typedef enum {
 struct rx_http_core_loc_conf_s {
     rx_str_t                  name;
     rx_http_loc_match_t       match;
+    bool                      noname;       /* an `if` block: name and match
+                                               are its parent's; never
+                                               matched by a URI */
     rx_array_t               *locations;    /* nested, rx_http_core_loc_conf_t * */
     rx_http_core_loc_conf_t  *parent;
     void                    **loc_conf;     /* this location's confs */

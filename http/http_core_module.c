@@ -437,6 +437,11 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
     if (c->error_log == NULL) {
         c->error_log = p->error_log;      /* NULL at the top: the main log */
     }
+    if (c->noname && c->handler == NULL) {
+        /* an `if` block keeps its location's content handler (nginx's
+         * proxy_pass does the same; its stub_status would not) */
+        c->handler = p->handler;
+    }
     return RX_CONF_OK;
 }
 

@@ -228,7 +228,7 @@ init_level(rx_conf_t *cf, rx_pool_t *temp, rx_http_core_loc_conf_t *pclcf,
         if (init_level(cf, temp, sub[i], server_clcf) != RX_OK) {
             return RX_ERROR;
         }
-        if (sub[i]->name.data == NULL) {
+        if (sub[i]->noname || sub[i]->name.data == NULL) {
             continue;       /* nameless blocks (if, limit_except) */
         }
         switch (sub[i]->match) {

@@ -61,6 +61,14 @@ rx_http_map_uri_to_path(rx_http_request_t *r, rx_str_t *path, size_t reserve)
     if (rx_http_document_root(r, &root) != RX_OK) {
         return RX_ERROR;
     }
+    if (clcf->alias && r->uri_rewritten) {
+        /* the alias replaces the location's part of a URI that is no
+         * longer the one the location matched (nginx's rule) */
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "\"alias\" cannot be "
+            "used in location \"%.*s\" where URI was rewritten",
+            (int) clcf->name.len, clcf->name.data);
+        return RX_ERROR;
+    }
     if (clcf->alias) {
         if (clcf->match == RX_LOC_REGEX || clcf->match == RX_LOC_REGEX_CASELESS) {
             uri.len = 0;

@@ -64,6 +64,7 @@ find_config(rx_http_request_t *r)
     rx_int_t                 n = 0;
     rx_regex_t              *matched = NULL;
 
+    r->uri_changed = 0;
     server_clcf = server_loc_confs(r)[rx_http_core_module.ctx_index];
     clcf = rx_http_find_location(server_clcf, &r->uri, r->captures,
                                  RX_HTTP_MAX_CAPTURES, &n, &matched);
@@ -248,13 +249,37 @@ static void run_from(rx_http_request_t *r);
  * (try_files), content.
  * A handler returns RX_DECLINED to pass, RX_OK/RX_DONE when it has taken
  * the request, RX_AGAIN when it continues asynchronously, or a status.
+ * An internal redirect starts here again too: the server's rewrite script
+ * runs for the new URI, as in nginx.
  */
 void
 rx_http_run_phases(rx_http_request_t *r)
 {
-    r->phase = r->internal ? RX_HTTP_FIND_CONFIG_PHASE
-                           : RX_HTTP_SERVER_REWRITE_PHASE;
+    r->phase = RX_HTTP_SERVER_REWRITE_PHASE;
+    r->uri_rewritten = 0;
     run_from(r);
+}
+
+/*
+ * nginx's post-rewrite step: the location's script changed the URI
+ * (rewrite without "break"), so the location is searched again, at most
+ * RX_HTTP_MAX_URI_CHANGES times per request. RX_AGAIN: the runner goes
+ * on at find config; or 500.
+ */
+static rx_int_t
+post_rewrite(rx_http_request_t *r)
+{
+    if (--r->uri_changes == 0) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "rewrite or internal "
+            "redirection cycle while processing \"%.*s\"", (int) r->uri.len,
+            r->uri.data);
+        r->error_page = 1;   /* the 500 page must not redirect again */
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    r->loc_conf = server_loc_confs(r);
+    rx_http_update_location_config(r);
+    r->phase = RX_HTTP_FIND_CONFIG_PHASE;
+    return RX_AGAIN;
 }
 
 void
@@ -272,8 +297,16 @@ run_from(rx_http_request_t *r)
 
     for ( ;; ) {
         switch (r->phase) {
-        case RX_HTTP_SERVER_REWRITE_PHASE:
         case RX_HTTP_REWRITE_PHASE:
+            rc = run_handlers(r, r->phase);
+            if (rc == RX_DECLINED && r->uri_changed) {
+                rc = post_rewrite(r);
+                if (rc == RX_AGAIN) {
+                    continue;
+                }
+            }
+            break;
+        case RX_HTTP_SERVER_REWRITE_PHASE:
         case RX_HTTP_PRECONTENT_PHASE:
             rc = run_handlers(r, r->phase);
             break;
@@ -331,7 +364,6 @@ rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     }
     rx_http_uri_exten(uri, &r->exten);
     r->internal = 1;
-    r->variables = NULL;
     r->content_handler = NULL;
     r->loc_conf = server_loc_confs(r);
     rx_http_run_phases(r);
@@ -361,7 +393,6 @@ rx_http_named_location(rx_http_request_t *r, const rx_str_t *name)
         return RX_DONE;
     }
     r->internal = 1;
-    r->variables = NULL;
     r->loc_conf = clcf->loc_conf;
     rx_http_update_location_config(r);
     r->phase = RX_HTTP_REWRITE_PHASE;

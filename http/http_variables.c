@@ -131,11 +131,12 @@ rx_http_add_variable(rx_conf_t *cf, const rx_str_t *name, unsigned flags)
 }
 
 /* Binds referenced variable i to what registered its name: an exact name
- * first, else the longest prefix variable that starts it. */
+ * first, else the longest prefix variable that starts it, else a weak
+ * exact name (RX_HTTP_VAR_WEAK). */
 static rx_int_t
 resolve(rx_conf_t *cf, var_main_conf_t *vmcf, rx_uint_t i)
 {
-    rx_http_variable_t **keys = vmcf->keys.elts, *best = NULL, *k;
+    rx_http_variable_t **keys = vmcf->keys.elts, *best = NULL, *k, *weak = NULL;
     rx_http_variable_t  *v = (rx_http_variable_t *) vmcf->variables.elts + i;
     var_where_t         *w = (var_where_t *) vmcf->where.elts + i;
     rx_str_t            *full;
@@ -144,7 +145,9 @@ resolve(rx_conf_t *cf, var_main_conf_t *vmcf, rx_uint_t i)
     for (n = 0; n < vmcf->keys.nelts; n++) {
         k = keys[n];
         if (!(k->flags & RX_HTTP_VAR_PREFIX)) {
-            if (name_eq(&v->name, &k->name)) {
+            if (name_eq(&v->name, &k->name) && (k->flags & RX_HTTP_VAR_WEAK)) {
+                weak = k;           /* unless a prefix variable serves it */
+            } else if (name_eq(&v->name, &k->name)) {
                 v->get = k->get;
                 v->set = k->set;
                 v->data = k->data;
@@ -171,6 +174,15 @@ resolve(rx_conf_t *cf, var_main_conf_t *vmcf, rx_uint_t i)
         v->set = best->set;
         v->data = (uintptr_t) full;
         v->flags = (best->flags & ~RX_HTTP_VAR_PREFIX) | RX_HTTP_VAR_INDEXED;
+        return RX_OK;
+    }
+    if (weak) {
+        v->get = weak->get;
+        v->set = weak->set;
+        v->data = weak->data;
+        v->flags = weak->flags | RX_HTTP_VAR_INDEXED;
+        weak->flags |= RX_HTTP_VAR_INDEXED;
+        weak->index = i;
         return RX_OK;
     }
     if (w->file.data == NULL) {

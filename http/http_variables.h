@@ -44,6 +44,10 @@ typedef void (*rx_http_set_variable_pt)(rx_http_request_t *r,
 #define RX_HTTP_VAR_INDEXED      0x0004
 /* Matches every name that starts with its name ($http_, $arg_ ...). */
 #define RX_HTTP_VAR_PREFIX       0x0008
+/* Registered by `set`: a prefix variable that also matches the name still
+ * gives the value until `set` runs (`set $arg_a ...` reads the argument
+ * before), as nginx's NGX_HTTP_VAR_WEAK. */
+#define RX_HTTP_VAR_WEAK         0x0010
 
 typedef struct {
     rx_str_t                 name;    /* lower-cased, without '$' */

@@ -132,7 +132,9 @@ static const tok_case_t tok_cases[] = {
     /* after a quoted string: a space, ';', '{' or ')' */
     { "a \"b\" \"c\"{ }", "[a][b][c]{}$", NULL, 1 },
     { "\"a\"\n;", "[a];$", NULL, 2 },
-    { "x \"a\");", "[x][a];$", NULL, 1 },
+    { "x \"a\");", "[x][a][)];$", NULL, 1 },
+    { "if ($a = \"b\") { }", "[if][($a][=][b][)]{}$", NULL, 1 },
+    { "if ($a = 'b'){ }", "[if][($a][=][b][)]{}$", NULL, 1 },
     { "if ($a) { }", "[if][($a)]{}$", NULL, 1 },
 
     /* variables: "${" does not open a block */
