@@ -148,14 +148,13 @@ table_grow(rx_pool_t *pool, map_table_t *t)
     return RX_OK;
 }
 
-/* Adds a lower-cased copy of key. RX_DECLINED when the key is there. */
+/* Adds key (lower-case, from the configuration's pool). RX_DECLINED when
+ * the key is there already. */
 static rx_int_t
 table_add(rx_pool_t *pool, map_table_t *t, const char *key, size_t len,
     const rx_http_complex_value_t *value)
 {
     map_slot_t *slot;
-    char       *copy;
-    size_t      i;
 
     if ((t->n + 1) * 2 > (t->slots ? t->mask + 1 : 0)
         && table_grow(pool, t) != RX_OK) {
@@ -165,15 +164,7 @@ table_add(rx_pool_t *pool, map_table_t *t, const char *key, size_t len,
     if (slot->key) {
         return RX_DECLINED;
     }
-    copy = rx_pnalloc(pool, len + 1);
-    if (copy == NULL) {
-        return RX_ERROR;
-    }
-    for (i = 0; i < len; i++) {
-        copy[i] = (char) lc(key[i]);
-    }
-    copy[len] = '\0';
-    slot->key = copy;
+    slot->key = key;
     slot->len = len;
     slot->value = value;
     t->n++;
@@ -295,10 +286,13 @@ static rx_int_t
 add_key(rx_conf_t *cf, map_t *map, const rx_str_t *key, bool hostnames,
     const rx_http_complex_value_t *value)
 {
-    const char *k = key->data;
-    size_t      len = key->len;
+    char       *k = key->data;
+    size_t      len = key->len, i;
     rx_int_t    rc;
 
+    for (i = 0; i < len; i++) {
+        k[i] = (char) lc(k[i]);     /* errors show it so, as in nginx */
+    }
     if (!hostnames) {
         rc = table_add(cf->pool, &map->exact, k, len, value);
     } else if (len > 2 && k[0] == '*' && k[1] == '.' && !has_star(k + 1, len - 1)) {
