@@ -179,8 +179,8 @@ parse_cidr(rx_conf_t *cf, const rx_str_t *text, geo_net_t *net)
     if (bits < 0 || bits > (rx_int_t) width) {
         goto invalid;
     }
-    host = bits == 0 ? family_max(ip.family)
-                     : (family_max(ip.family) >> bits);
+    /* the host part; a shift by the full width would be undefined */
+    host = bits == (rx_int_t) width ? 0 : family_max(ip.family) >> bits;
     if (ip.addr & host) {
         rx_conf_log_error(RX_LOG_WARN, cf, 0, "low address bits of %s are "
                           "meaningless", text->data);
