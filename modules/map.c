@@ -252,8 +252,8 @@ map_variable(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
     if (cv == NULL && src.len) {
         cv = find_wildcard(map, src.data, src.len);
     }
-    if (cv == NULL) {
-        cv = find_regex(r, map, &src);
+    if (cv == NULL && src.len) {
+        cv = find_regex(r, map, &src);   /* not for "": nginx's rule */
     }
     if (cv == NULL) {
         cv = map->deflt;
