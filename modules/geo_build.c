@@ -383,12 +383,15 @@ build_family(rx_conf_t *cf, rx_geo_conf_ctx_t *ctx, int family,
     rx_array_t   *pieces;
     rx_uint_t     i, n = 0;
 
-    nets = rx_palloc(ctx->temp, (ctx->nets->nelts + 1) * sizeof(rx_geo_net_t));
-    pieces = rx_array_create(ctx->temp, 64, sizeof(rx_geo_piece_t));
+    for (i = 0; i < ctx->nets->nelts; i++) {
+        n += all[i].family == family && all[i].value;
+    }
+    nets = rx_palloc(ctx->temp, (n + 1) * sizeof(rx_geo_net_t));
+    pieces = rx_array_create(ctx->temp, 2 * n + 1, sizeof(rx_geo_piece_t));
     if (nets == NULL || pieces == NULL) {
         return RX_ERROR;
     }
-    for (i = 0; i < ctx->nets->nelts; i++) {
+    for (i = 0, n = 0; i < ctx->nets->nelts; i++) {
         if (all[i].family == family && all[i].value) {
             nets[n++] = all[i];
         }
