@@ -11,6 +11,9 @@ extern rx_module_t rx_http_module;
 extern rx_module_t rx_http_core_module;
 extern rx_module_t rx_http_variables_module;
 extern rx_module_t rx_http_log_module;
+extern rx_module_t rx_http_geo_module;
+extern rx_module_t rx_http_map_module;
+extern rx_module_t rx_http_split_clients_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_access_module;
@@ -36,6 +39,16 @@ rx_module_t *const rx_modules[] = {
     &rx_http_variables_module,  /* the $variable registry, core variables */
     &rx_http_log_module,        /* access_log, log_format */
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
+    /* variables defined by blocks (nginx's order) */
+#if (RX_HTTP_GEO)
+    &rx_http_geo_module,
+#endif
+#if (RX_HTTP_MAP)
+    &rx_http_map_module,
+#endif
+#if (RX_HTTP_SPLIT_CLIENTS)
+    &rx_http_split_clients_module,
+#endif
 #if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
 #endif
@@ -82,9 +95,9 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_empty_gif_module", false, true },
     { "http_browser_module", false, true },
     { "http_grpc_module", false, true },
-    { "http_geo_module", false, true },
-    { "http_map_module", false, true },
-    { "http_split_clients_module", false, true },
+    { "http_geo_module", RX_HTTP_GEO, true },
+    { "http_map_module", RX_HTTP_MAP, true },
+    { "http_split_clients_module", RX_HTTP_SPLIT_CLIENTS, true },
     { "http_referer_module", false, true },
     { "http_auth_basic_module", RX_HTTP_AUTH_BASIC, true },
     { "http_autoindex_module", true, true },
