@@ -1,0 +1,110 @@
+/*
+ * http_upstream_conf.c: the engine's settings in a location, with nginx's
+ * defaults, merged for each protocol (proxy_*, fastcgi_*).
+ */
+#include "http.h"
+#include "http_upstream.h"
+#include "http_upstream_int.h"
+#include "clock.h"
+
+
+void
+rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf)
+{
+    conf->connect_timeout = RX_CONF_UNSET_MSEC;
+    conf->send_timeout = RX_CONF_UNSET_MSEC;
+    conf->read_timeout = RX_CONF_UNSET_MSEC;
+    conf->next_upstream_timeout = RX_CONF_UNSET_MSEC;
+    conf->next_upstream_tries = RX_CONF_UNSET_UINT;
+    conf->buffer_size = RX_CONF_UNSET_SIZE;
+    conf->bufs_num = RX_CONF_UNSET;
+    conf->bufs_size = RX_CONF_UNSET_SIZE;
+    conf->buffering = RX_CONF_UNSET;
+    conf->request_buffering = RX_CONF_UNSET;
+    conf->pass_request_headers = RX_CONF_UNSET;
+    conf->pass_request_body = RX_CONF_UNSET;
+    conf->intercept_errors = RX_CONF_UNSET;
+    conf->ignore_client_abort = RX_CONF_UNSET;
+    conf->hide_headers = RX_CONF_UNSET_PTR;
+    conf->pass_headers = RX_CONF_UNSET_PTR;
+}
+
+/* nginx's defaults; hide_headers gets the protocol's default list minus
+ * what *_pass_header lets through. */
+const char *
+rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
+    const rx_http_upstream_conf_t *prev, const char *const *default_hide)
+{
+    rx_str_t  *s;
+    rx_uint_t  i, j;
+
+    if (conf->upstream == NULL && conf->url == NULL) {
+        conf->upstream = prev->upstream;
+        conf->url = prev->url;
+    }
+    rx_conf_merge_msec(conf->connect_timeout, prev->connect_timeout, 60000);
+    rx_conf_merge_msec(conf->send_timeout, prev->send_timeout, 60000);
+    rx_conf_merge_msec(conf->read_timeout, prev->read_timeout, 60000);
+    rx_conf_merge_msec(conf->next_upstream_timeout, prev->next_upstream_timeout, 0);
+    rx_conf_merge_uint(conf->next_upstream_tries, prev->next_upstream_tries, 0);
+    rx_conf_merge_size(conf->buffer_size, prev->buffer_size, 4096);
+    rx_conf_merge_value(conf->bufs_num, prev->bufs_num, 8);
+    rx_conf_merge_size(conf->bufs_size, prev->bufs_size, 4096);
+    rx_conf_merge_value(conf->buffering, prev->buffering, 1);
+    rx_conf_merge_value(conf->request_buffering, prev->request_buffering, 1);
+    rx_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
+    rx_conf_merge_value(conf->pass_request_body, prev->pass_request_body, 1);
+    rx_conf_merge_value(conf->intercept_errors, prev->intercept_errors, 0);
+    rx_conf_merge_value(conf->ignore_client_abort, prev->ignore_client_abort, 0);
+    if (conf->ignore_headers == 0) {
+        conf->ignore_headers = prev->ignore_headers;
+    }
+    if (conf->next_upstream == 0) {
+        conf->next_upstream = prev->next_upstream
+            ? prev->next_upstream
+            : RX_HTTP_UPSTREAM_FT_ERROR | RX_HTTP_UPSTREAM_FT_TIMEOUT;
+    }
+    if (conf->next_upstream & RX_HTTP_UPSTREAM_FT_OFF) {
+        conf->next_upstream = RX_HTTP_UPSTREAM_FT_OFF;
+    }
+    rx_conf_merge_ptr(conf->pass_headers, prev->pass_headers, NULL);
+    if (conf->hide_headers == RX_CONF_UNSET_PTR) {
+        if (prev->hide_headers != RX_CONF_UNSET_PTR
+            && conf->pass_headers == prev->pass_headers) {
+            conf->hide_headers = prev->hide_headers;
+            return RX_CONF_OK;
+        }
+        conf->hide_headers = rx_array_create(cf->pool, 8, sizeof(rx_str_t));
+    } else {
+        /* proxy_hide_header given here: add nginx's defaults to it */
+    }
+    if (conf->hide_headers == NULL) {
+        return RX_CONF_ERROR;
+    }
+    for (i = 0; default_hide && default_hide[i]; i++) {
+        bool passed = false;
+
+        if (conf->pass_headers) {
+            s = conf->pass_headers->elts;
+            for (j = 0; j < conf->pass_headers->nelts; j++) {
+                if (strcasecmp(s[j].data, default_hide[i]) == 0) {
+                    passed = true;
+                }
+            }
+        }
+        if (!passed) {
+            s = rx_array_push(conf->hide_headers);
+            if (s == NULL) {
+                return RX_CONF_ERROR;
+            }
+            s->data = (char *) default_hide[i];
+            s->len = strlen(default_hide[i]);
+        }
+    }
+    if (conf->bufs_num < 2) {
+        rx_log_error(RX_LOG_EMERG, cf->log, 0, "there must be at least 2 "
+                     "\"%s_buffers\"", conf->module);
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}

@@ -1,0 +1,165 @@
+/*
+ * http_upstream_tunnel.c: an upgraded connection (WebSocket) after the
+ * upstream's 101: the client and upstream connections become a tunnel.
+ */
+#include "http.h"
+#include "http_upstream.h"
+#include "http_upstream_int.h"
+#include "clock.h"
+
+
+#define TUNNEL_CHUNK  16384
+
+struct rx_http_tunnel_chunk_s {
+    struct rx_http_tunnel_chunk_s  *next;
+    size_t                          len;
+    size_t                          sent;
+    size_t                          cap;
+    char                            data[];
+};
+
+void
+rx_http_upstream_tunnel_free(rx_http_upstream_t *u)
+{
+    struct rx_http_tunnel_chunk_s *ch;
+
+    while ((ch = u->tun_head) != NULL) {
+        u->tun_head = ch->next;
+        free(ch);
+    }
+    u->tun_tail = NULL;
+    u->tun_bytes = 0;
+}
+
+/*
+ * The tunnel after a 101: bytes go both ways as they are, until either
+ * side closes or nothing moves for proxy_read_timeout. Upstream-to-client
+ * bytes use the body buffers (and their backpressure); client-to-upstream
+ * bytes wait in tun_buf, at most TUNNEL_MAX, while the client's reading
+ * stops.
+ */
+#define TUNNEL_MAX  (64 * 1024)
+
+void
+rx_http_upstream_end_tunnel(rx_http_upstream_t *u)
+{
+    rx_http_request_t *r = u->r;
+
+    rx_http_upstream_end_state(u);
+    u->finished = 1;
+    r->tunnel_read = NULL;
+    r->write_handler = NULL;
+    rx_http_upstream_drop_connection(u);
+    rx_http_upstream_release_peer(u, false);
+    rx_conn_close(r->conn);
+}
+
+static void
+tunnel_send(rx_http_upstream_t *u)
+{
+    rx_conn_t                     *c = u->uc->c;
+    struct rx_http_tunnel_chunk_s *ch = u->tun_head;
+
+    if (c->sending || ch == NULL || ch->sent == ch->len) {
+        return;
+    }
+    u->iov[0].iov_base = ch->data + ch->sent;
+    u->iov[0].iov_len = ch->len - ch->sent;
+    c->transport->send(c, u->iov, 1);
+}
+
+static void
+tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
+{
+    rx_http_upstream_t            *u = r->upstream;
+    struct rx_http_tunnel_chunk_s *ch;
+    size_t                         left = (size_t) len, n;
+
+    if (u == NULL || u->finished || u->uc == NULL) {
+        return;
+    }
+    if (len <= 0) {
+        rx_http_upstream_end_tunnel(u);           /* the client closed (or failed) */
+        return;
+    }
+    while (left) {
+        ch = u->tun_tail;
+        /* the chunk being sent is appended to only past what the kernel
+         * was given: its bytes never move */
+        if (ch == NULL || ch->len == ch->cap) {
+            size_t cap = rx_max(left, (size_t) TUNNEL_CHUNK);
+            ch = malloc(sizeof(*ch) + cap);
+            if (ch == NULL) {
+                rx_http_upstream_end_tunnel(u);
+                return;
+            }
+            ch->next = NULL;
+            ch->len = ch->sent = 0;
+            ch->cap = cap;
+            if (u->tun_tail) u->tun_tail->next = ch; else u->tun_head = ch;
+            u->tun_tail = ch;
+        }
+        n = rx_min(left, ch->cap - ch->len);
+        memcpy(ch->data + ch->len, data, n);
+        ch->len += n;
+        data += n;
+        left -= n;
+    }
+    u->tun_bytes += (size_t) len;
+    if (u->tun_bytes > TUNNEL_MAX && !u->tunnel_paused) {
+        u->tunnel_paused = 1;
+        r->conn->transport->stop_read(r->conn);
+    }
+    rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
+    tunnel_send(u);
+}
+
+void
+rx_http_upstream_tunnel_sent(rx_http_upstream_t *u, ssize_t res)
+{
+    struct rx_http_tunnel_chunk_s *ch = u->tun_head;
+
+    if (ch == NULL) {
+        return;
+    }
+    ch->sent += (size_t) res;
+    u->tun_bytes -= (size_t) res;
+    if (ch->sent == ch->len && (ch->next || ch->len == ch->cap)) {
+        u->tun_head = ch->next;
+        if (u->tun_head == NULL) {
+            u->tun_tail = NULL;
+        }
+        free(ch);
+    } else if (ch->sent == ch->len) {
+        ch->len = ch->sent = 0;      /* empty and alone: reused from the start */
+    }
+    if (u->tunnel_paused && u->tun_bytes <= TUNNEL_MAX / 2) {
+        u->tunnel_paused = 0;
+        u->r->conn->transport->start_read(u->r->conn);
+    }
+    tunnel_send(u);
+}
+
+void
+rx_http_upstream_start_tunnel(rx_http_upstream_t *u)
+{
+    rx_http_request_t    *r = u->r;
+    rx_http_connection_t *hc = r->hc;
+
+    u->tunnel = 1;
+    u->action = "proxying upgraded connection";
+    r->tunnel_read = tunnel_client_read;
+    /* bytes the client sent right after its request */
+    if (hc->in_len > hc->in_parsed) {
+        size_t n = hc->in_len - hc->in_parsed;
+        hc->in_parsed = hc->in_len;
+        tunnel_client_read(r, hc->in + hc->in_len - n, (ssize_t) n);
+        if (u->finished) {
+            return;
+        }
+    }
+    r->conn->transport->start_read(r->conn);
+    if (u->uc) {
+        rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
+    }
+}
