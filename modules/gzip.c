@@ -1,7 +1,7 @@
 /*
  * gzip.c: the gzip filter (and the only zlib user). The header filter
- * decides whether a response is compressed (gzip_* directives, the
- * request's Accept-Encoding, proxies) and rewrites the headers; the body
+ * decides whether a response is compressed (the gzip_* directives, and
+ * gzip_ok.c for the request's side) and rewrites the headers; the body
  * filter deflates each chain as it arrives into at most gzip_buffers
  * output buffers and passes them on as they fill, so that neither the
  * body nor its compressed form is ever held whole. $gzip_ratio.
@@ -10,38 +10,8 @@
 #include <zlib.h>
 #include "http.h"
 #include "http_variables.h"
-#include "http_date.h"
+#include "gzip.h"
 #include "regex.h"
-#include "clock.h"
-
-/* gzip_proxied: bits as nginx names them; 0 is "not set" for the setter */
-#define PROXIED_OFF       0x0002
-#define PROXIED_EXPIRED   0x0004
-#define PROXIED_NO_CACHE  0x0008
-#define PROXIED_NO_STORE  0x0010
-#define PROXIED_PRIVATE   0x0020
-#define PROXIED_NO_LM     0x0040
-#define PROXIED_NO_ETAG   0x0080
-#define PROXIED_AUTH      0x0100
-#define PROXIED_ANY       0x0200
-
-typedef struct {
-    rx_int_t     enable;         /* gzip */
-    rx_int_t     level;          /* gzip_comp_level */
-    rx_int_t     vary;           /* gzip_vary */
-    int64_t      min_length;     /* gzip_min_length */
-    rx_uint_t    http_version;   /* gzip_http_version, RX_HTTP_VERSION_1x */
-    rx_uint_t    proxied;        /* gzip_proxied, PROXIED_* bits */
-    rx_int_t     bufs_num;       /* gzip_buffers number */
-    size_t       bufs_size;      /* gzip_buffers size */
-    rx_int_t     wbits;          /* gzip_window, as log2 */
-    rx_int_t     memlevel;       /* gzip_hash, as zlib's memLevel */
-    rx_array_t  *types;          /* gzip_types: lower-cased rx_str_t */
-    rx_int_t     types_any;      /* gzip_types * */
-    rx_array_t  *disable;        /* gzip_disable: rx_regex_t * */
-    rx_int_t     disable_msie6;  /* gzip_disable msie6 */
-    bool         disable_set;
-} rx_http_gzip_conf_t;
 
 /* One compressed response. Output buffers are ours until the writer has
  * sent them (pos == last again); input buffers belong to the producer,
@@ -65,10 +35,14 @@ typedef struct {
     bool                  done;       /* the stream ended */
 } rx_http_gzip_ctx_t;
 
-static const char *set_types(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_disable(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_pow2(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_types(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static const char *set_disable(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static const char *set_buffers(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static const char *set_pow2(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
 static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
@@ -82,15 +56,15 @@ static const rx_conf_enum_t http_versions[] = {
 };
 
 static const rx_conf_enum_t proxied_values[] = {
-    { "off", PROXIED_OFF },
-    { "expired", PROXIED_EXPIRED },
-    { "no-cache", PROXIED_NO_CACHE },
-    { "no-store", PROXIED_NO_STORE },
-    { "private", PROXIED_PRIVATE },
-    { "no_last_modified", PROXIED_NO_LM },
-    { "no_etag", PROXIED_NO_ETAG },
-    { "auth", PROXIED_AUTH },
-    { "any", PROXIED_ANY },
+    { "off", RX_GZIP_PROXIED_OFF },
+    { "expired", RX_GZIP_PROXIED_EXPIRED },
+    { "no-cache", RX_GZIP_PROXIED_NO_CACHE },
+    { "no-store", RX_GZIP_PROXIED_NO_STORE },
+    { "private", RX_GZIP_PROXIED_PRIVATE },
+    { "no_last_modified", RX_GZIP_PROXIED_NO_LM },
+    { "no_etag", RX_GZIP_PROXIED_NO_ETAG },
+    { "auth", RX_GZIP_PROXIED_AUTH },
+    { "any", RX_GZIP_PROXIED_ANY },
     { NULL, 0 }
 };
 
@@ -191,7 +165,7 @@ merge_conf(rx_conf_t *cf, void *parent, void *child)
     rx_conf_merge_value(c->min_length, p->min_length, 20);
     rx_conf_merge_uint(c->http_version, p->http_version, RX_HTTP_VERSION_11);
     if (c->proxied == 0) {
-        c->proxied = p->proxied ? p->proxied : PROXIED_OFF;
+        c->proxied = p->proxied ? p->proxied : RX_GZIP_PROXIED_OFF;
     }
     if (c->bufs_num == RX_CONF_UNSET) {
         /* nginx: 32 4k | 16 8k, one page each */
@@ -352,205 +326,7 @@ set_pow2(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_ERROR;
 }
 
-/* ---- should this response be compressed? --------------------------------- */
-
-#define IS_OWS(c)  ((c) == ' ' || (c) == '\t')
-
-static bool
-is_tchar(char c)
-{
-    return isalnum((unsigned char) c) || (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
-/* RFC 9110 qvalue in thousandths; -1 when malformed. */
-static rx_int_t
-parse_qvalue(const char *p, const char *end)
-{
-    rx_int_t q, scale = 100;
-
-    if (p == end || (*p != '0' && *p != '1')) {
-        return -1;
-    }
-    q = (*p++ - '0') * 1000;
-    if (p < end && *p == '.') {
-        for (p++; p < end && scale && isdigit((unsigned char) *p); p++) {
-            q += (*p - '0') * scale;
-            scale /= 10;
-        }
-    }
-    return p == end && q <= 1000 ? q : -1;
-}
-
-/*
- * Does Accept-Encoding accept gzip? Each element is a coding with optional
- * parameters; "gzip" (or its alias "x-gzip") with q > 0 accepts, and
- * without it "*" with q > 0 does. A malformed q counts as 0 and a
- * malformed element is skipped.
- */
-static bool
-accepts_gzip(const rx_str_t *ae)
-{
-    const char *p = ae->data, *end = p + ae->len, *name, *name_end, *pv;
-    rx_int_t    gzip = -1, star = -1, q;
-    bool        bad;
-
-    while (p < end) {
-        while (p < end && (IS_OWS(*p) || *p == ',')) p++;
-        name = p;
-        while (p < end && is_tchar(*p)) p++;
-        name_end = p;
-        q = 1000;
-        bad = name == name_end;
-        while (p < end && IS_OWS(*p)) p++;
-        while (!bad && p < end && *p == ';') {
-            const char *pn;
-            size_t      pnl;
-
-            for (p++; p < end && IS_OWS(*p); p++) { }
-            pn = p;
-            while (p < end && is_tchar(*p)) p++;
-            pnl = (size_t) (p - pn);
-            while (p < end && IS_OWS(*p)) p++;
-            if (pnl == 0 || p == end || *p != '=') {
-                bad = true;
-                break;
-            }
-            for (p++; p < end && IS_OWS(*p); p++) { }
-            pv = p;
-            if (p < end && *p == '"') {
-                for (p++; p < end && *p != '"'; p++) {
-                    if (*p == '\\' && p + 1 < end) p++;
-                }
-                p = p < end ? p + 1 : p;
-            } else {
-                while (p < end && is_tchar(*p)) p++;
-            }
-            if (pnl == 1 && (*pn == 'q' || *pn == 'Q')) {
-                q = parse_qvalue(pv, p);
-                if (q < 0) q = 0;
-            }
-            while (p < end && IS_OWS(*p)) p++;
-        }
-        if (p < end && *p != ',') {
-            bad = true;
-        }
-        while (p < end && *p != ',') p++;        /* to the next element */
-        if (bad) {
-            continue;
-        }
-        rx_str_t coding = { (size_t) (name_end - name), (char *) name };
-        if (rx_str_caseeq(&coding, "gzip") || rx_str_caseeq(&coding, "x-gzip")) {
-            gzip = rx_max(gzip, q);
-        } else if (rx_str_eq(&coding, "*")) {
-            star = rx_max(star, q);
-        }
-    }
-    return gzip >= 0 ? gzip > 0 : star > 0;
-}
-
-/* A response header by name (not deleted), or NULL. */
-static rx_table_elt_t *
-find_header(rx_array_t *headers, const char *name)
-{
-    rx_table_elt_t *h = headers->elts;
-    rx_uint_t       i;
-
-    for (i = 0; i < headers->nelts; i++) {
-        if (!h[i].deleted && rx_str_caseeq(&h[i].key, name)) {
-            return &h[i];
-        }
-    }
-    return NULL;
-}
-
-/* Is token one of the comma-separated directives of a Cache-Control? */
-static bool
-has_token(const rx_str_t *v, const char *token)
-{
-    size_t      n = strlen(token);
-    const char *p = v->data, *end = v->data + v->len;
-
-    while (p < end) {
-        while (p < end && (IS_OWS(*p) || *p == ',')) p++;
-        if ((size_t) (end - p) >= n && strncasecmp(p, token, n) == 0
-            && (p + n == end || p[n] == ',' || p[n] == '=' || IS_OWS(p[n]))) {
-            return true;
-        }
-        while (p < end && *p != ',') p++;
-    }
-    return false;
-}
-
-/* gzip_proxied for a request that came through a proxy (Via), in nginx's
- * order: off, any, auth, then Expires, Cache-Control, and the validators;
- * a response that has none of those is compressed (as nginx does). */
-static bool
-proxied_ok(rx_http_request_t *r, rx_uint_t p)
-{
-    rx_http_headers_out_t *ho = &r->headers_out;
-    rx_table_elt_t        *cc;
-
-    if (p & PROXIED_OFF) {
-        return false;
-    }
-    if ((p & PROXIED_ANY)
-        || ((p & PROXIED_AUTH) && r->headers_in.authorization)) {
-        return true;
-    }
-    if (ho->expires && !ho->expires->deleted) {
-        time_t t = rx_http_parse_date(ho->expires->value.data,
-                                      ho->expires->value.len);
-        return (p & PROXIED_EXPIRED) && t != -1 && t < rx_time_sec;
-    }
-    cc = find_header(&ho->headers, "Cache-Control");
-    if (cc) {
-        return ((p & PROXIED_NO_CACHE) && has_token(&cc->value, "no-cache"))
-               || ((p & PROXIED_NO_STORE) && has_token(&cc->value, "no-store"))
-               || ((p & PROXIED_PRIVATE) && has_token(&cc->value, "private"));
-    }
-    if ((p & PROXIED_NO_LM) && ho->last_modified_time != -1) {
-        return false;
-    }
-    if ((p & PROXIED_NO_ETAG) && ho->etag && !ho->etag->deleted) {
-        return false;
-    }
-    return true;
-}
-
-/* The client's side: Accept-Encoding, msie6, HTTP version, proxies,
- * gzip_disable (nginx's ngx_http_gzip_ok). */
-static bool
-client_ok(rx_http_request_t *r, rx_http_gzip_conf_t *conf)
-{
-    rx_table_elt_t *ua = r->headers_in.user_agent;
-    rx_regex_t    **re;
-    rx_uint_t       i;
-
-    if (r->headers_in.accept_encoding == NULL
-        || !accepts_gzip(&r->headers_in.accept_encoding->value)) {
-        return false;
-    }
-    if (conf->disable_msie6 && r->headers_in.msie6) {
-        return false;
-    }
-    if (r->http_version < conf->http_version) {
-        return false;
-    }
-    if (find_header(&r->headers_in.headers, "Via")
-        && !proxied_ok(r, conf->proxied)) {
-        return false;
-    }
-    if (conf->disable && ua) {
-        re = conf->disable->elts;
-        for (i = 0; i < conf->disable->nelts; i++) {
-            if (rx_regex_exec(re[i], ua->value.data, ua->value.len, NULL, 0)
-                != RX_DECLINED) {
-                return false;
-            }
-        }
-    }
-    return true;
-}
+/* ---- the response's side ------------------------------------------------ */
 
 /* Is the response's type (without parameters) in gzip_types? */
 static bool
@@ -563,7 +339,8 @@ type_ok(rx_http_request_t *r, rx_http_gzip_conf_t *conf)
     if (conf->types_any) {
         return true;
     }
-    while (len < ct->len && ct->data[len] != ';' && !IS_OWS(ct->data[len])) {
+    while (len < ct->len && ct->data[len] != ';'
+           && !RX_GZIP_OWS(ct->data[len])) {
         len++;
     }
     for (i = 0; len && i < conf->types->nelts; i++) {
@@ -574,7 +351,7 @@ type_ok(rx_http_request_t *r, rx_http_gzip_conf_t *conf)
     return false;
 }
 
-/* ---- the header filter ----------------------------------------------------- */
+/* ---- the header filter -------------------------------------------------- */
 
 /* A strong ETag becomes weak: the compressed bytes differ (nginx 1.7.3). */
 static rx_int_t
@@ -633,15 +410,17 @@ gzip_header_filter(rx_http_request_t *r)
             && status != RX_HTTP_NOT_FOUND)
         || (ho->content_encoding && !ho->content_encoding->deleted
             && ho->content_encoding->value.len)
-        || ((h = find_header(&ho->headers, "Content-Encoding")) && h->value.len)
-        || (ho->content_length_n != -1 && ho->content_length_n < conf->min_length)
+        || ((h = rx_http_gzip_find_header(&ho->headers, "Content-Encoding"))
+            && h->value.len)
+        || (ho->content_length_n != -1
+            && ho->content_length_n < conf->min_length)
         || !type_ok(r, conf)) {
         return next_header(r);
     }
     if (conf->vary && rx_http_add_header_out(r, "Vary", &ae) == NULL) {
         return RX_ERROR;
     }
-    if (!client_ok(r, conf)) {
+    if (!rx_http_gzip_ok(r, conf)) {
         return next_header(r);
     }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
@@ -659,7 +438,7 @@ gzip_header_filter(rx_http_request_t *r)
     rx_http_clear_content_length(r);
     /* byte ranges of the compressed form mean nothing to the client */
     r->allow_ranges = 0;
-    h = find_header(&ho->headers, "Accept-Ranges");
+    h = rx_http_gzip_find_header(&ho->headers, "Accept-Ranges");
     if (h) {
         h->deleted = true;
     }
@@ -669,7 +448,7 @@ gzip_header_filter(rx_http_request_t *r)
     return next_header(r);
 }
 
-/* ---- the body filter --------------------------------------------------------- */
+/* ---- the body filter ---------------------------------------------------- */
 
 static rx_chain_t *
 get_link(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
@@ -906,7 +685,7 @@ gzip_body_filter(rx_http_request_t *r, rx_chain_t *in)
     return rc;
 }
 
-/* ---- $gzip_ratio --------------------------------------------------------- */
+/* ---- $gzip_ratio -------------------------------------------------------- */
 
 static rx_int_t
 gzip_ratio_variable(rx_http_request_t *r, rx_http_variable_value_t *v,
