@@ -40,6 +40,7 @@ http {
         location /vary/ { alias html/; gzip_vary on; }
         location /any/ { alias html/; gzip_types *; }
         location /min/ { alias html/; gzip_min_length 5000; }
+        location /min0/ { alias html/; gzip_min_length 0; }
         location /ua/ { alias html/; gzip_disable msie6 "^badbot/\d"; }
         location /v10/ { alias html/; gzip_http_version 1.0; }
         location /off/ { alias html/; gzip off; }
@@ -190,6 +191,9 @@ for my $case (['/big.txt', 'big', '1 MiB'], ['/huge.txt', 'huge', '20 MiB'],
     my $e = gz('/empty.txt');
     ok(!is_gzipped($e), 'an empty file is below gzip_min_length 20');
     is($e->{headers}{'content-length'}, '0', 'an empty file: Content-Length: 0');
+    $e = gz('/min0/empty.txt');
+    ok(is_gzipped($e), 'gzip_min_length 0: an empty file is compressed');
+    is(ungzip($e->{body}), '', 'gzip_min_length 0: an empty gzip stream');
 }
 
 # keepalive: two compressed responses on one connection
