@@ -19,6 +19,7 @@ extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_headers_module;
+extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
 extern rx_module_t rx_http_index_module;
 extern rx_module_t rx_http_autoindex_module;
@@ -60,6 +61,9 @@ rx_module_t *const rx_modules[] = {
     &rx_http_auth_basic_module,
 #endif
     &rx_http_headers_module,
+#if (RX_HTTP_GZIP)
+    &rx_http_gzip_module,       /* filter: after headers, before chunked */
+#endif
     &rx_http_try_files_module,  /* precontent phase */
     /* content handlers, tried in this order */
     &rx_http_index_module,
@@ -83,7 +87,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
-    { "http_gzip_module", false, true },
+    { "http_gzip_module", RX_HTTP_GZIP, true },
     { "http_proxy_module", RX_HTTP_PROXY, true },
     { "http_fastcgi_module", false, true },
     { "http_uwsgi_module", false, true },

@@ -220,7 +220,10 @@ struct rx_http_request_s {
     /* Asynchronous work of a handler: op_handler gets the completions of
      * the operations it submitted on the connection (rx_http_op_ud);
      * write_handler is called when everything queued has been sent and
-     * the response is not finished, to produce more (backpressure). */
+     * the response is not finished, to produce more (backpressure). A
+     * filter may take a buffer and queue nothing (gzip): a producer that
+     * finds r->out empty, no send in flight and no filter_buffered after
+     * its output call must go on by itself, as no send will call back. */
     void                    (*op_handler)(rx_http_request_t *r,
                                           const rx_cqe_t *cqe);
     rx_http_handler_pt        write_handler;
@@ -234,6 +237,7 @@ struct rx_http_request_s {
      * (len 0: the client closed; negative: -errno). */
     void                    (*tunnel_read)(rx_http_request_t *r,
                                            const char *data, ssize_t len);
+    void                     *gzip_ctx;          /* modules/gzip.c's state */
     rx_uint_t                 content_index;     /* content handler running */
 
     unsigned                  keepalive:1;
@@ -259,6 +263,13 @@ struct rx_http_request_s {
     unsigned                  invalid_header:1;
     unsigned                  sending_file:1;    /* a splice to the client runs */
     unsigned                  upgrade:1;         /* 101: "Connection: upgrade" */
+    /* a body filter holds input it could not process yet (its output
+     * buffers are all queued): when r->out drains, the body filters run
+     * again with no input before write_handler may produce more */
+    unsigned                  filter_buffered:1;
+    /* a body filter reads the bytes (gzip): producers must pass memory
+     * buffers, not file ranges or splices */
+    unsigned                  filter_need_in_memory:1;
 };
 
 /* The HTTP side of a connection (http_connection.c owns the state). */

@@ -651,6 +651,17 @@ on_sent(rx_conn_t *c, ssize_t res)
     }
     if (!r->out) {
         rx_timer_del(&c->timer);
+        if (r->filter_buffered && !r->response_done) {
+            /* a filter's output buffers are free again: it goes on with
+             * the input it holds before the producer may send more */
+            if (rx_http_top_body_filter(r, NULL) != RX_OK) {
+                rx_http_finalize_request(r, RX_ERROR);
+                return;
+            }
+            if (r->out || c->sending || c->state != RX_CONN_ACTIVE) {
+                return;                  /* its output is being sent */
+            }
+        }
         if (r->response_done) {
             rx_http_request_done(r);
             return;

@@ -119,6 +119,12 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
     } else if (cl && rx_http_output_filter(u->r, cl) == RX_ERROR) {
         return RX_ERROR;
     }
+    if (cl && u->r->out == NULL && !u->r->conn->sending
+        && !u->r->filter_buffered) {
+        /* a filter (gzip) took the bytes and queued nothing yet: no send
+         * will call the write handler, and the blocks are free already */
+        rx_http_upstream_write_handler(u->r);
+    }
     if (!u->body_done && u->uc && u->used >= (rx_uint_t) u->conf->bufs_num
         && u->fill == u->fill_end && !u->paused) {
         u->paused = 1;

@@ -395,6 +395,12 @@ on_file_read(rx_http_request_t *r, int32_t res)
             return;
         }
     }
+    /* a filter may have taken the chunk whole and queued nothing yet (gzip
+     * keeps small output inside zlib): no send will call back, read on */
+    if (r->out == NULL && !r->conn->sending && !r->filter_buffered) {
+        read_next(r);
+        return;
+    }
     /* the buffer is reused: read the next chunk once this one is sent */
     r->write_handler = read_next;
 }
@@ -451,6 +457,7 @@ use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
                                        rx_http_static_module);
 
     return clcf->sendfile && scf->splice && !ctx->multipart
+           && !r->filter_need_in_memory
            && r->conn->transport == &rx_plain_transport
            && ctx->ranges[0].end - ctx->ranges[0].start >= SPLICE_MIN;
 }
@@ -583,6 +590,7 @@ on_open(rx_http_request_t *r, int32_t res)
     struct stat              st;
     rx_uint_t                status;
     rx_int_t                 rc;
+    bool                     empty;
 
     if (res < 0) {
         int err = -res;
@@ -675,10 +683,12 @@ on_open(rx_http_request_t *r, int32_t res)
     if (rc != RX_OK) {
         return rc;
     }
+    /* the length as planned: a filter (gzip) may hide it from the header */
+    empty = r->headers_out.content_length_n == 0;
     if (rx_http_send_header(r) == RX_ERROR) {
         return RX_ERROR;
     }
-    if (r->header_only || r->headers_out.content_length_n == 0) {
+    if (r->header_only || empty) {
         return rx_http_output_filter(r, NULL);
     }
     if (use_splice(r, ctx)) {

@@ -1,0 +1,743 @@
+/*
+ * gzip.c: the gzip filter (and the only zlib user). The header filter
+ * decides whether a response is compressed (the gzip_* directives, and
+ * gzip_ok.c for the request's side) and rewrites the headers; the body
+ * filter deflates each chain as it arrives into at most gzip_buffers
+ * output buffers and passes them on as they fill, so that neither the
+ * body nor its compressed form is ever held whole. $gzip_ratio.
+ */
+#include <ctype.h>
+#include <zlib.h>
+#include "http.h"
+#include "http_variables.h"
+#include "gzip.h"
+#include "regex.h"
+
+/* One compressed response. Output buffers are ours until the writer has
+ * sent them (pos == last again); input buffers belong to the producer,
+ * which reuses them only once everything queued is sent and no filter
+ * holds input (r->filter_buffered). */
+typedef struct {
+    z_stream              zs;
+    rx_http_gzip_conf_t  *conf;
+    int64_t               length;     /* Content-Length before us, or -1 */
+    rx_chain_t           *in;         /* input links not yet taken */
+    rx_chain_t          **in_tail;
+    rx_chain_t           *free;       /* spare chain links */
+    rx_buf_t             *in_buf;     /* being deflated (zs.next_in) */
+    rx_buf_t            **bufs;       /* output buffers, up to bufs_num */
+    rx_int_t              nbufs;
+    rx_buf_t             *cur;        /* deflate writes here */
+    uint64_t              zin, zout;  /* totals, set when the stream ends */
+    bool                  zinit;      /* deflateEnd is owed */
+    bool                  last;       /* last_buf seen */
+    bool                  flush;      /* a flush was asked */
+    bool                  done;       /* the stream ended */
+} rx_http_gzip_ctx_t;
+
+static const char *set_types(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static const char *set_disable(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static const char *set_buffers(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static const char *set_pow2(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static void *create_conf(rx_conf_t *cf);
+static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
+static rx_int_t preconfiguration(rx_conf_t *cf);
+
+static const rx_conf_bounds_t level_bounds = { 1, 9 };
+
+static const rx_conf_enum_t http_versions[] = {
+    { "1.0", RX_HTTP_VERSION_10 },
+    { "1.1", RX_HTTP_VERSION_11 },
+    { NULL, 0 }
+};
+
+static const rx_conf_enum_t proxied_values[] = {
+    { "off", RX_GZIP_PROXIED_OFF },
+    { "expired", RX_GZIP_PROXIED_EXPIRED },
+    { "no-cache", RX_GZIP_PROXIED_NO_CACHE },
+    { "no-store", RX_GZIP_PROXIED_NO_STORE },
+    { "private", RX_GZIP_PROXIED_PRIVATE },
+    { "no_last_modified", RX_GZIP_PROXIED_NO_LM },
+    { "no_etag", RX_GZIP_PROXIED_NO_ETAG },
+    { "auth", RX_GZIP_PROXIED_AUTH },
+    { "any", RX_GZIP_PROXIED_ANY },
+    { NULL, 0 }
+};
+
+/* gzip_window and gzip_hash: powers of two within these sizes */
+typedef struct {
+    int      min_log2;
+    int      max_log2;
+    int      bias;            /* stored value = log2(size) - bias */
+} pow2_post_t;
+
+static const pow2_post_t window_post = { 9, 15, 0 };   /* 512 .. 32k */
+static const pow2_post_t hash_post = { 9, 17, 8 };     /* 512 .. 128k */
+
+/* http, server, location */
+#define RX_GZIP_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+
+static const rx_command_t gzip_commands[] = {
+    { "gzip", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
+      | RX_HTTP_LIF_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_gzip_conf_t, enable), NULL },
+    { "gzip_buffers", RX_GZIP_CONF | RX_CONF_TAKE2, set_buffers,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "gzip_comp_level", RX_GZIP_CONF | RX_CONF_TAKE1, rx_conf_set_num_slot,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_gzip_conf_t, level),
+      &level_bounds },
+    { "gzip_disable", RX_GZIP_CONF | RX_CONF_1MORE, set_disable,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "gzip_http_version", RX_GZIP_CONF | RX_CONF_TAKE1, rx_conf_set_enum_slot,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_gzip_conf_t, http_version),
+      http_versions },
+    { "gzip_min_length", RX_GZIP_CONF | RX_CONF_TAKE1, rx_conf_set_off_slot,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_gzip_conf_t, min_length),
+      NULL },
+    { "gzip_proxied", RX_GZIP_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_gzip_conf_t, proxied),
+      proxied_values },
+    { "gzip_types", RX_GZIP_CONF | RX_CONF_1MORE, set_types,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "gzip_vary", RX_GZIP_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_gzip_conf_t, vary), NULL },
+    { "gzip_window", RX_GZIP_CONF | RX_CONF_TAKE1, set_pow2,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_gzip_conf_t, wbits),
+      &window_post },
+    { "gzip_hash", RX_GZIP_CONF | RX_CONF_TAKE1, set_pow2,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_gzip_conf_t, memlevel),
+      &hash_post },
+    rx_null_command
+};
+
+static const rx_http_module_t gzip_ctx = {
+    preconfiguration, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf
+};
+
+rx_module_t rx_http_gzip_module = {
+    "rx_http_gzip_module", 0, 0, RX_HTTP_MODULE, &gzip_ctx,
+    gzip_commands, NULL, NULL, NULL, NULL
+};
+
+static rx_http_output_header_filter_pt next_header;
+static rx_http_output_body_filter_pt   next_body;
+
+/* ---- configuration ------------------------------------------------------ */
+
+static void *
+create_conf(rx_conf_t *cf)
+{
+    rx_http_gzip_conf_t *conf = rx_pcalloc(cf->pool, sizeof(*conf));
+
+    if (conf == NULL) {
+        return NULL;
+    }
+    conf->enable = RX_CONF_UNSET;
+    conf->level = RX_CONF_UNSET;
+    conf->vary = RX_CONF_UNSET;
+    conf->min_length = RX_CONF_UNSET;
+    conf->http_version = RX_CONF_UNSET_UINT;
+    conf->proxied = 0;
+    conf->bufs_num = RX_CONF_UNSET;
+    conf->bufs_size = RX_CONF_UNSET_SIZE;
+    conf->wbits = RX_CONF_UNSET;
+    conf->memlevel = RX_CONF_UNSET;
+    conf->types = RX_CONF_UNSET_PTR;
+    conf->types_any = RX_CONF_UNSET;
+    return conf;
+}
+
+static const char *
+merge_conf(rx_conf_t *cf, void *parent, void *child)
+{
+    static rx_str_t      text_html = rx_string("text/html");
+    rx_http_gzip_conf_t *p = parent, *c = child;
+    long                 page = sysconf(_SC_PAGESIZE);
+
+    rx_conf_merge_value(c->enable, p->enable, 0);
+    rx_conf_merge_value(c->level, p->level, 1);
+    rx_conf_merge_value(c->vary, p->vary, 0);
+    rx_conf_merge_value(c->min_length, p->min_length, 20);
+    rx_conf_merge_uint(c->http_version, p->http_version, RX_HTTP_VERSION_11);
+    if (c->proxied == 0) {
+        c->proxied = p->proxied ? p->proxied : RX_GZIP_PROXIED_OFF;
+    }
+    if (c->bufs_num == RX_CONF_UNSET) {
+        /* nginx: 32 4k | 16 8k, one page each */
+        c->bufs_num = p->bufs_num != RX_CONF_UNSET ? p->bufs_num
+                      : page > 4096 ? 16 : 32;
+        c->bufs_size = p->bufs_num != RX_CONF_UNSET ? p->bufs_size
+                       : (size_t) (page > 4096 ? 8192 : 4096);
+    }
+    rx_conf_merge_value(c->wbits, p->wbits, MAX_WBITS);
+    rx_conf_merge_value(c->memlevel, p->memlevel, MAX_MEM_LEVEL - 1);
+    if (c->types == RX_CONF_UNSET_PTR) {
+        c->types = p->types;
+        c->types_any = p->types_any;
+    }
+    if (c->types == RX_CONF_UNSET_PTR) {
+        /* the default list: text/html only */
+        c->types = rx_array_create(cf->pool, 1, sizeof(rx_str_t));
+        if (c->types == NULL || rx_array_push(c->types) == NULL) {
+            return RX_CONF_ERROR;
+        }
+        ((rx_str_t *) c->types->elts)[0] = text_html;
+    }
+    rx_conf_merge_value(c->types_any, p->types_any, 0);
+    if (!c->disable_set) {
+        c->disable = p->disable;
+        c->disable_msie6 = p->disable_msie6;
+        c->disable_set = p->disable_set;
+    }
+    return RX_CONF_OK;
+}
+
+/* gzip_types mime-type ...: text/html is always in the list; "*" is any. */
+static const char *
+set_types(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    static rx_str_t      text_html = rx_string("text/html");
+    rx_http_gzip_conf_t *gcf = conf;
+    rx_str_t            *value = cf->args->elts, *t;
+    rx_uint_t            i;
+    size_t               k;
+
+    if (gcf->types == RX_CONF_UNSET_PTR) {
+        gcf->types = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
+        if (gcf->types == NULL || (t = rx_array_push(gcf->types)) == NULL) {
+            return RX_CONF_ERROR;
+        }
+        *t = text_html;
+        gcf->types_any = 0;
+    }
+    for (i = 1; i < cf->args->nelts; i++) {
+        if (rx_str_eq(&value[i], "*")) {
+            gcf->types_any = 1;
+            continue;
+        }
+        t = rx_array_push(gcf->types);
+        if (t == NULL) {
+            return RX_CONF_ERROR;
+        }
+        t->len = value[i].len;
+        t->data = rx_pnalloc(cf->pool, t->len + 1);
+        if (t->data == NULL) {
+            return RX_CONF_ERROR;
+        }
+        for (k = 0; k < t->len; k++) {
+            t->data[k] = (char) tolower((unsigned char) value[i].data[k]);
+        }
+        t->data[t->len] = '\0';
+    }
+    return RX_CONF_OK;
+}
+
+/* gzip_disable regex ...: matched against User-Agent, caseless (nginx);
+ * "msie6" is the fast special mask "MSIE [4-6]\." without "SV1". */
+static const char *
+set_disable(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_gzip_conf_t *gcf = conf;
+    rx_str_t            *value = cf->args->elts;
+    rx_regex_t         **re;
+    rx_uint_t            i;
+    char                 err[256];
+
+    gcf->disable_set = true;
+    for (i = 1; i < cf->args->nelts; i++) {
+        if (rx_str_eq(&value[i], "msie6")) {
+            gcf->disable_msie6 = 1;
+            continue;
+        }
+        if (gcf->disable == NULL) {
+            gcf->disable = rx_array_create(cf->pool, 2, sizeof(rx_regex_t *));
+            if (gcf->disable == NULL) {
+                return RX_CONF_ERROR;
+            }
+        }
+        re = rx_array_push(gcf->disable);
+        if (re == NULL) {
+            return RX_CONF_ERROR;
+        }
+        *re = rx_regex_compile(cf->pool, &value[i], true, err, sizeof(err));
+        if (*re == NULL) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s", err);
+            return RX_CONF_ERROR;
+        }
+    }
+    return RX_CONF_OK;
+}
+
+/* gzip_buffers number size */
+static const char *
+set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_gzip_conf_t *gcf = conf;
+    rx_str_t            *value = cf->args->elts;
+    rx_int_t             n;
+    ssize_t              size;
+
+    if (gcf->bufs_num != RX_CONF_UNSET) {
+        return "is duplicate";
+    }
+    n = rx_atoi(value[1].data, value[1].len);
+    size = rx_parse_size(&value[2]);
+    if (n <= 0 || size <= 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s %s\" in "
+                          "\"%s\" directive, it must be a number of buffers "
+                          "and their size (e.g. 32 4k)", value[1].data,
+                          value[2].data, value[0].data);
+        return RX_CONF_ERROR;
+    }
+    gcf->bufs_num = n;
+    gcf->bufs_size = (size_t) size;
+    return RX_CONF_OK;
+}
+
+/* gzip_window / gzip_hash: a power-of-two size, stored as zlib wants it */
+static const char *
+set_pow2(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    const pow2_post_t *post = cmd->post;
+    rx_int_t          *field = rx_conf_field(conf, cmd, rx_int_t);
+    rx_str_t          *value = cf->args->elts;
+    ssize_t            size;
+    int                bits;
+
+    if (*field != RX_CONF_UNSET) {
+        return "is duplicate";
+    }
+    size = rx_parse_size(&value[1]);
+    for (bits = post->min_log2; bits <= post->max_log2; bits++) {
+        if (size == (ssize_t) 1 << bits) {
+            *field = bits - post->bias;
+            return RX_CONF_OK;
+        }
+    }
+    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in \"%s\" "
+                      "directive, it must be a power of two from %d to %dk",
+                      value[1].data, value[0].data, 1 << post->min_log2,
+                      1 << (post->max_log2 - 10));
+    return RX_CONF_ERROR;
+}
+
+/* ---- the response's side ------------------------------------------------ */
+
+/* Is the response's type (without parameters) in gzip_types? */
+static bool
+type_ok(rx_http_request_t *r, rx_http_gzip_conf_t *conf)
+{
+    rx_str_t *ct = &r->headers_out.content_type, *t = conf->types->elts;
+    size_t    len = 0;
+    rx_uint_t i;
+
+    if (conf->types_any) {
+        return true;
+    }
+    while (len < ct->len && ct->data[len] != ';'
+           && !RX_GZIP_OWS(ct->data[len])) {
+        len++;
+    }
+    for (i = 0; len && i < conf->types->nelts; i++) {
+        if (t[i].len == len && strncasecmp(t[i].data, ct->data, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the header filter -------------------------------------------------- */
+
+/* A strong ETag becomes weak: the compressed bytes differ (nginx 1.7.3). */
+static rx_int_t
+weaken_etag(rx_http_request_t *r)
+{
+    rx_table_elt_t *etag = r->headers_out.etag;
+    char           *p;
+
+    if (etag == NULL || etag->deleted
+        || (etag->value.len > 2 && etag->value.data[0] == 'W'
+            && etag->value.data[1] == '/')) {
+        return RX_OK;
+    }
+    if (etag->value.len == 0 || etag->value.data[0] != '"') {
+        etag->deleted = true;           /* not a valid entity tag */
+        r->headers_out.etag = NULL;
+        return RX_OK;
+    }
+    p = rx_pnalloc(r->pool, etag->value.len + 2);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    p[0] = 'W';
+    p[1] = '/';
+    memcpy(p + 2, etag->value.data, etag->value.len);
+    etag->value.data = p;
+    etag->value.len += 2;
+    return RX_OK;
+}
+
+static void
+zstream_end(void *data)
+{
+    rx_http_gzip_ctx_t *ctx = data;
+
+    if (ctx->zinit) {
+        deflateEnd(&ctx->zs);
+        ctx->zinit = false;
+    }
+}
+
+static rx_int_t
+gzip_header_filter(rx_http_request_t *r)
+{
+    static rx_str_t      gzip = rx_string("gzip");
+    static rx_str_t      ae = rx_string("Accept-Encoding");
+    rx_http_gzip_conf_t *conf = rx_http_get_module_loc_conf(r,
+                                    rx_http_gzip_module);
+    rx_http_headers_out_t *ho = &r->headers_out;
+    rx_http_gzip_ctx_t  *ctx;
+    rx_table_elt_t      *h;
+    rx_uint_t            status = ho->status ? ho->status : RX_HTTP_OK;
+
+    if (!conf->enable
+        || (status != RX_HTTP_OK && status != RX_HTTP_FORBIDDEN
+            && status != RX_HTTP_NOT_FOUND)
+        || (ho->content_encoding && !ho->content_encoding->deleted
+            && ho->content_encoding->value.len)
+        || ((h = rx_http_gzip_find_header(&ho->headers, "Content-Encoding"))
+            && h->value.len)
+        || (ho->content_length_n != -1
+            && ho->content_length_n < conf->min_length)
+        || !type_ok(r, conf)) {
+        return next_header(r);
+    }
+    if (conf->vary && rx_http_add_header_out(r, "Vary", &ae) == NULL) {
+        return RX_ERROR;
+    }
+    if (!rx_http_gzip_ok(r, conf)) {
+        return next_header(r);
+    }
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (ctx == NULL) {
+        return RX_ERROR;
+    }
+    ctx->conf = conf;
+    ctx->length = ho->content_length_n;
+    ctx->in_tail = &ctx->in;
+    ho->content_encoding = rx_http_add_header_out(r, "Content-Encoding", &gzip);
+    if (ho->content_encoding == NULL || weaken_etag(r) != RX_OK) {
+        return RX_ERROR;
+    }
+    /* the length is unknown now: chunked for HTTP/1.1, else the close */
+    rx_http_clear_content_length(r);
+    /* byte ranges of the compressed form mean nothing to the client */
+    r->allow_ranges = 0;
+    h = rx_http_gzip_find_header(&ho->headers, "Accept-Ranges");
+    if (h) {
+        h->deleted = true;
+    }
+    /* producers keep the body in memory (static: no splice) */
+    r->filter_need_in_memory = 1;
+    r->gzip_ctx = ctx;
+    return next_header(r);
+}
+
+/* ---- the body filter ---------------------------------------------------- */
+
+static rx_chain_t *
+get_link(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
+{
+    rx_chain_t *cl = ctx->free;
+
+    if (cl) {
+        ctx->free = cl->next;
+        cl->next = NULL;
+        return cl;
+    }
+    return rx_alloc_chain_link(r->pool);
+}
+
+/* Takes the links of in (the buffers stay the producer's). */
+static rx_int_t
+queue_input(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t *in)
+{
+    rx_chain_t *cl;
+
+    for (; in; in = in->next) {
+        if (in->buf->in_file && !in->buf->memory) {
+            /* r->filter_need_in_memory asks producers for memory */
+            rx_http_request_log_error(r, RX_LOG_ALERT, 0, "gzip filter got a "
+                                      "file buffer: its producer ignored "
+                                      "filter_need_in_memory");
+            return RX_ERROR;
+        }
+        cl = get_link(r, ctx);
+        if (cl == NULL) {
+            return RX_ERROR;
+        }
+        cl->buf = in->buf;
+        *ctx->in_tail = cl;
+        ctx->in_tail = &cl->next;
+    }
+    return RX_OK;
+}
+
+/* zlib's memory follows the body: a known small length gets a smaller
+ * window and hash (nginx does the same), whatever gzip_window says. */
+static rx_int_t
+deflate_start(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
+{
+    rx_pool_cleanup_t *cln = rx_pool_cleanup_add(r->pool, 0);
+    int                wbits = (int) ctx->conf->wbits;
+    int                memlevel = (int) ctx->conf->memlevel;
+    int                rc;
+
+    if (cln == NULL) {
+        return RX_ERROR;
+    }
+    if (ctx->length > 0) {
+        while (ctx->length < (1 << (wbits - 1)) && wbits > 9) {
+            wbits--;
+            memlevel--;
+        }
+        memlevel = rx_max(memlevel, 1);
+    }
+    rc = deflateInit2(&ctx->zs, (int) ctx->conf->level, Z_DEFLATED,
+                      wbits + 16, memlevel, Z_DEFAULT_STRATEGY);
+    if (rc != Z_OK) {
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0,
+                                  "deflateInit2() failed: %d", rc);
+        return RX_ERROR;
+    }
+    ctx->zinit = true;
+    cln->handler = zstream_end;
+    cln->data = ctx;
+    return RX_OK;
+}
+
+/* A free output buffer: one the writer has sent, else a new one while
+ * fewer than gzip_buffers exist; NULL when all are in flight. */
+static rx_buf_t *
+get_buf(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
+{
+    rx_int_t  i, num = ctx->conf->bufs_num;
+    rx_buf_t *b;
+
+    for (i = 0; i < ctx->nbufs; i++) {
+        b = ctx->bufs[i];
+        if (b->pos == b->last) {
+            b->pos = b->last = b->start;
+            b->flush = b->last_buf = 0;
+            return b;
+        }
+    }
+    if (ctx->nbufs == num) {
+        return NULL;
+    }
+    if (ctx->bufs == NULL) {
+        ctx->bufs = rx_palloc(r->pool, (size_t) num * sizeof(rx_buf_t *));
+        if (ctx->bufs == NULL) {
+            return NULL;
+        }
+    }
+    b = rx_create_temp_buf(r->pool, ctx->conf->bufs_size);
+    if (b) {
+        ctx->bufs[ctx->nbufs++] = b;
+    }
+    return b;
+}
+
+/* Moves to the next input buffer; false when none is queued. */
+static bool
+next_input(rx_http_gzip_ctx_t *ctx)
+{
+    rx_chain_t *cl = ctx->in;
+    rx_buf_t   *b;
+
+    if (cl == NULL) {
+        return false;
+    }
+    ctx->in = cl->next;
+    if (ctx->in == NULL) {
+        ctx->in_tail = &ctx->in;
+    }
+    cl->next = ctx->free;
+    ctx->free = cl;
+    b = cl->buf;
+    ctx->last |= b->last_buf;
+    ctx->flush |= b->flush;
+    ctx->in_buf = b;
+    ctx->zs.next_in = (Bytef *) b->pos;
+    ctx->zs.avail_in = (uInt) (b->last - b->pos);
+    return true;
+}
+
+/*
+ * Deflates what is queued into free output buffers and links the full
+ * ones (and the last one) to *out. Stops when the input is used up, or
+ * when every output buffer is in flight (the input stays queued).
+ */
+static rx_int_t
+deflate_chain(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
+{
+    rx_chain_t *cl;
+    int         mode, rc;
+    bool        emit;
+
+    for (;;) {
+        if (ctx->zs.avail_in == 0 && next_input(ctx)) {
+            continue;
+        }
+        if (ctx->zs.avail_in == 0) {
+            mode = ctx->last ? Z_FINISH : ctx->flush ? Z_SYNC_FLUSH : -1;
+            if (mode == -1) {
+                return RX_OK;                      /* wants more input */
+            }
+        } else {
+            mode = Z_NO_FLUSH;
+        }
+        if (ctx->cur == NULL && (ctx->cur = get_buf(r, ctx)) == NULL) {
+            return ctx->nbufs ? RX_AGAIN : RX_ERROR;
+        }
+        ctx->zs.next_out = (Bytef *) ctx->cur->last;
+        ctx->zs.avail_out = (uInt) (ctx->cur->end - ctx->cur->last);
+        rc = deflate(&ctx->zs, mode);
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            rx_http_request_log_error(r, RX_LOG_ALERT, 0,
+                                      "deflate() failed: %d, %d", mode, rc);
+            return RX_ERROR;
+        }
+        ctx->cur->last = (char *) ctx->zs.next_out;
+        if (ctx->in_buf) {
+            ctx->in_buf->pos = (char *) ctx->zs.next_in;
+        }
+        emit = ctx->zs.avail_out == 0;
+        if (rc == Z_STREAM_END) {
+            ctx->zin = ctx->zs.total_in;
+            ctx->zout = ctx->zs.total_out;
+            zstream_end(ctx);                     /* free zlib's memory now */
+            ctx->done = true;
+            ctx->cur->last_buf = 1;
+            emit = true;
+        } else if (mode == Z_SYNC_FLUSH && ctx->zs.avail_out > 0) {
+            ctx->flush = false;                   /* all of it is out */
+            ctx->cur->flush = 1;
+            emit = ctx->cur->last > ctx->cur->pos;
+        }
+        if (emit) {
+            cl = get_link(r, ctx);
+            if (cl == NULL) {
+                return RX_ERROR;
+            }
+            cl->buf = ctx->cur;
+            **ll = cl;
+            *ll = &cl->next;
+            ctx->cur = NULL;
+        }
+        if (ctx->done) {
+            return RX_OK;
+        }
+    }
+}
+
+static rx_int_t
+gzip_body_filter(rx_http_request_t *r, rx_chain_t *in)
+{
+    rx_http_gzip_ctx_t *ctx = r->gzip_ctx;
+    rx_chain_t         *out = NULL, **ll = &out, *cl;
+    rx_int_t            rc;
+
+    if (ctx == NULL || ctx->done || r->header_only) {
+        return next_body(r, in);
+    }
+    if (queue_input(r, ctx, in) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (ctx->in == NULL && ctx->zs.avail_in == 0 && !ctx->last && !ctx->flush) {
+        return next_body(r, NULL);        /* nothing to deflate */
+    }
+    if (!ctx->zinit && deflate_start(r, ctx) != RX_OK) {
+        return RX_ERROR;
+    }
+    rc = deflate_chain(r, ctx, &ll);
+    if (rc == RX_ERROR) {
+        return RX_ERROR;
+    }
+    /* input left over waits for buffers: the writer calls back (on_sent)
+     * before the producer may reuse its buffers */
+    r->filter_buffered = rc == RX_AGAIN;
+    /* even with nothing to pass (deflate keeps its input for now), the
+     * writer must run: the header may be waiting in r->out, and its send
+     * is what brings the producer back for more */
+    rc = next_body(r, out);
+    while (out) {                         /* downstream keeps its own links */
+        cl = out->next;
+        out->next = ctx->free;
+        ctx->free = out;
+        out = cl;
+    }
+    return rc;
+}
+
+/* ---- $gzip_ratio -------------------------------------------------------- */
+
+static rx_int_t
+gzip_ratio_variable(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_gzip_ctx_t *ctx = r->gzip_ctx;
+    uint64_t            whole, frac;
+
+    if (ctx == NULL || ctx->zout == 0) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    /* two decimals, rounded half up, as nginx prints it */
+    whole = ctx->zin / ctx->zout;
+    frac = ctx->zin * 100 / ctx->zout % 100;
+    if (ctx->zin * 1000 / ctx->zout % 10 > 4) {
+        if (++frac > 99) {
+            whole++;
+            frac = 0;
+        }
+    }
+    v->data = rx_pnalloc(r->pool, 32);
+    if (v->data == NULL) {
+        return RX_ERROR;
+    }
+    v->len = (size_t) snprintf(v->data, 32, "%" PRIu64 ".%02" PRIu64,
+                               whole, frac);
+    return RX_OK;
+}
+
+static rx_int_t
+preconfiguration(rx_conf_t *cf)
+{
+    static rx_str_t     name = rx_string("gzip_ratio");
+    rx_http_variable_t *v = rx_http_add_variable(cf, &name,
+                                                 RX_HTTP_VAR_NOCACHEABLE);
+
+    if (v == NULL) {
+        return RX_ERROR;
+    }
+    v->get = gzip_ratio_variable;
+    return RX_OK;
+}
+
+/* Called by rx_http_init_filters: takes the places of *header and *body
+ * and passes on to what was there. */
+void
+rx_http_gzip_filter_init(rx_http_output_header_filter_pt *header,
+    rx_http_output_body_filter_pt *body)
+{
+    next_header = *header;
+    next_body = *body;
+    *header = gzip_header_filter;
+    *body = gzip_body_filter;
+}
