@@ -17,6 +17,7 @@ use Test::More;
 use Test::Ringx;
 use Test::Upstream;
 use IO::Select;
+use IO::Uncompress::Gunzip ();
 use Time::HiRes qw(time sleep);
 
 my $up = Test::Upstream->new;
@@ -115,6 +116,12 @@ http {
             proxy_set_header Upgrade \$http_upgrade;
             proxy_set_header Connection "upgrade";
             proxy_read_timeout 2s;
+        }
+        location /gz/ {
+            proxy_pass http://$UP;
+            gzip on;
+            gzip_proxied any;
+            gzip_types text/plain;
         }
         location /next404/ {
             proxy_pass http://mixed;
@@ -279,6 +286,19 @@ is $r->{body}, "accel target\n", 'redirects internally to the named URI';
     my $all = $c->read_all(timeout => 5);
     my ($body) = $all =~ /\r\n\r\n(.*)/s;
     is length($body), 4000, 'and the whole body follows';
+}
+
+# gzip on proxied bodies: streamed through the filter, chunked
+{
+    $r = get('/gz/len/3000000', "Accept-Encoding: gzip\r\n");
+    is $r->{headers}{'content-encoding'}, 'gzip', 'a proxied body is compressed';
+    ok $r->{chunked}, 'and sent chunked';
+    my $plain;
+    IO::Uncompress::Gunzip::gunzip(\$r->{body} => \$plain);
+    ok defined $plain && $plain eq Test::Upstream::pattern(3000000), '3 MB round trip through gzip';
+    $r = get('/gz/chunked/200000', "Accept-Encoding: gzip\r\n");
+    IO::Uncompress::Gunzip::gunzip(\$r->{body} => \$plain);
+    ok $plain eq Test::Upstream::pattern(200000), 'a chunked upstream body through gzip';
 }
 
 # a large body, bounded buffers
