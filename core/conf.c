@@ -549,6 +549,25 @@ rx_conf_full_name(rx_cycle_t *cycle, rx_str_t *name, bool conf_prefix)
     return RX_OK;
 }
 
+rx_int_t
+rx_conf_add_path(rx_conf_t *cf, const rx_str_t *path)
+{
+    rx_str_t  *p = cf->cycle->paths.elts;
+    rx_uint_t  i;
+
+    for (i = 0; i < cf->cycle->paths.nelts; i++) {
+        if (p[i].len == path->len && memcmp(p[i].data, path->data, path->len) == 0) {
+            return RX_OK;
+        }
+    }
+    p = rx_array_push(&cf->cycle->paths);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    *p = *path;
+    return RX_OK;
+}
+
 const char *
 rx_conf_include(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {

@@ -3,6 +3,7 @@
  * open files and sockets) and freeing one that is no longer used.
  */
 #include "core.h"
+#include <sys/stat.h>
 #include "cycle.h"
 #include "clock.h"
 
@@ -130,6 +131,31 @@ done:
     return rc;
 }
 
+/* Temporary-file directories (proxy_temp_path ...): made by the master,
+ * owned by the workers' user so that they can write there. */
+static rx_int_t
+create_paths(rx_cycle_t *cycle)
+{
+    rx_core_conf_t *ccf = cycle->conf_ctx[rx_core_module.index];
+    rx_str_t       *path = cycle->paths.elts;
+    rx_uint_t       i;
+
+    for (i = 0; i < cycle->paths.nelts; i++) {
+        if (mkdir(path[i].data, 0700) == -1 && errno != EEXIST) {
+            rx_log_error(RX_LOG_EMERG, cycle->log, errno, "mkdir() \"%s\" failed",
+                         path[i].data);
+            return RX_ERROR;
+        }
+        if (geteuid() == 0 && ccf->user != (uid_t) RX_CONF_UNSET_UINT
+            && chown(path[i].data, ccf->user, (gid_t) -1) == -1) {
+            rx_log_error(RX_LOG_EMERG, cycle->log, errno, "chown(\"%s\", %ld) "
+                         "failed", path[i].data, (long) ccf->user);
+            return RX_ERROR;
+        }
+    }
+    return RX_OK;
+}
+
 rx_cycle_t *
 rx_init_cycle(rx_cycle_t *old)
 {
@@ -153,6 +179,9 @@ rx_init_cycle(rx_cycle_t *old)
         return cycle;
     }
     if (rx_log_open_default(cycle) != RX_OK) {
+        goto failed;
+    }
+    if (create_paths(cycle) != RX_OK) {
         goto failed;
     }
     if (rx_open_listening_sockets(cycle) != RX_OK) {

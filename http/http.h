@@ -233,6 +233,9 @@ struct rx_http_request_s {
      * lets go of what it holds elsewhere (an upstream connection). */
     void                    (*abort_handler)(rx_http_request_t *r);
     rx_str_t                  log_upstream;      /* error log's "upstream:" */
+    /* Operations of other connections that still read the request's
+     * memory (a send to an upstream): the pool waits for them. */
+    rx_uint_t                 holds;
     /* After a 101: the client's bytes go here instead of the parser
      * (len 0: the client closed; negative: -errno). */
     void                    (*tunnel_read)(rx_http_request_t *r,
@@ -263,6 +266,7 @@ struct rx_http_request_s {
     unsigned                  invalid_header:1;
     unsigned                  sending_file:1;    /* a splice to the client runs */
     unsigned                  upgrade:1;         /* 101: "Connection: upgrade" */
+    unsigned                  freed:1;           /* waits for its holds */
     /* a body filter holds input it could not process yet (its output
      * buffers are all queued): when r->out drains, the body filters run
      * again with no input before write_handler may produce more */
@@ -334,6 +338,11 @@ rx_int_t rx_http_write_queue(rx_http_request_t *r, rx_chain_t *in);
 /* Content-Type from the URI's extension (types / mime.types), else
  * default_type; kept when a handler already set one. */
 void rx_http_set_content_type(rx_http_request_t *r);
+/* The request's memory goes: now, or when the last hold is released. */
+void rx_http_request_free(rx_http_request_t *r);
+/* Keeps the request's memory until the connection c is freed (its
+ * operations in flight may read it). */
+rx_int_t rx_http_request_hold_for(rx_http_request_t *r, rx_conn_t *c);
 void rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* nginx's line: "msg (err) while action, client: A, server: S, request: R" */

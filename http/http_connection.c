@@ -123,10 +123,10 @@ on_free(rx_conn_t *c)
          * which is freed only after its last completion */
         rx_pool_cleanup_t *cln = rx_pool_cleanup_add(c->pool, 0);
         if (cln) {
-            cln->handler = (rx_pool_cleanup_pt) rx_pool_destroy;
-            cln->data = hc->r->pool;
+            cln->handler = (rx_pool_cleanup_pt) rx_http_request_free;
+            cln->data = hc->r;
         } else {
-            rx_pool_destroy(hc->r->pool);
+            rx_http_request_free(hc->r);
         }
         hc->r = NULL;
     }
@@ -538,7 +538,7 @@ rx_http_request_done(rx_http_request_t *r)
     bool unread_body = !r->body_read;
 
     hc->r = NULL;
-    rx_pool_destroy(r->pool);
+    rx_http_request_free(r);
     r = NULL;
 
     if (!keep) {

@@ -83,6 +83,39 @@ rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     va_end(args);
 }
 
+void
+rx_http_request_free(rx_http_request_t *r)
+{
+    r->freed = 1;
+    if (r->holds == 0) {
+        rx_pool_destroy(r->pool);
+    }
+}
+
+static void
+release_hold(void *data)
+{
+    rx_http_request_t *r = data;
+
+    if (--r->holds == 0 && r->freed) {
+        rx_pool_destroy(r->pool);
+    }
+}
+
+rx_int_t
+rx_http_request_hold_for(rx_http_request_t *r, rx_conn_t *c)
+{
+    rx_pool_cleanup_t *cln = rx_pool_cleanup_add(c->pool, 0);
+
+    if (cln == NULL) {
+        return RX_ERROR;
+    }
+    cln->handler = release_hold;
+    cln->data = r;
+    r->holds++;
+    return RX_OK;
+}
+
 rx_http_request_t *
 rx_http_create_request(rx_http_connection_t *hc)
 {

@@ -43,6 +43,10 @@ rx_http_upstream_drop_connection(rx_http_upstream_t *u)
     }
     u->uc = NULL;
     uc->u = NULL;
+    if (uc->c->sending) {
+        /* the kernel may still read the request's memory for that send */
+        (void) rx_http_request_hold_for(u->r, uc->c);
+    }
     rx_conn_close(uc->c);
 }
 
@@ -54,29 +58,31 @@ rx_http_upstream_release_peer(rx_http_upstream_t *u, bool failed)
         u->peer = NULL;
     }
 }
-/* The request goes (its pool is destroyed, or the client went away). */
-static void
-request_cleanup(void *data)
-{
-    rx_http_upstream_t *u = data;
-
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
-    u->finished = 1;
-    if (u->r->tunnel_read) {
-        u->r->tunnel_read = NULL;
-    }
-    rx_http_upstream_tunnel_free(u);
-}
-
+/* The client went away: the exchange stops (its memory stays until the
+ * request's pool goes). */
 static void
 client_abort(rx_http_request_t *r)
 {
     rx_http_upstream_t *u = r->upstream;
 
-    if (u && !u->finished) {
-        request_cleanup(u);
+    if (u == NULL) {
+        return;
     }
+    rx_http_upstream_drop_connection(u);
+    rx_http_upstream_release_peer(u, false);
+    u->finished = 1;
+    r->tunnel_read = NULL;
+}
+
+/* The request's pool is destroyed: nothing in flight reads its memory. */
+static void
+request_cleanup(void *data)
+{
+    rx_http_upstream_t *u = data;
+
+    client_abort(u->r);
+    rx_http_upstream_tunnel_free(u);
+    rx_http_upstream_free_body(u);
 }
 
 rx_http_upstream_t *
@@ -97,6 +103,7 @@ rx_http_upstream_create(rx_http_request_t *r, const rx_http_upstream_conf_t *con
     }
     u->start_msec = rx_current_msec;
     u->buffering = conf->buffering ? 1 : 0;
+    u->temp_fd = -1;
     rx_str_set(&u->schema, "http://");
     cln->handler = request_cleanup;
     cln->data = u;

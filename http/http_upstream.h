@@ -148,6 +148,8 @@ typedef struct {
     rx_uint_t                    ignore_headers;   /* RX_HTTP_UPSTREAM_IGN_* */
     rx_array_t                  *hide_headers;     /* rx_str_t, lower case */
     rx_array_t                  *pass_headers;     /* rx_str_t, lower case */
+    int64_t                      max_temp_file_size;  /* 0: no spill */
+    rx_str_t                     temp_path;        /* NUL-terminated */
     const char                  *module;           /* "proxy", for messages */
 } rx_http_upstream_conf_t;
 
@@ -255,6 +257,25 @@ struct rx_http_upstream_s {
     unsigned                         header_sent:1;  /* to the client */
     unsigned                         buffering:1;
     unsigned                         tunnel:1;       /* after a 101 */
+    unsigned                         spilling:1;     /* body goes via the file */
+    unsigned                         disk_paused:1;  /* reading waits for the disk */
+    unsigned                         eof_pending:1;  /* upstream done, file not */
+    unsigned                         temp_opening:1;
+    unsigned                         temp_writing:1;
+    unsigned                         temp_reading:1;
+
+    /* The temporary file: a queue of body bytes between the upstream and
+     * a slow client; written at temp_submitted, read back from temp_read,
+     * reset to empty whenever the client has caught up. */
+    int                              temp_fd;        /* -1: none yet */
+    int64_t                          temp_submitted; /* end of writes given */
+    int64_t                          temp_written;   /* writes completed */
+    int64_t                          temp_read;      /* read back, handed on */
+    char                            *wbuf[2];        /* malloc'd */
+    size_t                           wlen[2];
+    size_t                           wcap[2];
+    unsigned                         wcur;           /* the one filling */
+    char                            *rbuf;
     unsigned                         tunnel_paused:1; /* client reading stopped */
 
     /* the tunnel's client-to-upstream bytes: malloc'd chunks, the first
@@ -278,6 +299,9 @@ const char *rx_http_upstream_merge_conf(rx_conf_t *cf,
     rx_http_upstream_conf_t *conf, const rx_http_upstream_conf_t *prev,
     const char *const *default_hide);
 void rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf);
+/* Setter of *_temp_path (cmd->offset: an rx_str_t). */
+const char *rx_http_upstream_set_temp_path(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
 
 /* modules/upstream.c: blocks and implicit upstreams */
 #define RX_HTTP_UPSTREAM_CREATE     0x0001

@@ -9,6 +9,7 @@
 #include "http.h"
 #include "http_upstream.h"
 #include "http_upstream_int.h"
+#include <fcntl.h>
 #include "clock.h"
 
 
@@ -76,6 +77,11 @@ next_block(rx_http_upstream_t *u)
     return RX_OK;
 }
 
+static rx_int_t spill(rx_http_upstream_t *u, const char *data, size_t len);
+static void temp_kick(rx_http_upstream_t *u);
+static void file_op(rx_http_request_t *r, const rx_cqe_t *cqe);
+static void send_last(rx_http_upstream_t *u);
+
 rx_int_t
 rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
 {
@@ -84,6 +90,9 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
     u->body_bytes += (int64_t) len;
     if (u->r->header_only && !u->tunnel) {
         return RX_OK;          /* HEAD: the body is read and dropped */
+    }
+    if (u->spilling) {
+        return spill(u, data, len);
     }
     while (len) {
         if (u->fill == u->fill_end && next_block(u) != RX_OK) {
@@ -98,8 +107,40 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
     return RX_OK;
 }
 
-/* Hands what was buffered to the client; stops reading the upstream when
- * every buffer is in use. */
+static void
+pause_upstream(rx_http_upstream_t *u)
+{
+    if (u->uc && !u->paused) {
+        u->paused = 1;
+        rx_timer_del(&u->uc->c->timer);
+        u->uc->c->transport->stop_read(u->uc->c);
+    }
+}
+
+static void
+resume_upstream(rx_http_upstream_t *u)
+{
+    if (u->paused && u->uc && !u->disk_paused) {
+        u->paused = 0;
+        u->uc->c->transport->start_read(u->uc->c);
+        rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
+    }
+}
+
+/* The client can take more bytes than are queued for it. */
+static bool
+client_idle(rx_http_upstream_t *u)
+{
+    rx_http_request_t *r = u->r;
+
+    return r->out == NULL && !r->conn->sending && !r->filter_buffered
+           && u->pending == NULL && u->slice == u->fill;
+}
+
+/* Hands what was buffered to the client. When every buffer is in use and
+ * the client is slow: with buffering on the rest goes to a temporary file
+ * (the upstream is read at its own pace and released early); otherwise
+ * reading from the upstream stops until the client catches up. */
 rx_int_t
 rx_http_upstream_flush(rx_http_upstream_t *u)
 {
@@ -119,42 +160,58 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
     } else if (cl && rx_http_output_filter(u->r, cl) == RX_ERROR) {
         return RX_ERROR;
     }
-    if (cl && u->r->out == NULL && !u->r->conn->sending
-        && !u->r->filter_buffered) {
+    if (cl && client_idle(u)) {
         /* a filter (gzip) took the bytes and queued nothing yet: no send
          * will call the write handler, and the blocks are free already */
         rx_http_upstream_write_handler(u->r);
     }
-    if (!u->body_done && u->uc && u->used >= (rx_uint_t) u->conf->bufs_num
-        && u->fill == u->fill_end && !u->paused) {
-        u->paused = 1;
-        rx_timer_del(&u->uc->c->timer);
-        u->uc->c->transport->stop_read(u->uc->c);
+    if (u->spilling) {
+        temp_kick(u);
+        return RX_OK;
+    }
+    if (!u->body_done && u->uc && u->used >= (rx_uint_t) u->conf->bufs_num) {
+        if (u->buffering && !u->tunnel && u->conf->max_temp_file_size > 0
+            && u->conf->temp_path.data) {
+            u->spilling = 1;       /* from now on, via the file */
+            u->r->op_handler = file_op;
+            if (u->temp_fd == -1) {
+                /* nginx's warning, once per response */
+                rx_http_log_error_action(u->r->hc, RX_LOG_WARN, 0, u->action,
+                    "an upstream response is buffered to a temporary file "
+                    "in %s", u->conf->temp_path.data);
+            }
+            temp_kick(u);
+        } else {
+            pause_upstream(u);
+        }
     }
     return RX_OK;
 }
 
-/* The client has everything queued: every block is free again. */
+/* The client has everything queued: every block is free again, and the
+ * file (if any) gives its next part. */
 rx_int_t
 rx_http_upstream_write_handler(rx_http_request_t *r)
 {
     rx_http_upstream_t *u = r->upstream;
 
-    if (u == NULL || u->finished || u->pending || u->slice != u->fill) {
+    if (u == NULL || u->pending || u->slice != u->fill) {
         return RX_OK;
     }
     u->used = 0;
     u->fill = u->fill_end = u->slice = NULL;
-    if (u->paused && u->uc) {
-        u->paused = 0;
-        u->uc->c->transport->start_read(u->uc->c);
-        rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
+    if (u->spilling) {
+        temp_kick(u);
+        return RX_OK;
+    }
+    if (!u->finished) {
+        resume_upstream(u);
     }
     return RX_OK;
 }
 
 /* The body is complete: the connection goes back to the pool (when both
- * sides allow) and the response ends. */
+ * sides allow) and the response ends, after what the file still holds. */
 void
 rx_http_upstream_finish_body(rx_http_upstream_t *u)
 {
@@ -163,19 +220,24 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
 
     rx_http_upstream_end_state(u);
     u->finished = 1;
-    r->write_handler = NULL;
     if (uc) {
-        u->uc = NULL;
         uc->requests++;
-        if (u->keepalive && u->request_sent) {
+        if (u->keepalive && u->request_sent && !uc->c->sending) {
+            u->uc = NULL;
+            uc->u = NULL;
             rx_timer_del(&uc->c->timer);
             rx_http_upstream_keepalive_put(uc);   /* or closes it */
         } else {
-            uc->u = NULL;
-            rx_conn_close(uc->c);
+            rx_http_upstream_drop_connection(u);
         }
     }
     rx_http_upstream_release_peer(u, false);
+    if (u->spilling) {
+        u->eof_pending = 1;
+        temp_kick(u);            /* the rest leaves through the file */
+        return;
+    }
+    r->write_handler = NULL;
     if (rx_http_upstream_emit_slice(u) != RX_OK) {
         rx_conn_close(r->conn);
         return;
@@ -188,9 +250,195 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
             return;
         }
     }
-    if (rx_http_output_filter(r, NULL) == RX_ERROR) {
-        rx_conn_close(r->conn);
+    send_last(u);
+}
+
+static void
+send_last(rx_http_upstream_t *u)
+{
+    u->r->write_handler = NULL;
+    u->eof_pending = 0;
+    if (rx_http_output_filter(u->r, NULL) == RX_ERROR) {
+        rx_conn_close(u->r->conn);
     }
+}
+
+/*
+ * The temporary file. Bytes from the upstream fill wbuf[wcur]; when no
+ * write is in flight it is written at the end of the file and the other
+ * buffer fills meanwhile. When the client has taken everything queued, the
+ * next part is read back into rbuf and sent. When the file is empty again
+ * (all written bytes read back, nothing waiting), it starts over from
+ * offset 0 and the body goes back to the memory blocks. The upstream is
+ * paused only when both write buffers are full (the disk is slower) or the
+ * file reached *_max_temp_file_size (the client is much slower).
+ */
+#define TEMP_CHUNK  (64 * 1024)
+
+static rx_int_t
+spill(rx_http_upstream_t *u, const char *data, size_t len)
+{
+    unsigned i = u->wcur;
+
+    if (u->wlen[i] + len > u->wcap[i]) {
+        /* never the buffer being written: that one is the other */
+        size_t cap = rx_max(u->wlen[i] + len, (size_t) TEMP_CHUNK);
+        char  *grown = realloc(u->wbuf[i], cap);
+
+        if (grown == NULL) {
+            return RX_ERROR;
+        }
+        u->wbuf[i] = grown;
+        u->wcap[i] = cap;
+    }
+    memcpy(u->wbuf[i] + u->wlen[i], data, len);
+    u->wlen[i] += len;
+    return RX_OK;
+}
+
+static void
+temp_fail(rx_http_upstream_t *u, const char *what, int err)
+{
+    rx_http_request_log_error(u->r, RX_LOG_CRIT, err, "%s temporary file in "
+                              "\"%s\" failed", what, u->conf->temp_path.data);
+    u->spilling = 0;
+    u->r->op_handler = NULL;
+    rx_http_upstream_cut_body(u, NULL, 0);
+}
+
+static void
+temp_kick(rx_http_upstream_t *u)
+{
+    rx_http_request_t *r = u->r;
+    unsigned           i = u->wcur;
+
+    if (u->temp_fd == -1) {
+        if (!u->temp_opening) {
+            u->temp_opening = 1;
+            rx_ring_openat(AT_FDCWD, u->conf->temp_path.data,
+                           O_TMPFILE | O_RDWR | O_CLOEXEC, 0600,
+                           rx_http_op_ud(r, RX_OP_OPEN));
+        }
+    } else if (!u->temp_writing && u->wlen[i]) {
+        u->temp_writing = 1;
+        rx_ring_write(u->temp_fd, u->wbuf[i], (unsigned) u->wlen[i],
+                      (uint64_t) u->temp_submitted, rx_http_op_ud(r, RX_OP_WRITE));
+        u->temp_submitted += (int64_t) u->wlen[i];
+        u->wcur ^= 1;
+    }
+    /* the upstream waits when the disk is behind or the file is full */
+    if ((u->temp_writing && u->wlen[u->wcur] >= TEMP_CHUNK)
+        || u->temp_submitted >= u->conf->max_temp_file_size) {
+        u->disk_paused = 1;
+        pause_upstream(u);
+    } else if (u->disk_paused) {
+        u->disk_paused = 0;
+        resume_upstream(u);
+    }
+    if (u->temp_fd == -1 || u->temp_reading || !client_idle(u)) {
+        return;
+    }
+    if (u->temp_written > u->temp_read) {
+        size_t n = (size_t) rx_min(u->temp_written - u->temp_read,
+                                   (int64_t) TEMP_CHUNK);
+        if (u->rbuf == NULL && (u->rbuf = malloc(TEMP_CHUNK)) == NULL) {
+            temp_fail(u, "reading", ENOMEM);
+            return;
+        }
+        u->temp_reading = 1;
+        rx_ring_read(u->temp_fd, u->rbuf, (unsigned) n, (uint64_t) u->temp_read,
+                     rx_http_op_ud(r, RX_OP_READ));
+        return;
+    }
+    if (u->temp_writing || u->wlen[u->wcur] || u->wlen[u->wcur ^ 1]) {
+        return;                      /* more is on its way to the file */
+    }
+    /* the client caught up: the file is empty */
+    u->temp_submitted = u->temp_written = u->temp_read = 0;
+    if (u->eof_pending) {
+        send_last(u);
+        return;
+    }
+    if (!u->finished) {
+        u->spilling = 0;
+        u->disk_paused = 0;
+        resume_upstream(u);
+    }
+}
+
+static void
+file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+{
+    rx_http_upstream_t *u = r->upstream;
+    rx_op_kind_t        kind = rx_op_kind(cqe->user_data);
+
+    if (u == NULL || !u->spilling) {
+        if (kind == RX_OP_OPEN && cqe->res >= 0) {
+            close(cqe->res);
+        }
+        return;
+    }
+    switch (kind) {
+    case RX_OP_OPEN:
+        u->temp_opening = 0;
+        if (cqe->res < 0) {
+            temp_fail(u, "creating a", -cqe->res);
+            return;
+        }
+        u->temp_fd = cqe->res;
+        break;
+    case RX_OP_WRITE: {
+        unsigned i = u->wcur ^ 1;         /* the one that was written */
+
+        u->temp_writing = 0;
+        if (cqe->res < 0 || (size_t) cqe->res != u->wlen[i]) {
+            temp_fail(u, "writing to a", cqe->res < 0 ? -cqe->res : EIO);
+            return;
+        }
+        u->temp_written += cqe->res;
+        u->wlen[i] = 0;
+        break;
+    }
+    case RX_OP_READ: {
+        rx_chain_t *cl;
+
+        u->temp_reading = 0;
+        if (cqe->res <= 0) {
+            temp_fail(u, "reading a", cqe->res < 0 ? -cqe->res : EIO);
+            return;
+        }
+        u->temp_read += cqe->res;
+        cl = rx_chain_from_text(r->pool, "", 0, false);
+        if (cl == NULL) {
+            temp_fail(u, "reading a", ENOMEM);
+            return;
+        }
+        /* the bytes stay in rbuf: the next read waits until they are sent */
+        cl->buf->start = cl->buf->pos = u->rbuf;
+        cl->buf->end = cl->buf->last = u->rbuf + cqe->res;
+        if (rx_http_output_filter(r, cl) == RX_ERROR) {
+            rx_conn_close(r->conn);
+            return;
+        }
+        break;
+    }
+    default:
+        return;
+    }
+    temp_kick(u);
+}
+
+void
+rx_http_upstream_free_body(rx_http_upstream_t *u)
+{
+    if (u->temp_fd != -1) {
+        close(u->temp_fd);
+        u->temp_fd = -1;
+    }
+    free(u->wbuf[0]);
+    free(u->wbuf[1]);
+    free(u->rbuf);
+    u->wbuf[0] = u->wbuf[1] = u->rbuf = NULL;
 }
 
 /* The body broke after the header went to the client: what arrived is
@@ -206,6 +454,7 @@ rx_http_upstream_cut_body(rx_http_upstream_t *u, const char *reason, int err)
     }
     rx_http_upstream_end_state(u);
     u->finished = 1;
+    u->spilling = 0;
     r->write_handler = NULL;
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, false);

@@ -27,6 +27,7 @@ rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf)
     conf->ignore_client_abort = RX_CONF_UNSET;
     conf->hide_headers = RX_CONF_UNSET_PTR;
     conf->pass_headers = RX_CONF_UNSET_PTR;
+    conf->max_temp_file_size = RX_CONF_UNSET;
 }
 
 /* nginx's defaults; hide_headers gets the protocol's default list minus
@@ -67,6 +68,25 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     if (conf->next_upstream & RX_HTTP_UPSTREAM_FT_OFF) {
         conf->next_upstream = RX_HTTP_UPSTREAM_FT_OFF;
     }
+    rx_conf_merge_value(conf->max_temp_file_size, prev->max_temp_file_size,
+                        1024 * 1024 * 1024);
+    if (conf->temp_path.data == NULL) {
+        if (prev->temp_path.data == NULL) {
+            /* nginx's default: PREFIX/<module>_temp */
+            char     name[32];
+            rx_str_t path;
+
+            path.len = (size_t) snprintf(name, sizeof(name), "%s_temp",
+                                         conf->module);
+            path.data = name;
+            if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK
+                || rx_conf_add_path(cf, &path) != RX_OK) {
+                return RX_CONF_ERROR;
+            }
+            ((rx_http_upstream_conf_t *) prev)->temp_path = path;
+        }
+        conf->temp_path = prev->temp_path;
+    }
     rx_conf_merge_ptr(conf->pass_headers, prev->pass_headers, NULL);
     if (conf->hide_headers == RX_CONF_UNSET_PTR) {
         if (prev->hide_headers != RX_CONF_UNSET_PTR
@@ -106,5 +126,34 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
                      "\"%s_buffers\"", conf->module);
         return RX_CONF_ERROR;
     }
+    return RX_CONF_OK;
+}
+
+/* *_temp_path path [level1 [level2 [level3]]]: the levels are accepted
+ * and not needed (files are made with O_TMPFILE: they have no name). */
+const char *
+rx_http_upstream_set_temp_path(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf)
+{
+    rx_str_t *field = rx_conf_field(conf, cmd, rx_str_t);
+    rx_str_t *value = cf->args->elts, path = value[1];
+    rx_uint_t i;
+
+    if (field->data) {
+        return "is duplicate";
+    }
+    for (i = 2; i < cf->args->nelts; i++) {
+        rx_int_t level = rx_atoi(value[i].data, value[i].len);
+        if (level < 1 || level > 2) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\"",
+                              value[i].data);
+            return RX_CONF_ERROR;
+        }
+    }
+    if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK
+        || rx_conf_add_path(cf, &path) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    *field = path;
     return RX_CONF_OK;
 }

@@ -27,6 +27,8 @@ void rx_http_upstream_finish_body(rx_http_upstream_t *u);
 /* The body broke after the header went out: the client connection closes. */
 void rx_http_upstream_cut_body(rx_http_upstream_t *u, const char *reason,
     int err);
+/* The request's pool goes: the temporary file and its buffers too. */
+void rx_http_upstream_free_body(rx_http_upstream_t *u);
 /* A new try: nothing buffered by an earlier one is kept. */
 void rx_http_upstream_reset_body(rx_http_upstream_t *u);
 

@@ -137,12 +137,13 @@ static const rx_command_t proxy_commands[] = {
     /* accepted; their effect is documented in docs/directives.md */
     { "proxy_busy_buffers_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_max_temp_file_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_max_temp_file_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_off_slot, RX_HTTP_LOC_CONF_OFFSET, UP(max_temp_file_size), NULL },
     { "proxy_temp_file_write_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_temp_path", RX_PROXY_LOC_CONF | RX_CONF_TAKE1234, set_accepted,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_temp_path", RX_PROXY_LOC_CONF | RX_CONF_TAKE1234,
+      rx_http_upstream_set_temp_path, RX_HTTP_LOC_CONF_OFFSET, UP(temp_path),
+      NULL },
     rx_null_command
 };
 

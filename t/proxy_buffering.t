@@ -1,0 +1,145 @@
+#!/usr/bin/perl
+# proxy_buffering.t: a slow client and a fast upstream. With buffering on,
+# the body goes through a temporary file: the upstream finishes (and its
+# connection is released) while the client has read nothing, and the
+# worker's memory stays bounded. With proxy_max_temp_file_size 0, or
+# buffering off, the upstream is held back instead. Bodies compared by
+# sha256.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Digest::SHA qw(sha256_hex);
+use IO::Select;
+use Test::More;
+use Test::Ringx;
+use Test::Upstream;
+use Time::HiRes qw(time sleep);
+
+my $up = Test::Upstream->new;
+$up->start;
+my $UP = $up->addr;
+
+my $t = Test::Ringx->new;
+$t->write_config(<<"EOF");
+daemon off;
+master_process on;
+worker_processes 1;
+error_log logs/error.log info;
+events { worker_connections 64; }
+http {
+    access_log off;
+    proxy_buffers 4 8k;
+    # the origin of the large bodies: a server of this same worker (fast;
+    # the Perl upstream serves the chunked case)
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        root html;
+        access_log logs/origin.log;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        location /spill/ { proxy_pass http://127.0.0.1:%%PORT_1%%/; }
+        location /ck/ { proxy_pass http://$UP; }
+        location /nofile/ {
+            proxy_pass http://127.0.0.1:%%PORT_1%%/;
+            proxy_max_temp_file_size 0;
+        }
+        location /off/ {
+            proxy_pass http://127.0.0.1:%%PORT_1%%/;
+            proxy_buffering off;
+        }
+        location /small/ {
+            proxy_pass http://127.0.0.1:%%PORT_1%%/;
+            proxy_max_temp_file_size 256k;
+        }
+    }
+}
+EOF
+my $LEN = 20_000_000;
+my $data = join '', map { pack('N', $_ * 2654435761 % 4294967291) } 1 .. $LEN / 4;
+$t->write_file_raw('html/big.bin', $data);
+my $want = sha256_hex($data);
+$t->run;
+my $P = $t->port(0);
+my ($worker) = $t->worker_pids;
+
+sub rss_kb {
+    my $st = $t->proc_status($worker) or return 0;
+    my ($kb) = ($st->{VmRSS} // '0') =~ /(\d+)/;
+    return $kb;
+}
+
+# Sends the request, reads nothing for $stall seconds, then everything.
+# Returns (body, whether the upstream had closed before the client read,
+# the largest worker RSS seen, in kB).
+sub slow_download {
+    my ($uri, $len, $stall) = @_;
+    my ($uri_origin) = $uri =~ m{^/[^/]+(/.*)};
+    truncate($t->prefix . '/logs/origin.log', 0);
+    my $c = $t->raw($P);
+    setsockopt($c->sock, Socket::SOL_SOCKET(), Socket::SO_RCVBUF(), 32768);
+    $c->send("GET $uri HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    my $max_rss = rss_kb();
+    my $deadline = time + $stall;
+    while (time < $deadline) {
+        sleep 0.1;
+        my $r = rss_kb();
+        $max_rss = $r if $r > $max_rss;
+    }
+    my $done_early = ($t->read_file('logs/origin.log') // '') =~ /\Q$uri_origin\E/
+                     ? 1 : 0;
+    my $all = '';
+    my $sel = IO::Select->new($c->sock);
+    my $n = 0;
+    while ($sel->can_read(10)) {
+        my $k = sysread($c->sock, my $buf, 262144);
+        last unless $k;
+        $all .= $buf;
+        if (++$n % 50 == 0) {
+            my $r = rss_kb();
+            $max_rss = $r if $r > $max_rss;
+        }
+    }
+    my ($resp) = Test::Ringx::parse_responses($all);
+    return ($resp ? $resp->{body} : '', $done_early, $max_rss);
+}
+
+my $base = rss_kb();
+
+my ($body, $early, $rss) = slow_download("/spill/big.bin", $LEN, 4);
+is length($body), $LEN, 'buffering on: the whole 20 MB body arrives';
+is sha256_hex($body), $want, 'intact';
+ok $early, 'the upstream finished while the client had read nothing (temporary file)';
+ok $t->log_contains(qr/\[warn\] .*an upstream response is buffered to a temporary file in \S+proxy_temp while reading upstream/),
+    'nginx\'s warning names the temporary file\'s directory';
+cmp_ok $rss - $base, '<', 4 * 1024, 'the worker grew by less than 4 MB for a 20 MB body'
+    or diag "base $base kB, max $rss kB";
+
+($body, $early, $rss) = slow_download("/nofile/big.bin", $LEN, 2);
+is sha256_hex($body), $want, 'proxy_max_temp_file_size 0: intact';
+ok !$early, 'the upstream was held back (no temporary file)';
+cmp_ok $rss - $base, '<', 4 * 1024, 'memory bounded';
+
+($body, $early) = slow_download("/off/big.bin", $LEN, 2);
+is sha256_hex($body), $want, 'buffering off: intact';
+ok !$early, 'the upstream was held back';
+
+# a file limit smaller than the body: the upstream waits when it is full,
+# and the body still arrives whole
+($body, $early) = slow_download("/small/big.bin", $LEN, 2);
+is sha256_hex($body), $want, 'proxy_max_temp_file_size 256k: intact';
+ok !$early, 'the upstream waits once the file is full';
+
+# chunked upstream bodies through the file
+($body, $early) = slow_download("/ck/chunked/2000000", 2_000_000, 2);
+is sha256_hex($body), sha256_hex(Test::Upstream::pattern(2_000_000)),
+    'a chunked body through the file, intact';
+
+ok -d $t->prefix . '/proxy_temp', 'proxy_temp made by the master';
+
+$t->stop;
+$up->stop;
+done_testing;
