@@ -25,6 +25,9 @@ extern rx_module_t rx_http_index_module;
 extern rx_module_t rx_http_autoindex_module;
 extern rx_module_t rx_http_static_module;
 extern rx_module_t rx_http_upstream_module;
+extern rx_module_t rx_http_upstream_hash_module;
+extern rx_module_t rx_http_upstream_least_conn_module;
+extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
 
 rx_module_t *const rx_modules[] = {
@@ -40,6 +43,9 @@ rx_module_t *const rx_modules[] = {
     &rx_http_variables_module,  /* the $variable registry, core variables */
     &rx_http_log_module,        /* access_log, log_format */
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
+    &rx_http_upstream_hash_module,          /* hash, ip_hash */
+    &rx_http_upstream_least_conn_module,
+    &rx_http_upstream_random_module,
     /* variables defined by blocks (nginx's order) */
 #if (RX_HTTP_GEO)
     &rx_http_geo_module,
@@ -108,10 +114,10 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_access_module", RX_HTTP_ACCESS, true },
     { "http_limit_conn_module", false, true },
     { "http_limit_req_module", false, true },
-    { "http_upstream_hash_module", false, true },
-    { "http_upstream_ip_hash_module", false, true },
-    { "http_upstream_least_conn_module", false, true },
-    { "http_upstream_random_module", false, true },
+    { "http_upstream_hash_module", true, true },
+    { "http_upstream_ip_hash_module", true, true },
+    { "http_upstream_least_conn_module", true, true },
+    { "http_upstream_random_module", true, true },
     { "http_upstream_keepalive_module", RX_HTTP_PROXY, true },
     { "http_upstream_zone_module", false, true },
     { NULL, false, false }

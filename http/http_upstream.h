@@ -97,6 +97,7 @@ typedef struct rx_http_upstream_srv_conf_s rx_http_upstream_srv_conf_t;
 
 typedef struct {
     const char               *name;
+    bool                      backup;     /* supports `backup` servers */
     rx_int_t                (*init)(rx_conf_t *cf,
                                     rx_http_upstream_srv_conf_t *us);
     rx_http_upstream_peer_t *(*get)(rx_http_upstream_t *u);
@@ -310,6 +311,12 @@ rx_http_upstream_srv_conf_t *rx_http_upstream_add(rx_conf_t *cf,
 rx_http_upstream_srv_conf_t *rx_http_upstream_find(rx_http_request_t *r,
     const rx_str_t *host, in_port_t port);
 extern rx_module_t rx_http_upstream_module;
+/* For a balancer's directive in an upstream block: installs it (a second
+ * one warns "load balancing method redefined", as nginx) and refuses the
+ * block's `backup` servers when the balancer has none. Returns RX_CONF_OK
+ * or RX_CONF_ERROR (logged). */
+const char *rx_http_upstream_set_balancer(rx_conf_t *cf,
+    const rx_http_upstream_balancer_t *balancer, void *balancer_conf);
 
 /* http_upstream_variables.c */
 rx_int_t rx_http_upstream_add_variables(rx_conf_t *cf);

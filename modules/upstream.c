@@ -271,6 +271,9 @@ set_server(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
             if (n < 0) goto invalid;
             s->fail_timeout = n;
         } else if (rx_str_eq(&value[i], "backup")) {
+            if (us->balancer && !us->balancer->backup) {
+                goto not_supported;
+            }
             s->backup = true;
         } else if (rx_str_eq(&value[i], "down")) {
             s->down = true;
@@ -284,6 +287,37 @@ invalid:
     rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
                       value[i].data);
     return RX_CONF_ERROR;
+
+not_supported:
+    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "balancing method does not support "
+                      "parameter \"%s\"", value[i].data);
+    return RX_CONF_ERROR;
+}
+
+const char *
+rx_http_upstream_set_balancer(rx_conf_t *cf,
+    const rx_http_upstream_balancer_t *balancer, void *balancer_conf)
+{
+    rx_http_upstream_srv_conf_t *us = rx_http_conf_get_module_srv_conf(cf,
+                                          rx_http_upstream_module);
+    rx_http_upstream_server_t   *s = us->servers->elts;
+    rx_uint_t                    i;
+
+    if (us->balancer) {
+        rx_conf_log_error(RX_LOG_WARN, cf, 0, "load balancing method redefined");
+    }
+    /* nginx checks only the server lines that follow; one written before
+     * the method would be silently ignored there, so refuse it too */
+    for (i = 0; !balancer->backup && i < us->servers->nelts; i++) {
+        if (s[i].backup) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "balancing method does not "
+                              "support parameter \"backup\"");
+            return RX_CONF_ERROR;
+        }
+    }
+    us->balancer = balancer;
+    us->balancer_conf = balancer_conf;
+    return RX_CONF_OK;
 }
 
 static const char *
