@@ -79,13 +79,18 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
             path.len = (size_t) snprintf(name, sizeof(name), "%s_temp",
                                          conf->module);
             path.data = name;
-            if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK
-                || rx_conf_add_path(cf, &path) != RX_OK) {
+            if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK) {
                 return RX_CONF_ERROR;
             }
             ((rx_http_upstream_conf_t *) prev)->temp_path = path;
         }
         conf->temp_path = prev->temp_path;
+    }
+    /* the default directory is made only when something proxies (an
+     * explicit *_temp_path always is, as in nginx) */
+    if ((conf->upstream || conf->url)
+        && rx_conf_add_path(cf, &conf->temp_path) != RX_OK) {
+        return RX_CONF_ERROR;
     }
     rx_conf_merge_ptr(conf->pass_headers, prev->pass_headers, NULL);
     if (conf->hide_headers == RX_CONF_UNSET_PTR) {
