@@ -25,6 +25,7 @@ extern rx_module_t rx_http_autoindex_module;
 extern rx_module_t rx_http_static_module;
 extern rx_module_t rx_http_upstream_module;
 extern rx_module_t rx_http_proxy_module;
+extern rx_module_t rx_http_fastcgi_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -68,6 +69,9 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_PROXY)
     &rx_http_proxy_module,      /* a location's handler (proxy_pass) */
 #endif
+#if (RX_HTTP_FASTCGI)
+    &rx_http_fastcgi_module,    /* a location's handler (fastcgi_pass) */
+#endif
 #if (RX_HTTP_STUB_STATUS)
     &rx_http_stub_status_module,
 #endif
@@ -85,7 +89,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", false, true },
     { "http_proxy_module", RX_HTTP_PROXY, true },
-    { "http_fastcgi_module", false, true },
+    { "http_fastcgi_module", RX_HTTP_FASTCGI, true },
     { "http_uwsgi_module", false, true },
     { "http_scgi_module", false, true },
     { "http_ssi_module", false, true },
@@ -108,7 +112,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_upstream_ip_hash_module", false, true },
     { "http_upstream_least_conn_module", false, true },
     { "http_upstream_random_module", false, true },
-    { "http_upstream_keepalive_module", RX_HTTP_PROXY, true },
+    { "http_upstream_keepalive_module", RX_HTTP_PROXY || RX_HTTP_FASTCGI, true },
     { "http_upstream_zone_module", false, true },
     { NULL, false, false }
 };
