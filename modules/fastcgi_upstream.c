@@ -196,40 +196,60 @@ stdin_header(rx_http_request_t *r, size_t padding, size_t content_len)
     return b;
 }
 
-/* STDIN records around the body's own memory (nothing is copied), then
- * the empty record that ends the stream. */
+/* A buffer over n bytes of the body's own memory. */
+static rx_buf_t *
+body_slice(rx_http_request_t *r, char *pos, size_t n)
+{
+    rx_buf_t *d = rx_calloc_buf(r->pool);
+
+    if (d != NULL) {
+        d->start = d->pos = pos;
+        d->end = d->last = pos + n;
+        d->memory = 1;
+        d->fd = -1;
+    }
+    return d;
+}
+
+/* STDIN records of up to 32 KiB around the body's own memory (nothing is
+ * copied; a record spans as many body buffers as it needs), then the
+ * empty record that ends the stream. */
 static rx_chain_t **
 stdin_records(rx_http_request_t *r, rx_chain_t **ll, bool body)
 {
+    rx_chain_t *first = body && r->request_body ? r->request_body->bufs : NULL;
     rx_chain_t *in;
-    size_t      padding = 0;
+    size_t      padding = 0, left = 0, n;
+    int64_t     total = 0;
+    rx_buf_t   *b;
 
-    for (in = body && r->request_body ? r->request_body->bufs : NULL; in;
-         in = in->next) {
+    for (in = first; in; in = in->next) {
+        total += in->buf->last - in->buf->pos;
+    }
+    for (in = first; in && ll; in = in->next) {
         char *pos = in->buf->pos;
 
         while (ll && pos < in->buf->last) {
-            size_t    n = rx_min((size_t) (in->buf->last - pos),
-                                 (size_t) RX_FCGI_STDIN_CONTENT);
-            rx_buf_t *h = stdin_header(r, padding, n);
-            rx_buf_t *d = rx_calloc_buf(r->pool);
-
-            if (h == NULL || d == NULL) {
-                return NULL;
+            if (left == 0) {
+                left = (size_t) rx_min(total, (int64_t) RX_FCGI_STDIN_CONTENT);
+                total -= (int64_t) left;
+                b = stdin_header(r, padding, left);
+                ll = b ? append(r, ll, b) : NULL;
+                padding = rx_fcgi_padding(left);
+                if (ll == NULL) {
+                    return NULL;
+                }
             }
-            d->start = d->pos = pos;
-            d->end = d->last = pos + n;
-            d->memory = 1;
-            d->fd = -1;
-            ll = append(r, ll, h);
-            ll = ll ? append(r, ll, d) : NULL;
-            padding = rx_fcgi_padding(n);
+            n = rx_min((size_t) (in->buf->last - pos), left);
+            b = body_slice(r, pos, n);
+            ll = b ? append(r, ll, b) : NULL;
+            left -= n;
             pos += n;
         }
     }
     if (ll) {
-        rx_buf_t *end = stdin_header(r, padding, 0);
-        ll = end ? append(r, ll, end) : NULL;
+        b = stdin_header(r, padding, 0);
+        ll = b ? append(r, ll, b) : NULL;
     }
     return ll;
 }
