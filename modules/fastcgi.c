@@ -404,6 +404,7 @@ fastcgi_handler(void *data)
     }
     u->proto = ctx;
     rx_str_set(&u->schema, "fastcgi://");
+    rx_str_set(&u->uri, "");    /* the log's upstream: has no URI part */
     u->header_copied = 1;
     if (flcf->upstream.url) {
         rx_str_t    url, host;
