@@ -436,7 +436,8 @@ header_complete(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
     rx_http_request_t             *r = u->r;
 
     ctx->header_done = true;
-    ctx->length_left = h->content_length_n;
+    /* a response to HEAD has the length of a body it does not carry */
+    ctx->length_left = r->method == RX_HTTP_HEAD ? -1 : h->content_length_n;
     if (ctx->has_status) {
         return;
     }

@@ -173,6 +173,9 @@ for ($i = 0; $i < 5 * 1024; $i++) {
     if ($i % 64 == 0) flush();
 }
 EOF
+    'bigstderr.php' => "<?php for (\$i = 0; \$i < 10; \$i++) error_log(str_repeat('e', 900));\n"
+                       . "echo \"after a long stderr\\n\";\n",
+    'bigheader.php' => "<?php header('X-Big: ' . str_repeat('h', 5000)); echo \"x\\n\";\n",
     'slow.php' => "<?php sleep(3); echo \"late\\n\";\n",
     'pid.php' => "<?php echo getmypid(), \"\\n\";\n",
     'idx/index.php' => "<?php echo 'index ', \$_SERVER['SCRIPT_NAME'], \"\\n\";\n",
@@ -356,6 +359,17 @@ is $r->{headers}{'content-length'}, 5, 'the script\'s Content-Length is honoured
 ok !$r->{chunked}, 'and the response is not chunked';
 is $r->{body}, 'hello', 'with the body';
 
+$r = req("HEAD /length.php HTTP/1.1\r\nHost: fcgi.test\r\nConnection: close\r\n\r\n",
+         head => 1);
+is $r->{status}, 200, 'HEAD';
+is $r->{headers}{'content-length'}, 5, 'with the script\'s length';
+is $r->{body}, '', 'and no body';
+
+$r = get('/bigheader.php');
+is $r->{status}, 502, 'a CGI header beyond fastcgi_buffer_size: 502';
+ok $t->log_contains(qr/upstream sent too big header while reading response header from upstream/),
+    'with nginx\'s line';
+
 $r = get('/big.php');
 is $r->{status}, 200, '5 MB streamed';
 ok $r->{chunked}, 'without a length: chunked to an HTTP/1.1 client';
@@ -372,6 +386,12 @@ $r = get('/stderr.php');
 is $r->{status}, 200, 'a script writing to stderr still answers';
 ok Test::Ringx::wait_for(sub { $t->log_contains(qr/\[error\] .*FastCGI sent in stderr: "PHP message: something went wrong in stderr\.php" while reading response header from upstream, client: 127\.0\.0\.1, server: fcgi\.test, request: "GET \/stderr\.php HTTP\/1\.1", upstream: "fastcgi:\/\/127\.0\.0\.1:$FPM", host: "fcgi\.test"/) }, 3),
     'the stderr line, in nginx\'s words';
+
+$r = get('/bigstderr.php');
+is $r->{body}, "after a long stderr\n",
+    'a STDERR record larger than fastcgi_buffer_size before the header is fine';
+my @long = $t->log_contains(qr/FastCGI sent in stderr: ".*e{100}/);
+cmp_ok scalar(@long), '>=', 2, 'logged in lines of a bounded length';
 
 $r = get('/catch/');
 is $r->{status}, 502, 'fastcgi_catch_stderr: a match before the header is 502';
