@@ -29,6 +29,7 @@ extern rx_module_t rx_http_upstream_hash_module;
 extern rx_module_t rx_http_upstream_least_conn_module;
 extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
+extern rx_module_t rx_http_fastcgi_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -78,6 +79,9 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_PROXY)
     &rx_http_proxy_module,      /* a location's handler (proxy_pass) */
 #endif
+#if (RX_HTTP_FASTCGI)
+    &rx_http_fastcgi_module,    /* a location's handler (fastcgi_pass) */
+#endif
 #if (RX_HTTP_STUB_STATUS)
     &rx_http_stub_status_module,
 #endif
@@ -95,7 +99,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
     { "http_proxy_module", RX_HTTP_PROXY, true },
-    { "http_fastcgi_module", false, true },
+    { "http_fastcgi_module", RX_HTTP_FASTCGI, true },
     { "http_uwsgi_module", false, true },
     { "http_scgi_module", false, true },
     { "http_ssi_module", false, true },
@@ -118,7 +122,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_upstream_ip_hash_module", true, true },
     { "http_upstream_least_conn_module", true, true },
     { "http_upstream_random_module", true, true },
-    { "http_upstream_keepalive_module", RX_HTTP_PROXY, true },
+    { "http_upstream_keepalive_module", RX_HTTP_PROXY || RX_HTTP_FASTCGI, true },
     { "http_upstream_zone_module", false, true },
     { NULL, false, false }
 };

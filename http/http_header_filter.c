@@ -66,7 +66,7 @@ rx_http_header_filter(rx_http_request_t *r)
     rx_table_elt_t          *h = ho->headers.elts;
     rx_uint_t                status = ho->status ? ho->status : RX_HTTP_OK;
     const char              *text = rx_http_status_text(status);
-    char                     lm[64], line[64];
+    char                     lm[64], line[64], *sl = line;
     size_t                   len, i, ll;
     rx_buf_t                *b;
     rx_chain_t              *cl;
@@ -88,10 +88,22 @@ rx_http_header_filter(rx_http_request_t *r)
     keepalive = r->keepalive && !r->hc->close_after && !rx_worker.quit;
     r->keepalive = keepalive;
 
-    ll = text ? (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu %s\r\n",
-                                  (unsigned long) status, text)
-              : (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu \r\n",
-                                  (unsigned long) status);
+    if (ho->status_line.len > 3
+        && rx_atoi(ho->status_line.data, 3) == (rx_int_t) status) {
+        /* an upstream's own status line ("418 I Am A Teapot"), as nginx;
+         * not when something changed the status since */
+        sl = rx_pnalloc(r->pool, sizeof("HTTP/1.1 \r\n") + ho->status_line.len);
+        if (sl == NULL) {
+            return RX_ERROR;
+        }
+        ll = (size_t) sprintf(sl, "HTTP/1.1 %.*s\r\n", (int) ho->status_line.len,
+                              ho->status_line.data);
+    } else {
+        ll = text ? (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu %s\r\n",
+                                      (unsigned long) status, text)
+                  : (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu \r\n",
+                                      (unsigned long) status);
+    }
     len = ll;
     len += sizeof("Server: " RINGX_VER "\r\n") - 1;
     len += sizeof("Date: \r\n") - 1 + strlen(rx_http_time);
@@ -126,7 +138,7 @@ rx_http_header_filter(rx_http_request_t *r)
         return RX_ERROR;
     }
     p = b->last;
-    put(&p, line, ll);
+    put(&p, sl, ll);
     if (clcf->server_tokens) {
         PUT_LIT(&p, "Server: " RINGX_VER "\r\n");
     } else {

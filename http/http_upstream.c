@@ -630,7 +630,9 @@ on_data(rx_http_upstream_t *u, const char *data, size_t len)
         rc = u->process_header(u, u->header_buf + u->header_len, n, &used);
         u->header_len += n;
         if (rc == RX_AGAIN) {
-            if (u->header_len == u->conf->buffer_size) {
+            if (u->header_copied) {
+                u->header_len = 0;
+            } else if (u->header_len == u->conf->buffer_size) {
                 rx_http_upstream_log_error(u, RX_LOG_ERR, 0, "upstream sent too big "
                                    "header");
                 next_upstream(u, RX_HTTP_UPSTREAM_FT_INVALID_HEADER);

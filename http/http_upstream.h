@@ -278,6 +278,11 @@ struct rx_http_upstream_s {
     unsigned                         wcur;           /* the one filling */
     char                            *rbuf;
     unsigned                         tunnel_paused:1; /* client reading stopped */
+    /* the protocol copies what it needs of the header bytes (FastCGI:
+     * records interleave STDERR and framing with the CGI header): after
+     * RX_AGAIN the header buffer is refilled from its start, and the
+     * protocol itself limits the header's size */
+    unsigned                         header_copied:1;
 
     /* the tunnel's client-to-upstream bytes: malloc'd chunks, the first
      * one being sent (never moved while the kernel reads it) */

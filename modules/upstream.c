@@ -375,6 +375,12 @@ implicit_servers(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
     }
     if (us->host.len > 5 && strncmp(us->host.data, "unix:", 5) == 0) {
         text = us->host;
+    } else if (us->no_port && us->port == 0) {
+        /* fastcgi_pass has no default port: a name must be a block */
+        rx_log_error(RX_LOG_EMERG, cf->log, 0, "no port in upstream \"%.*s\" "
+                     "in %s:%lu", (int) us->host.len, us->host.data,
+                     us->file.data, (unsigned long) us->line);
+        return RX_ERROR;
     } else {
         text.data = p;
         text.len = (size_t) sprintf(p, "%.*s:%u", (int) us->host.len,

@@ -1,0 +1,529 @@
+/*
+ * fastcgi.c: the FastCGI module's configuration: fastcgi_pass and the
+ * fastcgi_* directives (the engine's settings, params, split_path_info,
+ * keep_conn, catch_stderr), the content handler that starts the upstream
+ * exchange, and $fastcgi_script_name / $fastcgi_path_info. The protocol
+ * itself is fastcgi_upstream.c; the record codec http_fastcgi_codec.c.
+ */
+#include <ctype.h>
+#include "fastcgi.h"
+#include "http_variables.h"
+
+static const char *set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_param(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static const char *set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static rx_int_t preconfiguration(rx_conf_t *cf);
+static void *create_loc_conf(rx_conf_t *cf);
+static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
+
+#define UP(field)  offsetof(rx_http_fastcgi_loc_conf_t, upstream.field)
+#define FL(field)  offsetof(rx_http_fastcgi_loc_conf_t, field)
+
+static const rx_conf_enum_t next_upstream_masks[] = {
+    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
+    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
+    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
+    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
+    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
+    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
+    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
+    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
+    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
+    { "off", RX_HTTP_UPSTREAM_FT_OFF },
+    { NULL, 0 }
+};
+
+static const rx_conf_enum_t ignore_headers_masks[] = {
+    { "X-Accel-Redirect", RX_HTTP_UPSTREAM_IGN_XA_REDIRECT },
+    { "X-Accel-Expires", RX_HTTP_UPSTREAM_IGN_XA_EXPIRES },
+    { "X-Accel-Limit-Rate", RX_HTTP_UPSTREAM_IGN_XA_LIMIT_RATE },
+    { "X-Accel-Buffering", RX_HTTP_UPSTREAM_IGN_XA_BUFFERING },
+    { "X-Accel-Charset", RX_HTTP_UPSTREAM_IGN_XA_CHARSET },
+    { "Expires", RX_HTTP_UPSTREAM_IGN_EXPIRES },
+    { "Cache-Control", RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL },
+    { "Set-Cookie", RX_HTTP_UPSTREAM_IGN_SET_COOKIE },
+    { "Vary", RX_HTTP_UPSTREAM_IGN_VARY },
+    { NULL, 0 }
+};
+
+#define RX_FASTCGI_LOC_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+#define LOC                  RX_HTTP_LOC_CONF_OFFSET
+
+static const rx_command_t fastcgi_commands[] = {
+    { "fastcgi_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+      set_pass, LOC, 0, NULL },
+    { "fastcgi_param", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE23, set_param,
+      LOC, 0, NULL },
+    { "fastcgi_index", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
+      LOC, FL(index), NULL },
+    { "fastcgi_split_path_info", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_split,
+      LOC, 0, NULL },
+    { "fastcgi_keep_conn", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      LOC, FL(keep_conn), NULL },
+    { "fastcgi_catch_stderr", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_str_array_slot, LOC, FL(catch_stderr), NULL },
+    { "fastcgi_hide_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_header_list,
+      LOC, UP(hide_headers), NULL },
+    { "fastcgi_pass_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_header_list,
+      LOC, UP(pass_headers), NULL },
+    { "fastcgi_ignore_headers", RX_FASTCGI_LOC_CONF | RX_CONF_1MORE,
+      rx_conf_set_bitmask_slot, LOC, UP(ignore_headers), ignore_headers_masks },
+    { "fastcgi_pass_request_headers", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, LOC, UP(pass_request_headers), NULL },
+    { "fastcgi_pass_request_body", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, LOC, UP(pass_request_body), NULL },
+    { "fastcgi_connect_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, LOC, UP(connect_timeout), NULL },
+    { "fastcgi_send_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, LOC, UP(send_timeout), NULL },
+    { "fastcgi_read_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, LOC, UP(read_timeout), NULL },
+    { "fastcgi_next_upstream", RX_FASTCGI_LOC_CONF | RX_CONF_1MORE,
+      rx_conf_set_bitmask_slot, LOC, UP(next_upstream), next_upstream_masks },
+    { "fastcgi_next_upstream_tries", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_num_slot, LOC, UP(next_upstream_tries), NULL },
+    { "fastcgi_next_upstream_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, LOC, UP(next_upstream_timeout), NULL },
+    { "fastcgi_buffering", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
+      LOC, UP(buffering), NULL },
+    { "fastcgi_request_buffering", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, LOC, UP(request_buffering), NULL },
+    { "fastcgi_buffer_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_size_slot, LOC, UP(buffer_size), NULL },
+    { "fastcgi_buffers", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE2, set_buffers,
+      LOC, 0, NULL },
+    { "fastcgi_intercept_errors", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, LOC, UP(intercept_errors), NULL },
+    /* accepted; their effect is documented in docs/directives.md */
+    { "fastcgi_busy_buffers_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_accepted,
+      LOC, 0, NULL },
+    { "fastcgi_temp_path", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1234,
+      rx_http_upstream_set_temp_path, LOC, UP(temp_path), NULL },
+    { "fastcgi_max_temp_file_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_off_slot, LOC, UP(max_temp_file_size), NULL },
+    { "fastcgi_temp_file_write_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
+      set_accepted, LOC, 0, NULL },
+    rx_null_command
+};
+
+static const rx_http_module_t fastcgi_ctx = {
+    preconfiguration, NULL, NULL, NULL, NULL, NULL, create_loc_conf,
+    merge_loc_conf
+};
+
+rx_module_t rx_http_fastcgi_module = {
+    "rx_http_fastcgi_module", 0, 0, RX_HTTP_MODULE, &fastcgi_ctx,
+    fastcgi_commands, NULL, NULL, NULL, NULL
+};
+
+/* nginx hides these response headers unless fastcgi_pass_header says so;
+ * ringx also hides Date and Server, which it always sends itself. */
+static const char *const default_hide[] = {
+    "status", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate",
+    "x-accel-buffering", "x-accel-charset", "date", "server", NULL
+};
+
+static void *
+create_loc_conf(rx_conf_t *cf)
+{
+    rx_http_fastcgi_loc_conf_t *flcf = rx_pcalloc(cf->pool, sizeof(*flcf));
+
+    if (flcf == NULL) {
+        return NULL;
+    }
+    rx_http_upstream_init_conf(&flcf->upstream);
+    flcf->upstream.module = "fastcgi";
+    flcf->params = RX_CONF_UNSET_PTR;
+    flcf->split = RX_CONF_UNSET_PTR;
+    flcf->keep_conn = RX_CONF_UNSET;
+    flcf->catch_stderr = RX_CONF_UNSET_PTR;
+    return flcf;
+}
+
+/* The names after "HTTP_" among a level's params: those request headers
+ * are not passed a second time. */
+static rx_int_t
+build_params_http(rx_conf_t *cf, rx_http_fastcgi_loc_conf_t *conf)
+{
+    rx_http_fastcgi_param_t *p;
+    rx_uint_t                i;
+
+    conf->params_http = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
+    if (conf->params_http == NULL) {
+        return RX_ERROR;
+    }
+    p = conf->params ? conf->params->elts : NULL;
+    for (i = 0; p && i < conf->params->nelts; i++) {
+        if (p[i].name.len > 5 && strncmp(p[i].name.data, "HTTP_", 5) == 0) {
+            rx_str_t *s = rx_array_push(conf->params_http);
+            if (s == NULL) {
+                return RX_ERROR;
+            }
+            s->data = p[i].name.data + 5;
+            s->len = p[i].name.len - 5;
+        }
+    }
+    return RX_OK;
+}
+
+static const char *
+merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
+{
+    rx_http_fastcgi_loc_conf_t *prev = parent, *conf = child;
+    const char                 *rv;
+
+    rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
+                                     default_hide);
+    if (rv != RX_CONF_OK) {
+        return rv;
+    }
+    rx_conf_merge_str(conf->index, prev->index, "");
+    rx_conf_merge_ptr(conf->split, prev->split, NULL);
+    rx_conf_merge_value(conf->keep_conn, prev->keep_conn, 0);
+    rx_conf_merge_ptr(conf->catch_stderr, prev->catch_stderr, NULL);
+    /* nginx: a level with fastcgi_param lines of its own inherits none */
+    if (conf->params == RX_CONF_UNSET_PTR) {
+        if (prev->params == RX_CONF_UNSET_PTR) {
+            prev->params = NULL;
+        }
+        if (prev->params_http == NULL && build_params_http(cf, prev) != RX_OK) {
+            return RX_CONF_ERROR;
+        }
+        conf->params = prev->params;
+        conf->params_http = prev->params_http;
+        return RX_CONF_OK;
+    }
+    return build_params_http(cf, conf) == RX_OK ? RX_CONF_OK : RX_CONF_ERROR;
+}
+
+/*
+ * "host:port", "[v6]:port", "unix:/path", or an upstream name (no port).
+ * Returns NULL or the error.
+ */
+static const char *
+parse_address(const rx_str_t *url, rx_str_t *host, in_port_t *port,
+    bool *no_port)
+{
+    const char *colon = NULL;
+    rx_int_t    n;
+
+    *host = *url;
+    *port = 0;
+    *no_port = true;
+    if (url->len > 5 && strncasecmp(url->data, "unix:", 5) == 0) {
+        *no_port = false;
+        return NULL;
+    }
+    if (url->len == 0 || memchr(url->data, '/', url->len)) {
+        return "invalid host";
+    }
+    if (url->data[0] == '[') {
+        const char *close = memchr(url->data, ']', url->len);
+        if (close == NULL) {
+            return "invalid host";
+        }
+        if (close + 1 < url->data + url->len) {
+            if (close[1] != ':') {
+                return "invalid host";
+            }
+            colon = close + 1;
+        }
+    } else {
+        colon = memchr(url->data, ':', url->len);
+    }
+    if (colon) {
+        n = rx_atoi(colon + 1, (size_t) (url->data + url->len - colon - 1));
+        if (n < 1 || n > 65535) {
+            return "invalid port";
+        }
+        *port = (in_port_t) n;
+        *no_port = false;
+        host->len = (size_t) (colon - url->data);
+    }
+    return host->len ? NULL : "no host";
+}
+
+static rx_int_t fastcgi_handler(void *data);
+
+static const char *
+set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_fastcgi_loc_conf_t *flcf = conf;
+    rx_http_core_loc_conf_t    *clcf = rx_http_conf_get_module_loc_conf(cf,
+                                          rx_http_core_module);
+    rx_http_core_main_conf_t   *cmcf = rx_http_conf_get_module_main_conf(cf,
+                                          rx_http_core_module);
+    rx_str_t                   *value = cf->args->elts, host;
+    in_port_t                   port;
+    bool                        no_port;
+    const char                 *err;
+
+    if (flcf->pass.len) {
+        return "is duplicate";
+    }
+    flcf->pass = value[1];
+    clcf->handler = fastcgi_handler;
+    cmcf->upstreams = true;
+    if (memchr(value[1].data, '$', value[1].len)) {
+        flcf->upstream.url = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
+        if (flcf->upstream.url == NULL
+            || rx_http_compile_complex_value(cf, &value[1], flcf->upstream.url)
+               != RX_OK) {
+            return RX_CONF_ERROR;
+        }
+        return RX_CONF_OK;
+    }
+    err = parse_address(&value[1], &host, &port, &no_port);
+    if (err) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in upstream \"%s\"", err,
+                          value[1].data);
+        return RX_CONF_ERROR;
+    }
+    flcf->upstream.upstream = rx_http_upstream_add(cf, &host, port, no_port);
+    return flcf->upstream.upstream ? RX_CONF_OK : RX_CONF_ERROR;
+}
+
+static const char *
+set_param(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_fastcgi_loc_conf_t *flcf = conf;
+    rx_str_t                   *value = cf->args->elts;
+    rx_http_fastcgi_param_t    *p;
+
+    if (flcf->params == RX_CONF_UNSET_PTR) {
+        flcf->params = rx_array_create(cf->pool, 16, sizeof(*p));
+        if (flcf->params == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    if (cf->args->nelts == 4 && !rx_str_eq(&value[3], "if_not_empty")) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
+                          value[3].data);
+        return RX_CONF_ERROR;
+    }
+    p = rx_array_push(flcf->params);
+    if (p == NULL) {
+        return RX_CONF_ERROR;
+    }
+    p->name = value[1];
+    p->if_not_empty = cf->args->nelts == 4;
+    return rx_http_compile_complex_value(cf, &value[2], &p->value) == RX_OK
+           ? RX_CONF_OK : RX_CONF_ERROR;
+}
+
+static const char *
+set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_fastcgi_loc_conf_t *flcf = conf;
+    rx_str_t                   *value = cf->args->elts;
+    char                        err[RX_MAX_ERROR_STR];
+
+    if (flcf->split != RX_CONF_UNSET_PTR) {
+        return "is duplicate";
+    }
+    flcf->split = rx_regex_compile(cf->pool, &value[1], false, err, sizeof(err));
+    if (flcf->split == NULL) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s", err);
+        return RX_CONF_ERROR;
+    }
+    if (rx_regex_captures(flcf->split) != 2) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "pattern \"%s\" must have 2 "
+                          "captures", value[1].data);
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}
+
+/* fastcgi_hide_header / fastcgi_pass_header: names, lower-cased. */
+static const char *
+set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_array_t **list = rx_conf_field(conf, cmd, rx_array_t *);
+    rx_str_t    *value = cf->args->elts, *s;
+    size_t       i;
+
+    if (*list == RX_CONF_UNSET_PTR || *list == NULL) {
+        *list = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
+        if (*list == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    s = rx_array_push(*list);
+    if (s == NULL || (s->data = rx_pstrdup(cf->pool, &value[1])) == NULL) {
+        return RX_CONF_ERROR;
+    }
+    s->len = value[1].len;
+    for (i = 0; i < s->len; i++) {
+        s->data[i] = (char) tolower((unsigned char) s->data[i]);
+    }
+    return RX_CONF_OK;
+}
+
+static const char *
+set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_fastcgi_loc_conf_t *flcf = conf;
+    rx_str_t                   *value = cf->args->elts;
+    rx_int_t                    n;
+    ssize_t                     size;
+
+    if (flcf->upstream.bufs_num != RX_CONF_UNSET) {
+        return "is duplicate";
+    }
+    n = rx_atoi(value[1].data, value[1].len);
+    size = rx_parse_size(&value[2]);
+    if (n <= 0 || size <= 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s %s\" in "
+                          "\"%s\" directive", value[1].data, value[2].data,
+                          value[0].data);
+        return RX_CONF_ERROR;
+    }
+    flcf->upstream.bufs_num = n;
+    flcf->upstream.bufs_size = (size_t) size;
+    return RX_CONF_OK;
+}
+
+static const char *
+set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    return RX_CONF_OK;
+}
+
+static rx_int_t
+fastcgi_handler(void *data)
+{
+    rx_http_request_t          *r = data;
+    rx_http_fastcgi_loc_conf_t *flcf = rx_http_get_module_loc_conf(r,
+                                          rx_http_fastcgi_module);
+    rx_http_upstream_t         *u;
+    rx_http_fastcgi_ctx_t      *ctx;
+
+    u = rx_http_upstream_create(r, &flcf->upstream);
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (u == NULL || ctx == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    u->proto = ctx;
+    rx_str_set(&u->schema, "fastcgi://");
+    rx_str_set(&u->uri, "");    /* the log's upstream: has no URI part */
+    u->header_copied = 1;
+    if (flcf->upstream.url) {
+        rx_str_t    url, host;
+        in_port_t   port;
+        bool        no_port;
+        const char *err;
+
+        if (rx_http_complex_value(r, flcf->upstream.url, &url) != RX_OK) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        err = parse_address(&url, &host, &port, &no_port);
+        if (err) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "%s in upstream \"%.*s\"",
+                                      err, (int) url.len, url.data);
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        u->us = rx_http_upstream_find(r, &host, port);
+        if (u->us == NULL) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "no resolver defined to "
+                                      "resolve %.*s", (int) host.len, host.data);
+            return RX_HTTP_BAD_GATEWAY;
+        }
+    }
+    u->create_request = rx_http_fastcgi_create_request;
+    u->reinit_request = rx_http_fastcgi_reinit_request;
+    u->process_header = rx_http_fastcgi_process_header;
+    u->input_filter = rx_http_fastcgi_input_filter;
+    u->on_eof = rx_http_fastcgi_on_eof;
+    return rx_http_upstream_start(u);
+}
+
+/* $fastcgi_script_name and $fastcgi_path_info: the URI split by the
+ * location's fastcgi_split_path_info (no match: all of it is the script),
+ * fastcgi_index appended to a script name that ends in '/'. */
+rx_int_t
+rx_http_fastcgi_split(rx_http_request_t *r, rx_str_t *script_name,
+    rx_str_t *path_info)
+{
+    rx_http_fastcgi_loc_conf_t *flcf = rx_http_get_module_loc_conf(r,
+                                          rx_http_fastcgi_module);
+    int                         caps[6];
+    rx_int_t                    rc;
+    char                       *p;
+
+    *script_name = r->uri;
+    rx_str_null(path_info);
+    if (flcf->split) {
+        rc = rx_regex_exec(flcf->split, r->uri.data, r->uri.len, caps, 3);
+        if (rc == RX_ERROR) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "regex \"%s\" failed "
+                "on \"%.*s\"", rx_regex_pattern(flcf->split)->data,
+                (int) r->uri.len, r->uri.data);
+            return RX_ERROR;
+        }
+        if (rc != RX_DECLINED) {
+            rx_str_null(script_name);
+            if (rc >= 2 && caps[2] >= 0) {
+                script_name->data = r->uri.data + caps[2];
+                script_name->len = (size_t) (caps[3] - caps[2]);
+            }
+            if (rc >= 3 && caps[4] >= 0) {
+                path_info->data = r->uri.data + caps[4];
+                path_info->len = (size_t) (caps[5] - caps[4]);
+            }
+        }
+    }
+    if (flcf->index.len && script_name->len
+        && script_name->data[script_name->len - 1] == '/') {
+        p = rx_pnalloc(r->pool, script_name->len + flcf->index.len);
+        if (p == NULL) {
+            return RX_ERROR;
+        }
+        memcpy(p, script_name->data, script_name->len);
+        memcpy(p + script_name->len, flcf->index.data, flcf->index.len);
+        script_name->data = p;
+        script_name->len += flcf->index.len;
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+var_split(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_str_t script_name, path_info, *s;
+
+    if (rx_http_fastcgi_split(r, &script_name, &path_info) != RX_OK) {
+        return RX_ERROR;
+    }
+    s = data ? &path_info : &script_name;
+    v->data = s->len ? s->data : "";
+    v->len = s->len;
+    return RX_OK;
+}
+
+static rx_int_t
+preconfiguration(rx_conf_t *cf)
+{
+    static const struct {
+        const char *name;
+        uintptr_t   data;
+    } vars[] = {
+        { "fastcgi_script_name", 0 },
+        { "fastcgi_path_info", 1 },
+    };
+    size_t i;
+
+    for (i = 0; i < rx_nelems(vars); i++) {
+        rx_str_t            name = { strlen(vars[i].name), (char *) vars[i].name };
+        rx_http_variable_t *v = rx_http_add_variable(cf, &name,
+                                                     RX_HTTP_VAR_NOCACHEABLE);
+        if (v == NULL) {
+            return RX_ERROR;
+        }
+        v->get = var_split;
+        v->data = vars[i].data;
+    }
+    return RX_OK;
+}

@@ -1,0 +1,662 @@
+/*
+ * fastcgi_upstream.c: the FastCGI protocol on the upstream engine. The
+ * request: BEGIN_REQUEST (responder, FCGI_KEEP_CONN with fastcgi_keep_conn),
+ * PARAMS (fastcgi_param lines, then the request headers as HTTP_*), STDIN
+ * (the body, in records that point into it). The response: records
+ * decoded as they come (split anywhere), STDOUT holding the CGI header
+ * then the body, STDERR logged, END_REQUEST ending the exchange.
+ */
+#include <ctype.h>
+#include "fastcgi.h"
+
+#define RX_FCGI_ID  1          /* one request per connection at a time */
+
+typedef struct {
+    rx_str_t  name;
+    rx_str_t  value;
+} pair_t;
+
+/* Request headers as HTTP_* params: upper case, '-' as '_', headers of the
+ * same name joined (", "; "; " for Cookie) as nginx does, those that a
+ * fastcgi_param HTTP_* line gives skipped. */
+static rx_int_t
+header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
+    rx_array_t *out)
+{
+    rx_table_elt_t *h = r->headers_in.headers.elts;
+    rx_str_t       *given = flcf->params_http ? flcf->params_http->elts : NULL;
+    rx_uint_t       i, j, ngiven = flcf->params_http ? flcf->params_http->nelts : 0;
+
+    for (i = 0; i < r->headers_in.headers.nelts; i++) {
+        const char *key = h[i].lowcase_key;
+        bool        seen = false, cookie;
+        pair_t     *pr;
+        size_t      k, vlen;
+        char       *p;
+
+        if (key == NULL) {
+            continue;
+        }
+        for (j = 0; j < i && !seen; j++) {
+            seen = h[j].lowcase_key && strcmp(h[j].lowcase_key, key) == 0;
+        }
+        if (seen) {
+            continue;            /* joined to the first of its name */
+        }
+        p = rx_pnalloc(r->pool, 5 + h[i].key.len);
+        if (p == NULL) {
+            return RX_ERROR;
+        }
+        memcpy(p, "HTTP_", 5);
+        for (k = 0; k < h[i].key.len; k++) {
+            char ch = (char) toupper((unsigned char) h[i].key.data[k]);
+            p[5 + k] = ch == '-' ? '_' : ch;
+        }
+        for (j = 0; j < ngiven; j++) {
+            if (given[j].len == h[i].key.len
+                && strncasecmp(given[j].data, p + 5, given[j].len) == 0) {
+                seen = true;
+            }
+        }
+        if (seen) {
+            continue;
+        }
+        pr = rx_array_push(out);
+        if (pr == NULL) {
+            return RX_ERROR;
+        }
+        pr->name.data = p;
+        pr->name.len = 5 + h[i].key.len;
+        pr->value = h[i].value;
+        cookie = strcmp(key, "cookie") == 0;
+        vlen = h[i].value.len;
+        for (j = i + 1; j < r->headers_in.headers.nelts; j++) {
+            if (h[j].lowcase_key && strcmp(h[j].lowcase_key, key) == 0) {
+                vlen += 2 + h[j].value.len;
+            }
+        }
+        if (vlen == h[i].value.len) {
+            continue;
+        }
+        p = rx_pnalloc(r->pool, vlen);
+        if (p == NULL) {
+            return RX_ERROR;
+        }
+        pr->value.data = p;
+        memcpy(p, h[i].value.data, h[i].value.len);
+        p += h[i].value.len;
+        for (j = i + 1; j < r->headers_in.headers.nelts; j++) {
+            if (h[j].lowcase_key && strcmp(h[j].lowcase_key, key) == 0) {
+                *p++ = cookie ? ';' : ',';
+                *p++ = ' ';
+                memcpy(p, h[j].value.data, h[j].value.len);
+                p += h[j].value.len;
+            }
+        }
+        pr->value.len = vlen;
+    }
+    return RX_OK;
+}
+
+/* BEGIN_REQUEST and the PARAMS stream (with its empty closing record). */
+static rx_buf_t *
+begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
+{
+    rx_http_fastcgi_param_t *prm = flcf->params ? flcf->params->elts : NULL;
+    rx_array_t              *pairs;
+    pair_t                  *pr;
+    rx_buf_t                *b;
+    rx_uint_t                i, n = flcf->params ? flcf->params->nelts : 0;
+    size_t                   len = 0;
+    char                    *stream, *p;
+
+    pairs = rx_array_create(r->pool, n + r->headers_in.headers.nelts + 1,
+                            sizeof(pair_t));
+    if (pairs == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        rx_str_t value;
+
+        if (rx_http_complex_value(r, &prm[i].value, &value) != RX_OK) {
+            return NULL;
+        }
+        if (value.len == 0 && prm[i].if_not_empty) {
+            continue;
+        }
+        pr = rx_array_push(pairs);
+        if (pr == NULL) {
+            return NULL;
+        }
+        pr->name = prm[i].name;
+        pr->value = value;
+    }
+    if (flcf->upstream.pass_request_headers
+        && header_params(r, flcf, pairs) != RX_OK) {
+        return NULL;
+    }
+    pr = pairs->elts;
+    for (i = 0; i < pairs->nelts; i++) {
+        len += rx_fcgi_pair_size(pr[i].name.len, pr[i].value.len);
+    }
+    stream = rx_pnalloc(r->pool, len ? len : 1);
+    b = rx_create_temp_buf(r->pool, 2 * RX_FCGI_HEADER_LEN
+                           + rx_fcgi_framed_size(len, RX_FCGI_MAX_CONTENT)
+                           + RX_FCGI_HEADER_LEN);
+    if (stream == NULL || b == NULL) {
+        return NULL;
+    }
+    p = stream;
+    for (i = 0; i < pairs->nelts; i++) {
+        p = rx_fcgi_write_pair(p, pr[i].name.data, pr[i].name.len,
+                               pr[i].value.data, pr[i].value.len);
+    }
+    p = b->last;
+    rx_fcgi_write_header(p, RX_FCGI_BEGIN_REQUEST, RX_FCGI_ID, 8, 0);
+    p += RX_FCGI_HEADER_LEN;
+    memset(p, 0, 8);
+    p[1] = RX_FCGI_RESPONDER;
+    p[2] = flcf->keep_conn ? RX_FCGI_KEEP_CONN : 0;
+    p += 8;
+    p = rx_fcgi_frame(p, RX_FCGI_PARAMS, RX_FCGI_ID, stream, len,
+                      RX_FCGI_MAX_CONTENT);
+    rx_fcgi_write_header(p, RX_FCGI_PARAMS, RX_FCGI_ID, 0, 0);
+    b->last = p + RX_FCGI_HEADER_LEN;
+    return b;
+}
+
+static rx_chain_t **
+append(rx_http_request_t *r, rx_chain_t **ll, rx_buf_t *b)
+{
+    rx_chain_t *cl = rx_alloc_chain_link(r->pool);
+
+    if (cl == NULL) {
+        return NULL;
+    }
+    cl->buf = b;
+    cl->next = NULL;
+    *ll = cl;
+    return &cl->next;
+}
+
+/* A small buffer: the previous record's padding, then a record header. */
+static rx_buf_t *
+stdin_header(rx_http_request_t *r, size_t padding, size_t content_len)
+{
+    rx_buf_t *b = rx_create_temp_buf(r->pool, padding + RX_FCGI_HEADER_LEN);
+
+    if (b == NULL) {
+        return NULL;
+    }
+    memset(b->last, 0, padding);
+    b->last += padding;
+    rx_fcgi_write_header(b->last, RX_FCGI_STDIN, RX_FCGI_ID, content_len,
+                         rx_fcgi_padding(content_len));
+    b->last += RX_FCGI_HEADER_LEN;
+    return b;
+}
+
+/* A buffer over n bytes of the body's own memory. */
+static rx_buf_t *
+body_slice(rx_http_request_t *r, char *pos, size_t n)
+{
+    rx_buf_t *d = rx_calloc_buf(r->pool);
+
+    if (d != NULL) {
+        d->start = d->pos = pos;
+        d->end = d->last = pos + n;
+        d->memory = 1;
+        d->fd = -1;
+    }
+    return d;
+}
+
+/* STDIN records of up to 32 KiB around the body's own memory (nothing is
+ * copied; a record spans as many body buffers as it needs), then the
+ * empty record that ends the stream. */
+static rx_chain_t **
+stdin_records(rx_http_request_t *r, rx_chain_t **ll, bool body)
+{
+    rx_chain_t *first = body && r->request_body ? r->request_body->bufs : NULL;
+    rx_chain_t *in;
+    size_t      padding = 0, left = 0, n;
+    int64_t     total = 0;
+    rx_buf_t   *b;
+
+    for (in = first; in; in = in->next) {
+        total += in->buf->last - in->buf->pos;
+    }
+    for (in = first; in && ll; in = in->next) {
+        char *pos = in->buf->pos;
+
+        while (ll && pos < in->buf->last) {
+            if (left == 0) {
+                left = (size_t) rx_min(total, (int64_t) RX_FCGI_STDIN_CONTENT);
+                total -= (int64_t) left;
+                b = stdin_header(r, padding, left);
+                ll = b ? append(r, ll, b) : NULL;
+                padding = rx_fcgi_padding(left);
+                if (ll == NULL) {
+                    return NULL;
+                }
+            }
+            n = rx_min((size_t) (in->buf->last - pos), left);
+            b = body_slice(r, pos, n);
+            ll = b ? append(r, ll, b) : NULL;
+            left -= n;
+            pos += n;
+        }
+    }
+    if (ll) {
+        b = stdin_header(r, padding, 0);
+        ll = b ? append(r, ll, b) : NULL;
+    }
+    return ll;
+}
+
+rx_int_t
+rx_http_fastcgi_create_request(rx_http_upstream_t *u)
+{
+    rx_http_request_t          *r = u->r;
+    rx_http_fastcgi_loc_conf_t *flcf = rx_http_get_module_loc_conf(r,
+                                          rx_http_fastcgi_module);
+    rx_buf_t                   *b;
+    rx_chain_t                **ll;
+
+    if (u->headers_in.headers.elts == NULL
+        && rx_array_init(&u->headers_in.headers, r->pool, 16,
+                         sizeof(rx_table_elt_t)) != RX_OK) {
+        return RX_ERROR;
+    }
+    rx_http_fastcgi_reinit_request(u);
+    b = begin_and_params(r, flcf);
+    if (b == NULL) {
+        return RX_ERROR;
+    }
+    u->request_bufs = NULL;
+    ll = append(r, &u->request_bufs, b);
+    if (ll == NULL
+        || stdin_records(r, ll, flcf->upstream.pass_request_body) == NULL) {
+        return RX_ERROR;
+    }
+    return RX_OK;
+}
+
+void
+rx_http_fastcgi_reinit_request(rx_http_upstream_t *u)
+{
+    rx_http_fastcgi_ctx_t         *ctx = u->proto;
+    rx_http_upstream_headers_in_t *h = &u->headers_in;
+
+    rx_fcgi_decoder_init(&ctx->dec);
+    ctx->hlen = ctx->hparsed = ctx->err_len = 0;
+    ctx->has_status = ctx->stdout_done = ctx->header_done = false;
+    ctx->length_left = -1;
+    h->headers.nelts = 0;
+    h->status = 0;
+    rx_str_null(&h->status_line);
+    h->content_length_n = -1;
+    h->chunked = h->connection_close = false;
+    h->location = h->x_accel_redirect = h->x_accel_buffering = NULL;
+}
+
+/* What a STDERR record said: logged in nginx's words, without the
+ * trailing newlines and dots; fastcgi_catch_stderr turns it into an
+ * error (RX_DECLINED). */
+static rx_int_t
+stderr_flush(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
+{
+    rx_http_fastcgi_loc_conf_t *flcf = rx_http_get_module_loc_conf(u->r,
+                                          rx_http_fastcgi_module);
+    rx_str_t                   *pat;
+    size_t                      n = ctx->err_len;
+    rx_uint_t                   i;
+
+    ctx->err_len = 0;
+    while (n && (ctx->err[n - 1] == '\n' || ctx->err[n - 1] == '\r'
+                 || ctx->err[n - 1] == '.' || ctx->err[n - 1] == ' ')) {
+        n--;
+    }
+    if (n == 0) {
+        return RX_OK;
+    }
+    rx_http_log_error_action(u->r->hc, RX_LOG_ERR, 0, u->action,
+                             "FastCGI sent in stderr: \"%.*s\"", (int) n,
+                             ctx->err);
+    pat = flcf->catch_stderr ? flcf->catch_stderr->elts : NULL;
+    for (i = 0; pat && i < flcf->catch_stderr->nelts; i++) {
+        if (memmem(ctx->err, n, pat[i].data, pat[i].len)) {
+            return RX_DECLINED;
+        }
+    }
+    return RX_OK;
+}
+
+/* Collects STDERR text; a record longer than what one log line holds is
+ * logged in several lines. */
+#define RX_FCGI_STDERR_MAX  (RX_MAX_ERROR_STR - 512)
+
+static rx_int_t
+stderr_add(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx, const char *data,
+    size_t len)
+{
+    size_t n;
+
+    if (ctx->err == NULL) {
+        ctx->err = rx_pnalloc(u->r->pool, RX_FCGI_STDERR_MAX);
+        if (ctx->err == NULL) {
+            return RX_ERROR;
+        }
+        ctx->err_cap = RX_FCGI_STDERR_MAX;
+    }
+    while (len) {
+        n = rx_min(len, ctx->err_cap - ctx->err_len);
+        memcpy(ctx->err + ctx->err_len, data, n);
+        ctx->err_len += n;
+        data += n;
+        len -= n;
+        if (ctx->err_len == ctx->err_cap) {
+            rx_int_t rc = stderr_flush(u, ctx);
+            if (rc != RX_OK) {
+                return rc;
+            }
+        }
+    }
+    return RX_OK;
+}
+
+static bool
+key_is(const rx_table_elt_t *e, const char *lowcase)
+{
+    return strcmp(e->lowcase_key, lowcase) == 0;
+}
+
+static rx_int_t
+add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
+    const rx_str_t *name, const rx_str_t *value)
+{
+    rx_http_upstream_headers_in_t *h = &u->headers_in;
+    rx_table_elt_t                *e = rx_array_push(&h->headers);
+    size_t                         i;
+
+    if (e == NULL || (e->lowcase_key = rx_pnalloc(u->r->pool, name->len + 1)) == NULL) {
+        return RX_ERROR;
+    }
+    e->key = *name;
+    e->value = *value;
+    e->deleted = false;
+    for (i = 0; i < name->len; i++) {
+        e->lowcase_key[i] = (char) tolower((unsigned char) name->data[i]);
+    }
+    e->lowcase_key[i] = '\0';
+    if (key_is(e, "status")) {
+        rx_int_t status = value->len >= 3 ? rx_atoi(value->data, 3) : -1;
+
+        if (status < 100 || status > 999
+            || (value->len > 3 && value->data[3] != ' ')) {
+            u->error = "upstream sent invalid status";
+            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+        }
+        h->status = (rx_uint_t) status;
+        if (value->len > 4) {
+            h->status_line = *value;
+        }
+        ctx->has_status = true;
+    } else if (key_is(e, "location")) {
+        h->location = e;
+    } else if (key_is(e, "x-accel-redirect")) {
+        h->x_accel_redirect = e;
+    } else if (key_is(e, "x-accel-buffering")) {
+        h->x_accel_buffering = e;
+    } else if (key_is(e, "content-length")) {
+        int64_t n = 0;
+
+        for (i = 0; i < value->len && n <= INT64_MAX / 10 - 1; i++) {
+            if (value->data[i] < '0' || value->data[i] > '9') {
+                break;
+            }
+            n = n * 10 + (value->data[i] - '0');
+        }
+        if (value->len == 0 || i < value->len || h->content_length_n >= 0) {
+            u->error = h->content_length_n >= 0
+                       ? "upstream sent duplicate header line \"Content-Length\""
+                       : "upstream sent invalid \"Content-Length\" header";
+            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+        }
+        h->content_length_n = n;
+    }
+    return RX_OK;
+}
+
+/* The empty line was seen: the status as CGI defines it. */
+static void
+header_complete(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
+{
+    rx_http_upstream_headers_in_t *h = &u->headers_in;
+    rx_http_request_t             *r = u->r;
+
+    ctx->header_done = true;
+    /* a response to HEAD has the length of a body it does not carry */
+    ctx->length_left = r->method == RX_HTTP_HEAD ? -1 : h->content_length_n;
+    if (ctx->has_status) {
+        return;
+    }
+    if (h->location == NULL) {
+        h->status = RX_HTTP_OK;
+        return;
+    }
+    h->status = RX_HTTP_MOVED_TEMPORARILY;
+    if (h->location->value.len && h->location->value.data[0] == '/'
+        && h->x_accel_redirect == NULL
+        && !(u->conf->ignore_headers & RX_HTTP_UPSTREAM_IGN_XA_REDIRECT)) {
+        /* CGI's local redirect: the engine serves that URI instead, as a
+         * GET (the body was the script's) */
+        h->x_accel_redirect = h->location;
+        if (r->method != RX_HTTP_HEAD) {
+            r->method = RX_HTTP_GET;
+            rx_str_set(&r->method_name, "GET");
+        }
+    }
+}
+
+/* A piece of STDOUT while the header is incomplete. *rest: how many of its
+ * bytes follow the header (body). */
+static rx_int_t
+header_text(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
+    const rx_fcgi_event_t *ev, size_t *rest)
+{
+    size_t    cap = u->conf->buffer_size, take;
+    rx_str_t  name, value;
+    rx_int_t  rc;
+
+    if (ctx->hbuf == NULL && (ctx->hbuf = rx_pnalloc(u->r->pool, cap)) == NULL) {
+        return RX_ERROR;
+    }
+    take = rx_min(ev->len, cap - ctx->hlen);
+    memcpy(ctx->hbuf + ctx->hlen, ev->data, take);
+    ctx->hlen += take;
+    for ( ;; ) {
+        rc = rx_fcgi_parse_header_line(ctx->hbuf, ctx->hlen, &ctx->hparsed,
+                                       &name, &value);
+        if (rc == RX_OK) {
+            rc = add_header(u, ctx, &name, &value);
+            if (rc != RX_OK) {
+                return rc;
+            }
+            continue;
+        }
+        if (rc == RX_DONE) {
+            *rest = ctx->hlen - ctx->hparsed + (ev->len - take);
+            ctx->hlen = ctx->hparsed;
+            header_complete(u, ctx);
+            return RX_OK;
+        }
+        if (rc == RX_ERROR) {
+            u->error = "upstream sent invalid header";
+            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+        }
+        if (ctx->hlen == cap) {
+            u->error = "upstream sent too big header";
+            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+        }
+        return RX_AGAIN;
+    }
+}
+
+static rx_int_t
+check_id(rx_http_upstream_t *u, const rx_fcgi_event_t *ev)
+{
+    if (ev->id == RX_FCGI_ID) {
+        return RX_OK;
+    }
+    u->error = "upstream sent unexpected FastCGI request id";
+    return RX_ERROR;
+}
+
+rx_int_t
+rx_http_fastcgi_process_header(rx_http_upstream_t *u, const char *data,
+    size_t len, size_t *used)
+{
+    rx_http_fastcgi_ctx_t *ctx = u->proto;
+    const char            *pos = data, *end = data + len;
+    rx_fcgi_event_t        ev;
+    rx_int_t               rc;
+    size_t                 rest;
+
+    for ( ;; ) {
+        rc = rx_fcgi_decode(&ctx->dec, &pos, end, &ev);
+        if (rc == RX_AGAIN) {
+            *used = len;
+            return RX_AGAIN;
+        }
+        if (rc == RX_ERROR) {
+            u->error = ctx->dec.error;
+            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+        }
+        if (check_id(u, &ev) != RX_OK) {
+            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+        }
+        if (ev.kind == RX_FCGI_EV_CONTENT) {
+            if (ev.type == RX_FCGI_STDOUT) {
+                rest = 0;
+                rc = header_text(u, ctx, &ev, &rest);
+                if (rc == RX_OK) {
+                    rx_fcgi_decoder_unread(&ctx->dec, rest);
+                    *used = (size_t) (pos - data) - rest;
+                    return RX_OK;
+                }
+                if (rc != RX_AGAIN) {
+                    return rc == RX_ERROR ? RX_ERROR : RX_HTTP_UPSTREAM_INVALID_HEADER;
+                }
+            } else if (ev.type == RX_FCGI_STDERR) {
+                rc = stderr_add(u, ctx, ev.data, ev.len);
+                if (rc != RX_OK) {
+                    return rc == RX_ERROR ? RX_ERROR : RX_HTTP_UPSTREAM_INVALID_HEADER;
+                }
+            }
+            continue;            /* other types are skipped */
+        }
+        if (ev.type == RX_FCGI_STDERR) {
+            if (stderr_flush(u, ctx) != RX_OK) {
+                return RX_HTTP_UPSTREAM_INVALID_HEADER;
+            }
+        } else if (ev.type == RX_FCGI_END_REQUEST
+                   || (ev.type == RX_FCGI_STDOUT && ev.content_len == 0)) {
+            u->error = "upstream prematurely closed FastCGI stdout";
+            if (ev.type == RX_FCGI_END_REQUEST && ev.protocol_status != 0) {
+                u->error = "upstream sent FastCGI END_REQUEST with a non-zero "
+                           "protocolStatus";
+            }
+            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+        }
+    }
+}
+
+/* Body bytes of STDOUT; a Content-Length the script gave is honoured:
+ * what goes beyond it is dropped (logged once, as nginx). */
+static rx_int_t
+body_bytes(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx, const char *data,
+    size_t len)
+{
+    if (ctx->length_left == -2) {
+        return RX_OK;
+    }
+    if (ctx->length_left >= 0) {
+        if ((int64_t) len > ctx->length_left) {
+            rx_http_log_error_action(u->r->hc, RX_LOG_WARN, 0, u->action,
+                "upstream sent more data than specified in "
+                "\"Content-Length\" header");
+            len = (size_t) ctx->length_left;
+            ctx->length_left = -2;
+        } else {
+            ctx->length_left -= (int64_t) len;
+        }
+    }
+    return len ? rx_http_upstream_body(u, data, len) : RX_OK;
+}
+
+rx_int_t
+rx_http_fastcgi_input_filter(rx_http_upstream_t *u, const char *data,
+    size_t len)
+{
+    rx_http_fastcgi_ctx_t      *ctx = u->proto;
+    rx_http_fastcgi_loc_conf_t *flcf = rx_http_get_module_loc_conf(u->r,
+                                          rx_http_fastcgi_module);
+    const char                 *pos = data, *end = data + len;
+    rx_fcgi_event_t             ev;
+    rx_int_t                    rc;
+
+    for ( ;; ) {
+        rc = rx_fcgi_decode(&ctx->dec, &pos, end, &ev);
+        if (rc == RX_AGAIN) {
+            return RX_OK;
+        }
+        if (rc == RX_ERROR) {
+            u->error = ctx->dec.error;
+            return RX_ERROR;
+        }
+        if (check_id(u, &ev) != RX_OK) {
+            return RX_ERROR;
+        }
+        if (ev.kind == RX_FCGI_EV_CONTENT) {
+            if (ev.type == RX_FCGI_STDOUT && !ctx->stdout_done) {
+                rc = body_bytes(u, ctx, ev.data, ev.len);
+            } else if (ev.type == RX_FCGI_STDERR) {
+                rc = stderr_add(u, ctx, ev.data, ev.len);
+            }
+            if (rc != RX_OK) {
+                return RX_ERROR;
+            }
+            continue;
+        }
+        if (ev.type == RX_FCGI_STDERR) {
+            if (stderr_flush(u, ctx) != RX_OK) {
+                return RX_ERROR;
+            }
+        } else if (ev.type == RX_FCGI_STDOUT && ev.content_len == 0) {
+            ctx->stdout_done = true;
+        } else if (ev.type == RX_FCGI_END_REQUEST) {
+            if (ev.protocol_status != 0) {
+                u->error = "upstream sent FastCGI END_REQUEST with a non-zero "
+                           "protocolStatus";
+                return RX_ERROR;
+            }
+            if (ctx->length_left > 0) {
+                u->error = "upstream prematurely closed FastCGI stdout";
+                return RX_ERROR;
+            }
+            u->body_done = 1;
+            /* the connection serves another request only when FastCGI
+             * was asked to keep it and nothing follows the end */
+            u->keepalive = flcf->keep_conn && pos == end;
+            return RX_OK;
+        }
+    }
+}
+
+rx_int_t
+rx_http_fastcgi_on_eof(rx_http_upstream_t *u)
+{
+    /* without END_REQUEST the response may be cut short */
+    return RX_ERROR;
+}
