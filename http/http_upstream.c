@@ -28,6 +28,7 @@ static void upstream_timer(rx_timer_t *t);
 static void connect_peer(rx_http_upstream_t *u);
 static void send_request(rx_http_upstream_t *u);
 static void next_upstream(rx_http_upstream_t *u, rx_uint_t ft);
+static void wait_in_queue(rx_http_upstream_t *u, bool at_head);
 static void finalize(rx_http_upstream_t *u, rx_int_t rc);
 
 static const rx_conn_ops_t upstream_ops = { on_read, on_sent, on_free, on_op };
@@ -68,6 +69,7 @@ client_abort(rx_http_request_t *r)
     if (u == NULL) {
         return;
     }
+    rx_http_upstream_queue_remove(u);
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, false);
     u->finished = 1;
@@ -104,6 +106,8 @@ rx_http_upstream_create(rx_http_request_t *r, const rx_http_upstream_conf_t *con
     u->start_msec = rx_current_msec;
     u->buffering = conf->buffering ? 1 : 0;
     u->temp_fd = -1;
+    u->queue_timer.node.index = RX_HEAP_NONE;
+    u->queue_timer.handler = NULL;
     rx_str_set(&u->schema, "http://");
     cln->handler = request_cleanup;
     cln->data = u;
@@ -116,16 +120,9 @@ static void
 init_request(rx_http_upstream_t *u)
 {
     rx_http_request_t *r = u->r;
-    rx_int_t           rc;
     rx_uint_t          n;
 
     r->op_handler = NULL;
-    rc = u->create_request(u);
-    if (rc != RX_OK) {
-        finalize(u, rc == RX_ERROR ? RX_HTTP_INTERNAL_SERVER_ERROR : rc);
-        return;
-    }
-    u->request_size = (int64_t) rx_chain_size(u->request_bufs);
     /* each peer at most once, and no more than *_next_upstream_tries */
     n = rx_http_upstream_npeers(u->us);
     u->tries = u->conf->next_upstream_tries
@@ -193,7 +190,9 @@ set_log_upstream(rx_http_upstream_t *u, const rx_str_t *peer)
     }
     memcpy(p, u->schema.data, u->schema.len);
     memcpy(p + u->schema.len, peer->data, peer->len);
-    memcpy(p + u->schema.len + peer->len, u->uri.data, u->uri.len);
+    if (u->uri.len) {
+        memcpy(p + u->schema.len + peer->len, u->uri.data, u->uri.len);
+    }
     r->log_upstream.data = p;
     r->log_upstream.len = u->schema.len + peer->len + u->uri.len;
 }
@@ -228,6 +227,51 @@ bind_connection(rx_http_upstream_t *u, rx_http_upstream_conn_t *uc)
     uc->c->timer.handler = upstream_timer;
 }
 
+/* The request is built once a connection is there: what it carries
+ * ($upstream_queue_time) is then known. */
+static rx_int_t
+build_request(rx_http_upstream_t *u)
+{
+    rx_int_t rc;
+
+    if (u->request_bufs) {
+        return RX_OK;
+    }
+    rc = u->create_request(u);
+    if (rc != RX_OK) {
+        finalize(u, rc == RX_ERROR ? RX_HTTP_INTERNAL_SERVER_ERROR : rc);
+        return RX_ERROR;
+    }
+    u->request_size = (int64_t) rx_chain_size(u->request_bufs);
+    return RX_OK;
+}
+
+/* Every server is at max_conns: the request waits for a connection. */
+static void
+wait_in_queue(rx_http_upstream_t *u, bool at_head)
+{
+    /* the try that found no connection is not a try */
+    if (u->states->nelts) {
+        u->states->nelts--;
+    }
+    u->state = NULL;
+    if (rx_http_upstream_queue_add(u, at_head) != RX_OK) {
+        finalize(u, RX_HTTP_SERVICE_UNAVAILABLE);
+    }
+}
+
+void
+rx_http_upstream_queue_resume(rx_http_upstream_t *u)
+{
+    connect_peer(u);
+}
+
+void
+rx_http_upstream_queue_failed(rx_http_upstream_t *u, rx_int_t status)
+{
+    finalize(u, status);
+}
+
 static void
 connect_peer(rx_http_upstream_t *u)
 {
@@ -250,8 +294,16 @@ connect_peer(rx_http_upstream_t *u)
     u->sent = 0;
     peer = u->us->balancer ? u->us->balancer->get(u)
                            : rx_http_upstream_get_peer(u->us, u->tried);
+    if (peer == NULL && u->us->queue_max && rx_http_upstream_full(u->us)) {
+        wait_in_queue(u, false);
+        return;
+    }
     if (peer == NULL) {
         rx_http_upstream_server_t *s = u->us->servers->elts;
+
+        if (build_request(u) != RX_OK) {
+            return;                   /* for the log's upstream URI */
+        }
         /* nginx names the group: the block's name, or the address */
         u->state->peer = u->us->implicit ? s[0].name : u->us->host;
         set_log_upstream(u, &u->state->peer);
@@ -270,7 +322,10 @@ connect_peer(rx_http_upstream_t *u)
         bind_connection(u, uc);
         u->reused = 1;
         u->state->connect_time = 0;
-        send_request(u);
+        if (build_request(u) == RX_OK) {
+            set_log_upstream(u, &peer->name);
+            send_request(u);
+        }
         return;
     }
 
@@ -307,7 +362,26 @@ connect_peer(rx_http_upstream_t *u)
     uc->start = rx_current_msec;
     c->data = uc;
     c->ops = &upstream_ops;
+    if (!rx_http_upstream_conn_take(u->us, peer)) {
+        /* another worker took the last slot since the peer was chosen */
+        rx_conn_close(c);
+        rx_http_upstream_release_peer(u, false);
+        rx_http_upstream_mark_untried(u, peer);
+        if (u->us->queue_max) {
+            wait_in_queue(u, true);
+        } else {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "no live upstreams "
+                                      "while connecting to upstream");
+            finalize(u, RX_HTTP_BAD_GATEWAY);
+        }
+        return;
+    }
+    uc->counted = true;
     bind_connection(u, uc);
+    if (build_request(u) != RX_OK) {
+        return;
+    }
+    set_log_upstream(u, &peer->name);
     rx_ring_connect(fd, &peer->addr.u.sa, peer->addr.len,
                     rx_conn_ud(c, RX_OP_CONNECT));
     c->inflight++;
@@ -787,6 +861,10 @@ on_free(rx_conn_t *c)
         rx_http_upstream_keepalive_remove(uc);
     }
     c->data = NULL;
+    if (uc->counted) {
+        uc->counted = false;
+        rx_http_upstream_conn_put(uc->us, uc->peer);
+    }
 }
 
 void
@@ -869,6 +947,7 @@ finalize(rx_http_upstream_t *u, rx_int_t rc)
 {
     rx_http_request_t *r = u->r;
 
+    rx_http_upstream_queue_remove(u);
     rx_http_upstream_end_state(u);
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, false);

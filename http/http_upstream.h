@@ -63,7 +63,10 @@ typedef struct {
     rx_uint_t      max_fails;
     rx_msec_t      fail_timeout;
     rx_uint_t      max_conns;       /* 0: no limit */
-    rx_uint_t      conns;           /* open, this worker */
+    rx_uint_t      conns;           /* busy with a request, this worker */
+    rx_uint_t      open;            /* connections open, this worker */
+    rx_uint_t      idle;            /* of them, idle in the pool */
+    rx_uint_t      shared_index;    /* its counter in the group's shm */
     rx_uint_t      fails;
     rx_msec_t      checked;         /* when it last failed or was tried */
     rx_msec_t      accessed;
@@ -121,6 +124,13 @@ struct rx_http_upstream_srv_conf_s {
     rx_uint_t                 keepalive_requests;
     rx_msec_t                 keepalive_time;
     rx_msec_t                 keepalive_timeout;
+    /* max_conns across workers and the queue (http_upstream_queue.c) */
+    struct rx_http_upstream_shared_s *shared;  /* NULL: no limit, no queue */
+    rx_uint_t                 queue_max;   /* 0: no queue */
+    rx_msec_t                 queue_timeout;
+    rx_http_upstream_t       *qhead;       /* this worker's waiters, FIFO */
+    rx_http_upstream_t       *qtail;
+    rx_uint_t                 nqueued;
     rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
     rx_http_upstream_conn_t  *idle_tail;
     rx_uint_t                 nidle;
@@ -185,6 +195,7 @@ struct rx_http_upstream_conn_s {
     rx_http_upstream_peer_t      *peer;
     rx_http_upstream_t           *u;          /* NULL while idle */
     rx_uint_t                     requests;   /* served on it */
+    bool                          counted;    /* in the peer's open count */
     rx_msec_t                     start;
     rx_http_upstream_conn_t      *prev;       /* the idle list */
     rx_http_upstream_conn_t      *next;
@@ -242,6 +253,12 @@ struct rx_http_upstream_s {
     rx_array_t                      *states;         /* rx_http_upstream_state_t */
     rx_http_upstream_state_t        *state;          /* this try's */
     rx_uint_t                        tries;          /* left */
+    /* the upstream queue */
+    rx_http_upstream_t              *qnext;
+    rx_http_upstream_t              *qprev;
+    rx_timer_t                       queue_timer;
+    rx_msec_t                        queue_start;
+    rx_msec_t                        queue_time;     /* $upstream_queue_time */
     uint64_t                        *tried;          /* bit per peer */
     rx_msec_t                        start_msec;     /* of the first try */
     rx_msec_t                        try_start;
@@ -258,6 +275,7 @@ struct rx_http_upstream_s {
     unsigned                         header_sent:1;  /* to the client */
     unsigned                         buffering:1;
     unsigned                         tunnel:1;       /* after a 101 */
+    unsigned                         queued:1;
     unsigned                         spilling:1;     /* body goes via the file */
     unsigned                         disk_paused:1;  /* reading waits for the disk */
     unsigned                         eof_pending:1;  /* upstream done, file not */
@@ -323,6 +341,21 @@ extern rx_module_t rx_http_upstream_module;
 const char *rx_http_upstream_set_balancer(rx_conf_t *cf,
     const rx_http_upstream_balancer_t *balancer, void *balancer_conf);
 
+/* http_upstream_queue.c */
+rx_int_t rx_http_upstream_init_shared(rx_conf_t *cf,
+    rx_http_upstream_srv_conf_t *us);
+rx_uint_t rx_http_upstream_peer_open(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
+bool rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p);
+void rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p);
+bool rx_http_upstream_full(rx_http_upstream_srv_conf_t *us);
+rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head);
+void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
+void rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us);
+void rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us);
+
 /* http_upstream_variables.c */
 rx_int_t rx_http_upstream_add_variables(rx_conf_t *cf);
 
@@ -339,6 +372,8 @@ rx_uint_t rx_http_upstream_peer_index(const rx_http_upstream_srv_conf_t *us,
     const rx_http_upstream_peer_t *p);
 bool rx_http_upstream_tried(const rx_http_upstream_t *u, rx_uint_t index);
 void rx_http_upstream_mark_tried(rx_http_upstream_t *u, rx_uint_t index);
+void rx_http_upstream_mark_untried(rx_http_upstream_t *u,
+    const rx_http_upstream_peer_t *p);
 bool rx_http_upstream_peer_available(const rx_http_upstream_srv_conf_t *us,
     const rx_http_upstream_peer_t *p);
 /* Takes the peer for a try: counts its connection, notes the time. */

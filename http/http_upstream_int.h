@@ -15,6 +15,10 @@ void rx_http_upstream_end_state(rx_http_upstream_t *u);
 void rx_http_upstream_log_error(rx_http_upstream_t *u, unsigned level, int err,
     const char *msg);
 
+/* A request from the queue tries again; one that gave up gets status. */
+void rx_http_upstream_queue_resume(rx_http_upstream_t *u);
+void rx_http_upstream_queue_failed(rx_http_upstream_t *u, rx_int_t status);
+
 /* http_upstream_body.c */
 rx_int_t rx_http_upstream_emit_slice(rx_http_upstream_t *u);
 /* Hands what was buffered to the client; stops or spills when every

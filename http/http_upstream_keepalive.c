@@ -18,6 +18,10 @@ unlink_idle(rx_http_upstream_srv_conf_t *us, rx_http_upstream_conn_t *uc)
     if (uc->next) uc->next->prev = uc->prev; else us->idle_tail = uc->prev;
     uc->prev = uc->next = NULL;
     us->nidle--;
+    rx_conn_set_idle(uc->c, false);
+    if (uc->peer->idle) {
+        uc->peer->idle--;
+    }
 }
 
 void
@@ -80,9 +84,14 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
     if (us->idle_head) us->idle_head->prev = uc; else us->idle_tail = uc;
     us->idle_head = uc;
     us->nidle++;
+    uc->peer->idle++;
+    /* on the worker's idle list too: closed at a graceful stop, and the
+     * first to go when the connection table is full */
+    rx_conn_set_idle(c, true);
     c->timer.handler = idle_timeout;
     rx_timer_add(&c->timer, us->keepalive_timeout);
     if (!c->reading) {
         c->transport->start_read(c);
     }
+    rx_http_upstream_queue_idle(us);
 }

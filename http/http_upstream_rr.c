@@ -80,16 +80,20 @@ rx_http_upstream_init_peers(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
 }
 
 static bool
-available(const rx_http_upstream_peer_t *p, bool single)
+available(const rx_http_upstream_srv_conf_t *us, const rx_http_upstream_peer_t *p,
+    bool single)
 {
     if (p->down) {
         return false;
     }
+    /* max_conns counts open connections, pooled ones included, in every
+     * worker; an idle one of this worker can take the request */
+    if (p->max_conns && p->idle == 0
+        && rx_http_upstream_peer_open(us, p) >= p->max_conns) {
+        return false;
+    }
     if (single) {
         return true;     /* nginx: a lone server is never taken out */
-    }
-    if (p->max_conns && p->conns >= p->max_conns) {
-        return false;
     }
     if (p->max_fails && p->fails >= p->max_fails
         && rx_current_msec - p->checked <= p->fail_timeout) {
@@ -99,8 +103,8 @@ available(const rx_http_upstream_peer_t *p, bool single)
 }
 
 static rx_http_upstream_peer_t *
-pick(rx_http_upstream_peers_t *peers, uint64_t *tried, rx_uint_t base,
-    bool single)
+pick(const rx_http_upstream_srv_conf_t *us, rx_http_upstream_peers_t *peers,
+    uint64_t *tried, rx_uint_t base, bool single)
 {
     rx_http_upstream_peer_t *best = NULL;
     rx_int_t                 total = 0;
@@ -113,7 +117,7 @@ pick(rx_http_upstream_peers_t *peers, uint64_t *tried, rx_uint_t base,
         if ((tried[bit / 64] >> (bit % 64)) & 1) {
             continue;
         }
-        if (!available(p, single)) {
+        if (!available(us, p, single)) {
             continue;
         }
         p->current_weight += p->effective_weight;
@@ -163,11 +167,20 @@ rx_http_upstream_mark_tried(rx_http_upstream_t *u, rx_uint_t index)
     u->tried[index / 64] |= (uint64_t) 1 << (index % 64);
 }
 
+void
+rx_http_upstream_mark_untried(rx_http_upstream_t *u,
+    const rx_http_upstream_peer_t *p)
+{
+    rx_uint_t index = rx_http_upstream_peer_index(u->us, p);
+
+    u->tried[index / 64] &= ~((uint64_t) 1 << (index % 64));
+}
+
 bool
 rx_http_upstream_peer_available(const rx_http_upstream_srv_conf_t *us,
     const rx_http_upstream_peer_t *p)
 {
-    return available(p, single_peer(us));
+    return available(us, p, single_peer(us));
 }
 
 void
@@ -192,10 +205,10 @@ rx_http_upstream_peer_t *
 rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us, uint64_t *tried)
 {
     bool                     single = single_peer(us);
-    rx_http_upstream_peer_t *p = pick(&us->primary, tried, 0, single);
+    rx_http_upstream_peer_t *p = pick(us, &us->primary, tried, 0, single);
 
     if (p == NULL && us->backup.n) {
-        p = pick(&us->backup, tried, us->primary.n, false);
+        p = pick(us, &us->backup, tried, us->primary.n, false);
     }
     if (p != NULL) {
         rx_http_upstream_take_peer(p);

@@ -8,6 +8,7 @@
 #include "http.h"
 #include "http_upstream.h"
 #include "http_variables.h"
+#include "clock.h"
 
 enum {
     UV_ADDR = 0, UV_STATUS, UV_CONNECT_TIME, UV_HEADER_TIME, UV_RESPONSE_TIME,
@@ -114,6 +115,31 @@ var_upstream_http(rx_http_request_t *r, rx_http_variable_value_t *v,
     return RX_OK;
 }
 
+/* $upstream_queue_time: how long the request waited for a connection in
+ * the upstream queue, known before the request is sent. */
+static rx_int_t
+var_queue_time(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_upstream_t *u = r->upstream;
+    rx_msec_t           ms;
+    char               *p;
+
+    if (u == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    ms = u->queue_time + (u->queued ? rx_current_msec - u->queue_start : 0);
+    p = rx_pnalloc(r->pool, 24);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    v->len = (size_t) sprintf(p, "%" PRId64 ".%03d", (int64_t) (ms / 1000),
+                              (int) (ms % 1000));
+    v->data = p;
+    return RX_OK;
+}
+
 rx_int_t
 rx_http_upstream_add_variables(rx_conf_t *cf)
 {
@@ -140,6 +166,12 @@ rx_http_upstream_add_variables(rx_conf_t *cf)
         v->get = var_state;
         v->data = vars[i].what;
     }
+    rx_str_set(&name, "upstream_queue_time");
+    v = rx_http_add_variable(cf, &name, RX_HTTP_VAR_NOCACHEABLE);
+    if (v == NULL) {
+        return RX_ERROR;
+    }
+    v->get = var_queue_time;
     rx_str_set(&name, "upstream_http_");
     v = rx_http_add_variable(cf, &name, RX_HTTP_VAR_PREFIX | RX_HTTP_VAR_NOCACHEABLE);
     if (v == NULL) {

@@ -19,6 +19,8 @@ static const char *set_server(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static const char *set_keepalive(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
+static const char *set_queue(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
 static const char *set_ignored_balancer(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static void *create_main_conf(rx_conf_t *cf);
@@ -42,6 +44,8 @@ static const rx_command_t upstream_commands[] = {
     { "keepalive_timeout", RX_HTTP_UPS_CONF | RX_CONF_TAKE1,
       rx_conf_set_msec_slot, RX_HTTP_SRV_CONF_OFFSET,
       offsetof(rx_http_upstream_srv_conf_t, keepalive_timeout), NULL },
+    { "queue", RX_HTTP_UPS_CONF | RX_CONF_TAKE12, set_queue,
+      RX_HTTP_SRV_CONF_OFFSET, 0, NULL },
     /* shared-memory zones: the state is per worker for now (docs) */
     { "zone", RX_HTTP_UPS_CONF | RX_CONF_TAKE12, set_ignored_balancer,
       RX_HTTP_SRV_CONF_OFFSET, 0, NULL },
@@ -340,6 +344,44 @@ set_keepalive(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
+/* queue N [timeout=T]: ringx's own (nginx Plus has a similar one). */
+static const char *
+set_queue(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_upstream_srv_conf_t *us = conf;
+    rx_str_t                    *value = cf->args->elts, t;
+    rx_int_t                     n;
+
+    if (us->queue_max) {
+        return "is duplicate";
+    }
+    n = rx_atoi(value[1].data, value[1].len);
+    if (n <= 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in "
+                          "\"queue\" directive", value[1].data);
+        return RX_CONF_ERROR;
+    }
+    us->queue_max = (rx_uint_t) n;
+    us->queue_timeout = 60000;
+    if (cf->args->nelts == 3) {
+        if (strncmp(value[2].data, "timeout=", 8) != 0) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
+                              value[2].data);
+            return RX_CONF_ERROR;
+        }
+        t.data = value[2].data + 8;
+        t.len = value[2].len - 8;
+        n = rx_parse_time(&t, false);
+        if (n <= 0) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid timeout \"%s\"",
+                              value[2].data);
+            return RX_CONF_ERROR;
+        }
+        us->queue_timeout = n;
+    }
+    return RX_CONF_OK;
+}
+
 static const char *
 set_ignored_balancer(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
@@ -416,7 +458,8 @@ init_main_conf(rx_conf_t *cf, void *conf)
         rx_conf_init_msec(us->keepalive_timeout, 60000);
         if (rx_http_upstream_init_peers(cf, us) != RX_OK
             || (us->balancer && us->balancer->init
-                && us->balancer->init(cf, us) != RX_OK)) {
+                && us->balancer->init(cf, us) != RX_OK)
+            || rx_http_upstream_init_shared(cf, us) != RX_OK) {
             return RX_CONF_ERROR;
         }
     }

@@ -54,6 +54,9 @@ package Test::Ringx;
 #   raw(PORT [, host => H, timeout => S])  a Test::Ringx::Conn (below), or
 #                           undef when the connect fails
 #   Test::Ringx::parse_responses(RAW [, head => [BOOL, ...]])  responses
+#   sanitized               true when the binary is an ASan build (its
+#                           quarantine keeps freed memory resident: RSS
+#                           bounds do not hold there)
 #   cpu_seconds(PID)        utime + stime of a process (from /proc), or undef
 #   proc_status(PID)        /proc/PID/status as a hashref (Cpus_allowed_list,
 #                           Uid ...), undef when gone
@@ -848,6 +851,22 @@ sub http_get {
 sub raw {
     my ($self, $port, %o) = @_;
     return Test::Ringx::Conn->new($o{host} // '127.0.0.1', $port, %o);
+}
+
+# An ASan build links the sanitizer runtime: its name is in the binary.
+sub sanitized {
+    my ($self) = @_;
+    return $self->{sanitized} //= do {
+        my $found = 0;
+        if (open(my $fh, '<:raw', $self->bin)) {
+            local $/ = \(1 << 20);
+            while (my $chunk = <$fh>) {
+                if (index($chunk, '__asan_init') >= 0) { $found = 1; last }
+            }
+            close $fh;
+        }
+        $found;
+    };
 }
 
 # CPU time used so far by a process, user + system, in seconds.

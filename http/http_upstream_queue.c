@@ -1,0 +1,330 @@
+/*
+ * http_upstream_queue.c: max_conns across workers and the upstream queue.
+ *
+ * A group with `max_conns` on a server or a `queue` gets a small shared
+ * memory segment: per server, the connections open to it from every
+ * worker (busy or idle in a keepalive pool); per group, the requests
+ * waiting in every worker's queue. A new connection is opened only when it
+ * keeps the count within max_conns (a compare-and-swap, so workers never
+ * overshoot together). A request that finds every server full waits in its
+ * worker's queue, first in first out, at most `queue` of them in all, for
+ * at most `timeout`; it goes on when a connection to the group closes or
+ * returns to this worker's pool. A worker that has idle pooled connections
+ * to a group whose queue is not empty elsewhere closes them, so that the
+ * waiting request gets the slot: an idle connection never holds a PHP
+ * child while a request waits for one.
+ *
+ * Cross-worker events are seen by a tick (2 ms while this worker has
+ * requests waiting, 10 ms while it holds idle connections to such a group):
+ * no syscall when nothing changes.
+ */
+#include <stdatomic.h>
+#include "http.h"
+#include "http_upstream.h"
+#include "http_upstream_int.h"
+#include "shm.h"
+#include "clock.h"
+
+#define TICK_WAITING  2
+#define TICK_IDLE     10
+
+struct rx_http_upstream_shared_s {
+    _Atomic uint32_t  waiting;        /* queued requests, every worker */
+    _Atomic uint32_t  conns[];        /* open connections, per peer */
+};
+
+static rx_array_t   *queued_groups;  /* rx_http_upstream_srv_conf_t * */
+static rx_timer_t    tick;
+
+static void tick_handler(rx_timer_t *t);
+
+static void
+free_shm(void *data)
+{
+    rx_shm_free(data);
+}
+
+/* At load: the shared counters of a group that needs them. */
+rx_int_t
+rx_http_upstream_init_shared(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
+{
+    rx_uint_t          i, n = us->primary.n + us->backup.n;
+    bool               limited = us->queue_max > 0;
+    rx_shm_t          *shm;
+    rx_pool_cleanup_t *cln;
+
+    for (i = 0; i < n; i++) {
+        rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]
+                                     : &us->backup.peer[i - us->primary.n];
+        limited = limited || p->max_conns;
+    }
+    if (!limited) {
+        return RX_OK;
+    }
+    tick.node.index = RX_HEAP_NONE;
+    shm = rx_pcalloc(cf->pool, sizeof(*shm));
+    cln = rx_pool_cleanup_add(cf->cycle->pool, 0);
+    if (shm == NULL || cln == NULL
+        || rx_shm_alloc(shm, sizeof(*us->shared) + n * sizeof(uint32_t),
+                        cf->log) != RX_OK) {
+        return RX_ERROR;
+    }
+    cln->handler = free_shm;
+    cln->data = shm;
+    us->shared = shm->addr;
+    for (i = 0; i < n; i++) {
+        rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]
+                                     : &us->backup.peer[i - us->primary.n];
+        p->shared_index = i;
+    }
+    if (us->queue_max) {
+        rx_http_upstream_srv_conf_t **slot;
+
+        if (queued_groups == NULL || queued_groups->pool != cf->cycle->pool) {
+            queued_groups = rx_array_create(cf->cycle->pool, 4, sizeof(void *));
+            if (queued_groups == NULL) {
+                return RX_ERROR;
+            }
+        }
+        slot = rx_array_push(queued_groups);
+        if (slot == NULL) {
+            return RX_ERROR;
+        }
+        *slot = us;
+    }
+    return RX_OK;
+}
+
+/* Connections open to p from every worker (this worker's when p has no
+ * limit: then nobody asks). */
+rx_uint_t
+rx_http_upstream_peer_open(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p)
+{
+    if (us->shared == NULL) {
+        return p->open;
+    }
+    return atomic_load_explicit(&us->shared->conns[p->shared_index],
+                                memory_order_relaxed);
+}
+
+/* A new connection to p, if max_conns allows it. */
+bool
+rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p)
+{
+    _Atomic uint32_t *c;
+    uint32_t          now;
+
+    p->open++;
+    if (us->shared == NULL) {
+        return true;
+    }
+    c = &us->shared->conns[p->shared_index];
+    now = atomic_load_explicit(c, memory_order_relaxed);
+    do {
+        if (p->max_conns && now >= p->max_conns) {
+            p->open--;
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak(c, &now, now + 1));
+    return true;
+}
+
+void
+rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p)
+{
+    if (p->open) {
+        p->open--;
+    }
+    if (us->shared) {
+        atomic_fetch_sub(&us->shared->conns[p->shared_index], 1);
+    }
+    if (us->qhead) {
+        rx_http_upstream_queue_kick(us);
+    }
+}
+
+/* Every server that is not down or failed is at max_conns: waiting helps. */
+bool
+rx_http_upstream_full(rx_http_upstream_srv_conf_t *us)
+{
+    rx_uint_t i, n = us->primary.n + us->backup.n;
+    bool      full = false;
+
+    for (i = 0; i < n; i++) {
+        rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]
+                                     : &us->backup.peer[i - us->primary.n];
+        if (p->down) {
+            continue;
+        }
+        if (!p->max_conns || rx_http_upstream_peer_open(us, p) < p->max_conns
+            || p->idle) {
+            return false;        /* it could take the request now */
+        }
+        full = true;
+    }
+    return full;
+}
+
+static void
+tick_arm(void)
+{
+    rx_http_upstream_srv_conf_t **g;
+    rx_uint_t                     i;
+    rx_msec_t                     period = 0;
+
+    if (queued_groups == NULL) {
+        return;
+    }
+    g = queued_groups->elts;
+    for (i = 0; i < queued_groups->nelts; i++) {
+        if (g[i]->qhead) {
+            period = TICK_WAITING;
+            break;
+        }
+        if (g[i]->nidle) {
+            period = TICK_IDLE;
+        }
+    }
+    if (period == 0 || (rx_timer_is_set(&tick) && period == TICK_IDLE)) {
+        return;
+    }
+    tick.handler = tick_handler;
+    rx_timer_add(&tick, period);
+}
+
+static void
+tick_handler(rx_timer_t *t)
+{
+    rx_http_upstream_srv_conf_t **g = queued_groups->elts;
+    rx_uint_t                     i;
+
+    for (i = 0; i < queued_groups->nelts; i++) {
+        rx_http_upstream_srv_conf_t *us = g[i];
+        uint32_t waiting = atomic_load_explicit(&us->shared->waiting,
+                                                memory_order_relaxed);
+
+        if (us->qhead) {
+            rx_http_upstream_queue_kick(us);
+        }
+        /* requests wait elsewhere: our idle connections give way */
+        if (waiting > us->nqueued && us->qhead == NULL) {
+            while (us->idle_head) {
+                rx_conn_close(us->idle_head->c);
+            }
+        }
+    }
+    tick_arm();
+}
+
+/* A pooled connection went idle here: the tick watches for waiters. */
+void
+rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us)
+{
+    if (us->queue_max) {
+        if (us->qhead) {
+            rx_http_upstream_queue_kick(us);
+        }
+        tick_arm();
+    }
+}
+
+static void
+unlink_waiter(rx_http_upstream_t *u)
+{
+    rx_http_upstream_srv_conf_t *us = u->us;
+
+    if (u->qprev) u->qprev->qnext = u->qnext; else us->qhead = u->qnext;
+    if (u->qnext) u->qnext->qprev = u->qprev; else us->qtail = u->qprev;
+    u->qprev = u->qnext = NULL;
+    u->queued = 0;
+    us->nqueued--;
+    atomic_fetch_sub(&us->shared->waiting, 1);
+    rx_timer_del(&u->queue_timer);
+    u->queue_time += rx_current_msec - u->queue_start;
+}
+
+/* A request leaves the queue without a connection (client gone). */
+void
+rx_http_upstream_queue_remove(rx_http_upstream_t *u)
+{
+    if (u->queued) {
+        unlink_waiter(u);
+    }
+}
+
+static void
+queue_timeout(rx_timer_t *t)
+{
+    rx_http_upstream_t *u = t->data;
+
+    unlink_waiter(u);
+    rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no connection to upstream "
+        "\"%.*s\" became free within %" PRId64 ".%03d s in its queue",
+        (int) u->us->host.len, u->us->host.data, (int64_t) (u->queue_time / 1000),
+        (int) (u->queue_time % 1000));
+    rx_http_upstream_queue_failed(u, RX_HTTP_SERVICE_UNAVAILABLE);
+}
+
+/* Every server is full: wait (at the head when a connection that was
+ * offered was lost to another worker). RX_OK, or RX_DECLINED when the
+ * queue is full (the caller answers 503). */
+rx_int_t
+rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head)
+{
+    rx_http_upstream_srv_conf_t *us = u->us;
+    uint32_t                     waiting;
+
+    waiting = atomic_load_explicit(&us->shared->waiting, memory_order_relaxed);
+    if (!at_head && waiting >= us->queue_max) {
+        rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "the queue of upstream "
+            "\"%.*s\" is full (%u requests waiting)", (int) us->host.len,
+            us->host.data, (unsigned) waiting);
+        return RX_DECLINED;
+    }
+    atomic_fetch_add(&us->shared->waiting, 1);
+    us->nqueued++;
+    u->queued = 1;
+    u->queue_start = rx_current_msec;
+    if (at_head) {
+        u->qprev = NULL;
+        u->qnext = us->qhead;
+        if (us->qhead) us->qhead->qprev = u; else us->qtail = u;
+        us->qhead = u;
+    } else {
+        u->qnext = NULL;
+        u->qprev = us->qtail;
+        if (us->qtail) us->qtail->qnext = u; else us->qhead = u;
+        us->qtail = u;
+    }
+    {
+        rx_msec_t left = us->queue_timeout - u->queue_time;
+
+        u->queue_timer.handler = queue_timeout;
+        u->queue_timer.data = u;
+        rx_timer_add(&u->queue_timer, left > 0 ? left : 1);
+    }
+    u->action = "waiting in the upstream queue";
+    tick_arm();
+    return RX_OK;
+}
+
+/* A connection may have become free: the first waiters try again, in
+ * order, until one has to wait again. */
+void
+rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us)
+{
+    rx_http_upstream_t *u;
+
+    while ((u = us->qhead) != NULL && !rx_http_upstream_full(us)) {
+        unlink_waiter(u);
+        memset(u->tried, 0, ((rx_http_upstream_npeers(us) + 63) / 64)
+                            * sizeof(uint64_t));
+        rx_http_upstream_queue_resume(u);
+        if (u->queued) {
+            break;               /* another worker took the slot first */
+        }
+    }
+}

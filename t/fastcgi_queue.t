@@ -1,0 +1,232 @@
+#!/usr/bin/perl
+# fastcgi_queue.t: pool-aware dispatch in front of a real php-fpm pool of 2
+# children, with 2 ringx workers: max_conns holds across workers, requests
+# beyond it wait in ringx's queue (FIFO, bounded in size and time, 503 with
+# a log line past either), $upstream_queue_time reaches PHP before the
+# request is sent, and idle pooled connections in one worker give way when
+# the other worker has requests waiting (no child pinned by an idle
+# connection: no multi-second stall).
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use IO::Select;
+use POSIX qw(WNOHANG);
+use Test::More;
+use Test::Ringx;
+use Time::HiRes qw(time sleep);
+
+my ($FPM_BIN) = grep { -x $_ } ($ENV{RINGX_PHP_FPM} // (),
+    '/usr/sbin/php-fpm8.2', glob('/usr/sbin/php-fpm*'),
+    map { "$_/php-fpm" } split /:/, $ENV{PATH} // '');
+plan skip_all => 'php-fpm not found (Debian: apt-get install php-fpm, or '
+    . '"auto/deps test"; RINGX_PHP_FPM names another binary)' unless $FPM_BIN;
+
+my $t = Test::Ringx->new;
+my $PREFIX = $t->prefix;
+my $SOCK = "$PREFIX/php.sock";
+my $SOCK2 = "$PREFIX/php2.sock";     # a pool of its own for the small queue
+my $as_root = $> == 0;
+my $owner = $as_root ? "user = root\ngroup = root\n" : '';
+
+$t->write_file_raw('php-fpm.conf', <<"EOF");
+[global]
+daemonize = no
+error_log = $PREFIX/logs/php-fpm.log
+
+[pool]
+${owner}listen = $SOCK
+listen.mode = 0666
+pm = static
+pm.max_children = 2
+clear_env = no
+php_admin_value[display_errors] = 0
+
+[pool2]
+${owner}listen = $SOCK2
+listen.mode = 0666
+pm = static
+pm.max_children = 2
+clear_env = no
+php_admin_value[display_errors] = 0
+EOF
+
+# sleep.php: how many scripts run at once (a counter under flock), then the
+# queue time and request start that ringx passed
+$t->write_file_raw('html/sleep.php', <<'EOF');
+<?php
+$f = fopen(__DIR__ . '/running', 'c+');
+flock($f, LOCK_EX);
+$n = (int) stream_get_contents($f) + 1;
+ftruncate($f, 0); rewind($f); fwrite($f, (string) $n);
+$max = (int) @file_get_contents(__DIR__ . '/max');
+if ($n > $max) { file_put_contents(__DIR__ . '/max', (string) $n); }
+flock($f, LOCK_UN);
+usleep((int) ($_GET['ms'] ?? 300) * 1000);
+flock($f, LOCK_EX);
+rewind($f);
+$n = (int) stream_get_contents($f) - 1;
+ftruncate($f, 0); rewind($f); fwrite($f, (string) $n);
+flock($f, LOCK_UN);
+echo "queue=", $_SERVER['QUEUE_TIME'] ?? '', "\n";
+echo "start=", $_SERVER['HTTP_X_REQUEST_START'] ?? '', "\n";
+EOF
+$t->write_file_raw('html/hello.php', "<?php echo 'hello ', getmypid(), \"\\n\";\n");
+chmod 0777, "$PREFIX/html";
+
+my $fpm_pid = fork // die "fork: $!";
+if (!$fpm_pid) {
+    open STDOUT, '>', "$PREFIX/logs/php-fpm.out";
+    open STDERR, '>&', \*STDOUT;
+    { exec $FPM_BIN, '-n', '-F', '-y', "$PREFIX/php-fpm.conf", $as_root ? '-R' : () };
+    POSIX::_exit(127);
+}
+END {
+    if ($fpm_pid) {
+        kill 'QUIT', $fpm_pid;
+        waitpid($fpm_pid, 0);
+    }
+}
+Test::Ringx::wait_for(sub { -S $SOCK && -S $SOCK2 }, 10)
+    or BAIL_OUT("php-fpm did not start: " . ($t->read_file('logs/php-fpm.out') // ''));
+
+$t->write_config(<<"EOF");
+daemon off;
+master_process on;
+worker_processes 2;
+error_log logs/error.log info;
+events { worker_connections 256; }
+http {
+    log_format q '\$uri \$status q=\$upstream_queue_time';
+    access_log logs/access.log q;
+    upstream php {
+        server unix:$SOCK max_conns=2;
+        keepalive 4;
+        queue 64 timeout=20s;
+    }
+    upstream small {
+        server unix:$SOCK2 max_conns=2;
+        queue 3 timeout=500ms;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_0%% reuseport;
+        root html;
+        location /q/ {
+            fastcgi_pass php;
+            fastcgi_keep_conn on;
+            fastcgi_param SCRIPT_FILENAME \$document_root/sleep.php;
+            fastcgi_param REQUEST_METHOD \$request_method;
+            fastcgi_param QUERY_STRING \$query_string;
+            fastcgi_param QUEUE_TIME \$upstream_queue_time;
+            fastcgi_param HTTP_X_REQUEST_START "t=\$request_start_us";
+        }
+        location /small/ {
+            fastcgi_pass small;
+            fastcgi_param SCRIPT_FILENAME \$document_root/sleep.php;
+            fastcgi_param REQUEST_METHOD \$request_method;
+            fastcgi_param QUERY_STRING \$query_string;
+        }
+        location /hello/ {
+            fastcgi_pass php;
+            fastcgi_keep_conn on;
+            fastcgi_param SCRIPT_FILENAME \$document_root/hello.php;
+            fastcgi_param REQUEST_METHOD \$request_method;
+        }
+    }
+}
+EOF
+$t->run;
+my $P = $t->port(0);
+
+# Sends n requests at once (each on its own connection), returns the
+# responses in order of sending.
+sub burst {
+    my ($n, $uri) = @_;
+    my @c = map { $t->raw($P) } 1 .. $n;
+    $_->send("GET $uri HTTP/1.1\r\nHost: q\r\nConnection: close\r\n\r\n") for @c;
+    return map { $_->read_response(timeout => 30) } @c;
+}
+
+sub reset_counters {
+    unlink "$PREFIX/html/max", "$PREFIX/html/running";
+}
+
+# --- the queue -------------------------------------------------------------
+
+reset_counters();
+my $t0 = time;
+my @r = burst(10, '/q/?ms=300');
+my $took = time - $t0;
+is scalar(grep { $_ && $_->{status} == 200 } @r), 10, 'ten requests, two children: all served';
+is $t->read_file('html/max'), '2', 'php-fpm never ran more than max_conns=2 at once';
+cmp_ok $took, '>=', 1.4, 'five rounds of 300 ms: they really waited';
+my @q = map { /queue=(\d+\.\d+)/ ? $1 : -1 } map { $_ ? $_->{body} : '' } @r;
+is scalar(grep { $_ < 0 } @q), 0, '$upstream_queue_time reached PHP (fastcgi_param)';
+my @waited = sort { $a <=> $b } @q;
+cmp_ok $waited[0], '<', 0.1, 'the first ones did not wait';
+cmp_ok $waited[-1], '>=', 1.0, 'the last one waited about four rounds';
+cmp_ok $waited[-1], '<', 3.0, '... and not much more';
+like $r[0]{body}, qr/start=t=\d{16}\n/, '$request_start_us: microseconds since the epoch';
+my $log = $t->read_file('logs/access.log');
+my @logged = $log =~ m{^/q/ 200 q=(\d+\.\d{3})$}mg;
+is scalar(@logged), 10, '$upstream_queue_time in the access log';
+
+# --- a bounded queue ----------------------------------------------------------
+
+reset_counters();
+@r = burst(10, '/small/?ms=300');
+my %by;
+$by{ $_ ? $_->{status} : 'none' }++ for @r;
+cmp_ok $by{200} // 0, '>=', 4, 'two run, the waiting ones follow';
+cmp_ok $by{503} // 0, '>=', 3, 'beyond the queue size or its timeout: 503';
+is(($by{200} // 0) + ($by{503} // 0), 10, 'nothing else');
+ok $t->log_contains(qr/\[error\] .*the queue of upstream "small" is full \(3 requests waiting\)/),
+    'a full queue is logged, naming the upstream';
+ok $t->log_contains(qr/\[error\] .*no connection to upstream "small" became free within 0\.[5-9]\d\d s in its queue/),
+    'a queue timeout is logged with the wait';
+
+# --- keepalive pins no child: two workers, two children, short requests -----
+
+# every client makes short requests for 4 s; any request slower than 2 s
+# means a child was pinned by an idle connection of the other worker
+my $clients = 16;
+my $dir = "$PREFIX/logs";
+my @kids;
+for my $k (1 .. $clients) {
+    my $pid = fork // die "fork: $!";
+    if (!$pid) {
+        my ($n, $fail, $slowest) = (0, 0, 0);
+        my $end = time + 4;
+        while (time < $end) {
+            my $c = $t->raw($P) or do { $fail++; next };
+            my $s = time;
+            $c->send("GET /hello/ HTTP/1.1\r\nHost: q\r\nConnection: close\r\n\r\n");
+            my $resp = $c->read_response(timeout => 10);
+            my $d = time - $s;
+            $slowest = $d if $d > $slowest;
+            ($resp && $resp->{status} == 200) ? $n++ : $fail++;
+        }
+        open my $fh, '>', "$dir/client.$k" or POSIX::_exit(1);
+        print $fh "$n $fail $slowest\n";
+        close $fh;
+        POSIX::_exit(0);
+    }
+    push @kids, $pid;
+}
+waitpid($_, 0) for @kids;
+my ($total, $failed, $slowest) = (0, 0, 0);
+for my $k (1 .. $clients) {
+    my ($n, $f, $s) = split ' ', ($t->read_file("logs/client.$k") // '0 1 99');
+    $total += $n;
+    $failed += $f;
+    $slowest = $s if $s > $slowest;
+}
+cmp_ok $total, '>', 100, "$clients clients, 2 workers, a pool of 2: requests served ($total)";
+is $failed, 0, 'none failed';
+cmp_ok $slowest, '<', 2, 'no request stalled behind an idle pooled connection'
+    or diag "slowest: $slowest s";
+
+$t->stop;
+done_testing;
