@@ -533,14 +533,21 @@ copy_headers(rx_http_upstream_t *u)
         }
         *out = in[i];
         if (strcmp(k, "location") == 0 || strcmp(k, "refresh") == 0) {
-            if (strcmp(k, "location") == 0) {
-                r->headers_out.location = out;
-            }
-            if (u->rewrite_redirect && u->rewrite_redirect(u, out) != RX_OK) {
+            rx_int_t rc = u->rewrite_redirect ? u->rewrite_redirect(u, out)
+                                              : RX_DECLINED;
+            if (rc == RX_ERROR) {
                 return RX_ERROR;
             }
+            /* as nginx: the header filter makes a Location absolute when
+             * proxy_redirect rewrote it; the upstream's own relative one
+             * goes out as it came */
+            if (strcmp(k, "location") == 0
+                && (rc == RX_OK || out->value.len == 0
+                    || out->value.data[0] != '/')) {
+                r->headers_out.location = out;
+            }
         } else if (strcmp(k, "set-cookie") == 0) {
-            if (u->rewrite_cookie && u->rewrite_cookie(u, out) != RX_OK) {
+            if (u->rewrite_cookie && u->rewrite_cookie(u, out) == RX_ERROR) {
                 return RX_ERROR;
             }
         } else if (strcmp(k, "etag") == 0) {

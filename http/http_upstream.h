@@ -226,7 +226,9 @@ struct rx_http_upstream_s {
     rx_int_t  (*input_filter)(rx_http_upstream_t *u, const char *data,
                               size_t len);
     rx_int_t  (*on_eof)(rx_http_upstream_t *u);
-    /* Rewrites a Location/Refresh value (proxy_redirect); NULL: keep. */
+    /* Rewrite a Location/Refresh value (proxy_redirect) or a Set-Cookie
+     * one (proxy_cookie_*) in place; NULL: keep. RX_OK (rewritten),
+     * RX_DECLINED (left as it came) or RX_ERROR. */
     rx_int_t  (*rewrite_redirect)(rx_http_upstream_t *u, rx_table_elt_t *h);
     rx_int_t  (*rewrite_cookie)(rx_http_upstream_t *u, rx_table_elt_t *h);
 

@@ -2,7 +2,8 @@
  * proxy.c: the proxy module: proxy_pass and its directives, the HTTP/1.x
  * request sent upstream (nginx's URI rules and header defaults), and the
  * response read through http_response_parse.c. The exchange itself (peers,
- * connections, retries, buffers) is the upstream engine's.
+ * connections, retries, buffers) is the upstream engine's; proxy_redirect
+ * and proxy_cookie_* are proxy_rewrite.c's.
  */
 #include <ctype.h>
 #include "http.h"
@@ -11,6 +12,7 @@
 #include "http_variables.h"
 #include "http_script.h"
 #include "http_location.h"
+#include "proxy_rewrite.h"
 
 typedef struct {
     rx_str_t                  name;       /* as written */
@@ -30,8 +32,8 @@ typedef struct {
     rx_array_t               *headers;      /* merged with the defaults */
     rx_uint_t                 http_version; /* RX_HTTP_VERSION_10/11 */
     rx_http_complex_value_t  *method;
-    rx_array_t               *redirects;    /* NULL: default; empty: off */
-    rx_int_t                  redirect_default;
+    rx_http_proxy_rewrite_conf_t rewrite;   /* proxy_redirect, proxy_cookie_* */
+    rx_http_complex_value_t  *body;         /* proxy_set_body */
 } rx_http_proxy_loc_conf_t;
 
 /* A request's view of the target (variables may make it differ per
@@ -42,6 +44,8 @@ typedef struct {
     rx_str_t                    uri;
     bool                        has_uri;
     rx_http_response_parser_t  *parser;
+    rx_str_t                    body;       /* proxy_set_body's value */
+    bool                        body_set;
 } rx_http_proxy_ctx_t;
 
 static const char *set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -57,6 +61,7 @@ static void *create_loc_conf(rx_conf_t *cf);
 static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
 
 #define UP(field)  offsetof(rx_http_proxy_loc_conf_t, upstream.field)
+#define RW(field)  offsetof(rx_http_proxy_loc_conf_t, rewrite.field)
 
 static const rx_conf_enum_t next_upstream_masks[] = {
     { "error", RX_HTTP_UPSTREAM_FT_ERROR },
@@ -110,6 +115,18 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_body), NULL },
     { "proxy_redirect", RX_PROXY_LOC_CONF | RX_CONF_TAKE12, set_redirect,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_cookie_domain", RX_PROXY_LOC_CONF | RX_CONF_TAKE12,
+      rx_http_proxy_set_cookie_domain, RX_HTTP_LOC_CONF_OFFSET,
+      RW(cookie_domains), NULL },
+    { "proxy_cookie_path", RX_PROXY_LOC_CONF | RX_CONF_TAKE12,
+      rx_http_proxy_set_cookie_path, RX_HTTP_LOC_CONF_OFFSET,
+      RW(cookie_paths), NULL },
+    { "proxy_cookie_flags", RX_PROXY_LOC_CONF | RX_CONF_TAKE1234,
+      rx_http_proxy_set_cookie_flags, RX_HTTP_LOC_CONF_OFFSET,
+      RW(cookie_flags), NULL },
+    { "proxy_set_body", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
+      rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_proxy_loc_conf_t, body), NULL },
     { "proxy_connect_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(connect_timeout), NULL },
     { "proxy_send_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
@@ -176,6 +193,16 @@ static const struct { const char *name, *value; } default_headers[] = {
     { "Upgrade", "" },
 };
 
+/* What proxy_redirect default needs of this level's proxy_pass. */
+static rx_http_proxy_target_t
+target_of(const rx_http_proxy_loc_conf_t *plcf)
+{
+    rx_http_proxy_target_t t = { plcf->url, plcf->location, plcf->has_uri,
+                                 plcf->upstream.url != NULL };
+
+    return t;
+}
+
 static void *
 create_loc_conf(rx_conf_t *cf)
 {
@@ -189,7 +216,8 @@ create_loc_conf(rx_conf_t *cf)
     plcf->set_headers = RX_CONF_UNSET_PTR;
     plcf->http_version = RX_CONF_UNSET_UINT;
     plcf->method = RX_CONF_UNSET_PTR;
-    plcf->redirects = RX_CONF_UNSET_PTR;
+    rx_http_proxy_rewrite_init_conf(&plcf->rewrite);
+    plcf->body = RX_CONF_UNSET_PTR;
     return plcf;
 }
 
@@ -222,6 +250,7 @@ merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
 {
     rx_http_proxy_loc_conf_t *prev = parent, *conf = child;
     rx_http_proxy_header_t   *h;
+    rx_http_proxy_target_t    target = target_of(conf);
     const char               *rv;
     rx_uint_t                 i, j;
 
@@ -238,7 +267,11 @@ merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
     rx_conf_merge_uint(conf->http_version, prev->http_version,
                        RX_HTTP_VERSION_10);
     rx_conf_merge_ptr(conf->method, prev->method, NULL);
-    rx_conf_merge_ptr(conf->redirects, prev->redirects, NULL);
+    rx_conf_merge_ptr(conf->body, prev->body, NULL);
+    rv = rx_http_proxy_rewrite_merge(cf, &conf->rewrite, &prev->rewrite, &target);
+    if (rv != RX_CONF_OK) {
+        return rv;
+    }
     rx_conf_merge_ptr(conf->set_headers, prev->set_headers, NULL);
     if (conf->set_headers == prev->set_headers && prev->headers) {
         conf->headers = prev->headers;
@@ -535,34 +568,9 @@ static const char *
 set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
     rx_http_proxy_loc_conf_t *plcf = conf;
-    rx_str_t                 *value = cf->args->elts;
+    rx_http_proxy_target_t    target = target_of(plcf);
 
-    if (plcf->redirects == RX_CONF_UNSET_PTR) {
-        plcf->redirects = rx_array_create(cf->pool, 1, sizeof(rx_str_t) * 2);
-        if (plcf->redirects == NULL) {
-            return RX_CONF_ERROR;
-        }
-    }
-    if (cf->args->nelts == 2 && rx_str_eq(&value[1], "off")) {
-        plcf->redirect_default = -1;
-        return RX_CONF_OK;
-    }
-    if (cf->args->nelts == 2 && rx_str_eq(&value[1], "default")) {
-        plcf->redirect_default = 1;
-        return RX_CONF_OK;
-    }
-    if (cf->args->nelts == 3) {
-        rx_str_t *pair = rx_array_push(plcf->redirects);
-        if (pair == NULL) {
-            return RX_CONF_ERROR;
-        }
-        pair[0] = value[1];
-        pair[1] = value[2];
-        return RX_CONF_OK;
-    }
-    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
-                      value[1].data);
-    return RX_CONF_ERROR;
+    return rx_http_proxy_set_redirect(cf, &plcf->rewrite, &target);
 }
 
 static const char *
@@ -683,6 +691,13 @@ create_request(rx_http_upstream_t *u)
         return RX_ERROR;
     }
     u->uri = target;
+    if (plcf->body) {
+        /* before the headers: $proxy_internal_body_length is its length */
+        if (rx_http_complex_value(r, plcf->body, &ctx->body) != RX_OK) {
+            return RX_ERROR;
+        }
+        ctx->body_set = true;
+    }
     values = rx_palloc(r->pool, plcf->headers->nelts * sizeof(rx_str_t));
     if (values == NULL) {
         return RX_ERROR;
@@ -703,7 +718,7 @@ create_request(rx_http_upstream_t *u)
             }
         }
     }
-    b = rx_create_temp_buf(r->pool, len);
+    b = rx_create_temp_buf(r->pool, len + ctx->body.len);
     if (b == NULL) {
         return RX_ERROR;
     }
@@ -741,6 +756,10 @@ create_request(rx_http_upstream_t *u)
     }
     *p++ = '\r';
     *p++ = '\n';
+    if (ctx->body.len) {                          /* proxy_set_body */
+        memcpy(p, ctx->body.data, ctx->body.len);
+        p += ctx->body.len;
+    }
     b->last = p;
 
     cl = rx_alloc_chain_link(r->pool);
@@ -751,7 +770,7 @@ create_request(rx_http_upstream_t *u)
     cl->next = NULL;
     u->request_bufs = cl;
     ll = &cl->next;
-    if (plcf->upstream.pass_request_body && r->request_body) {
+    if (plcf->upstream.pass_request_body && r->request_body && !ctx->body_set) {
         rx_chain_t *body;
         for (body = r->request_body->bufs; body; body = body->next) {
             rx_chain_t *link = rx_alloc_chain_link(r->pool);
@@ -836,57 +855,23 @@ on_eof(rx_http_upstream_t *u)
     return rx_http_response_parse_eof(ctx->parser) == RX_DONE ? RX_OK : RX_ERROR;
 }
 
-/* proxy_redirect default: the proxy_pass URL (with its URI part) becomes
- * the location's prefix; explicit pairs replace a leading match. */
+/* proxy_redirect and proxy_cookie_*: modules/proxy_rewrite.c */
 static rx_int_t
 rewrite_redirect(rx_http_upstream_t *u, rx_table_elt_t *h)
 {
-    rx_http_request_t        *r = u->r;
-    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(u->r,
                                         rx_http_proxy_module);
-    rx_str_t                 *pair, from, to;
-    rx_uint_t                 i, n;
-    char                     *p;
 
-    if (plcf->redirect_default < 0 && (plcf->redirects == NULL
-                                       || plcf->redirects->nelts == 0)) {
-        return RX_OK;
-    }
-    n = plcf->redirects ? plcf->redirects->nelts : 0;
-    pair = plcf->redirects ? plcf->redirects->elts : NULL;
-    for (i = 0; i <= n; i++) {
-        if (i < n) {
-            if (rx_str_eq(&pair[2 * i], "default")) {
-                continue;
-            }
-            from = pair[2 * i];
-            to = pair[2 * i + 1];
-        } else {
-            /* the default rule, unless "off" or explicit rules only */
-            if (plcf->redirect_default < 0 || plcf->upstream.url
-                || (n && plcf->redirect_default == 0)) {
-                break;
-            }
-            from = plcf->url;
-            if (!plcf->has_uri) {
-                break;
-            }
-            to = plcf->location;
-        }
-        if (h->value.len >= from.len
-            && strncmp(h->value.data, from.data, from.len) == 0) {
-            p = rx_pnalloc(r->pool, to.len + h->value.len - from.len);
-            if (p == NULL) {
-                return RX_ERROR;
-            }
-            memcpy(p, to.data, to.len);
-            memcpy(p + to.len, h->value.data + from.len, h->value.len - from.len);
-            h->value.data = p;
-            h->value.len = to.len + h->value.len - from.len;
-            return RX_OK;
-        }
-    }
-    return RX_OK;
+    return rx_http_proxy_rewrite_redirect(u->r, &plcf->rewrite, h);
+}
+
+static rx_int_t
+rewrite_cookie(rx_http_upstream_t *u, rx_table_elt_t *h)
+{
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(u->r,
+                                        rx_http_proxy_module);
+
+    return rx_http_proxy_rewrite_cookie(u->r, &plcf->rewrite, h);
 }
 
 static rx_int_t
@@ -938,7 +923,12 @@ proxy_handler(void *data)
     u->process_header = process_header;
     u->input_filter = input_filter;
     u->on_eof = on_eof;
-    u->rewrite_redirect = rewrite_redirect;
+    if (rx_http_proxy_rewrites_redirects(&plcf->rewrite)) {
+        u->rewrite_redirect = rewrite_redirect;
+    }
+    if (rx_http_proxy_rewrites_cookies(&plcf->rewrite)) {
+        u->rewrite_cookie = rewrite_cookie;
+    }
     return rx_http_upstream_start(u);
 }
 
@@ -999,8 +989,18 @@ static rx_int_t
 var_internal_body_length(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
 {
-    char *p;
+    rx_http_proxy_ctx_t *ctx = ctx_of(r);
+    char                *p;
 
+    if (ctx && ctx->body_set) {
+        p = rx_pnalloc(r->pool, 24);
+        if (p == NULL) {
+            return RX_ERROR;
+        }
+        v->len = (size_t) sprintf(p, "%zu", ctx->body.len);
+        v->data = p;
+        return RX_OK;
+    }
     if (r->request_body == NULL || (r->headers_in.content_length_n <= 0
                                     && !r->headers_in.chunked)) {
         v->not_found = 1;
