@@ -10,6 +10,7 @@ extern rx_module_t rx_event_core_module;
 extern rx_module_t rx_http_module;
 extern rx_module_t rx_http_core_module;
 extern rx_module_t rx_http_variables_module;
+extern rx_module_t rx_http_open_file_module;
 extern rx_module_t rx_http_log_module;
 extern rx_module_t rx_http_geo_module;
 extern rx_module_t rx_http_map_module;
@@ -42,6 +43,7 @@ rx_module_t *const rx_modules[] = {
     /* http */
     &rx_http_core_module,
     &rx_http_variables_module,  /* the $variable registry, core variables */
+    &rx_http_open_file_module,  /* open_file_cache, disable_symlinks */
     &rx_http_log_module,        /* access_log, log_format */
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
     &rx_http_upstream_hash_module,          /* hash, ip_hash */
