@@ -24,6 +24,7 @@ extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
 extern rx_module_t rx_http_index_module;
 extern rx_module_t rx_http_autoindex_module;
+extern rx_module_t rx_http_gzip_static_module;
 extern rx_module_t rx_http_static_module;
 extern rx_module_t rx_http_upstream_module;
 extern rx_module_t rx_http_upstream_hash_module;
@@ -77,6 +78,9 @@ rx_module_t *const rx_modules[] = {
     /* content handlers, tried in this order */
     &rx_http_index_module,
     &rx_http_autoindex_module,  /* '/' URIs that index did not serve */
+#if (RX_HTTP_GZIP)
+    &rx_http_gzip_static_module, /* FILE.gz for FILE, before static */
+#endif
     &rx_http_static_module,
 #if (RX_HTTP_PROXY)
     &rx_http_proxy_module,      /* a location's handler (proxy_pass) */
@@ -97,6 +101,7 @@ const rx_module_flag_t rx_module_flags[] = {
     /* nginx's optional modules: "--with-" when compiled in */
     { "http_ssl_module", false, false },
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
+    { "http_gzip_static_module", RX_HTTP_GZIP, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
