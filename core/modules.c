@@ -20,6 +20,7 @@ extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_headers_module;
+extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
 extern rx_module_t rx_http_index_module;
@@ -71,6 +72,7 @@ rx_module_t *const rx_modules[] = {
     &rx_http_auth_basic_module,
 #endif
     &rx_http_headers_module,
+    &rx_http_charset_module,    /* filter: after headers, before gzip */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
 #endif
