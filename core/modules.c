@@ -10,6 +10,7 @@ extern rx_module_t rx_event_core_module;
 extern rx_module_t rx_http_module;
 extern rx_module_t rx_http_core_module;
 extern rx_module_t rx_http_variables_module;
+extern rx_module_t rx_http_open_file_module;
 extern rx_module_t rx_http_log_module;
 extern rx_module_t rx_http_geo_module;
 extern rx_module_t rx_http_map_module;
@@ -19,10 +20,12 @@ extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_headers_module;
+extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
 extern rx_module_t rx_http_index_module;
 extern rx_module_t rx_http_autoindex_module;
+extern rx_module_t rx_http_gzip_static_module;
 extern rx_module_t rx_http_static_module;
 extern rx_module_t rx_http_upstream_module;
 extern rx_module_t rx_http_upstream_hash_module;
@@ -42,6 +45,7 @@ rx_module_t *const rx_modules[] = {
     /* http */
     &rx_http_core_module,
     &rx_http_variables_module,  /* the $variable registry, core variables */
+    &rx_http_open_file_module,  /* open_file_cache, disable_symlinks */
     &rx_http_log_module,        /* access_log, log_format */
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
     &rx_http_upstream_hash_module,          /* hash, ip_hash */
@@ -68,6 +72,7 @@ rx_module_t *const rx_modules[] = {
     &rx_http_auth_basic_module,
 #endif
     &rx_http_headers_module,
+    &rx_http_charset_module,    /* filter: after headers, before gzip */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
 #endif
@@ -75,6 +80,9 @@ rx_module_t *const rx_modules[] = {
     /* content handlers, tried in this order */
     &rx_http_index_module,
     &rx_http_autoindex_module,  /* '/' URIs that index did not serve */
+#if (RX_HTTP_GZIP)
+    &rx_http_gzip_static_module, /* FILE.gz for FILE, before static */
+#endif
     &rx_http_static_module,
 #if (RX_HTTP_PROXY)
     &rx_http_proxy_module,      /* a location's handler (proxy_pass) */
@@ -95,6 +103,7 @@ const rx_module_flag_t rx_module_flags[] = {
     /* nginx's optional modules: "--with-" when compiled in */
     { "http_ssl_module", false, false },
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
+    { "http_gzip_static_module", RX_HTTP_GZIP, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },

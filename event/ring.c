@@ -200,6 +200,16 @@ rx_ring_openat(int dfd, const char *path, int flags, unsigned mode, uint64_t ud)
     io_uring_sqe_set_data64(sqe, ud);
 }
 
+/* openat2(2): how (resolve flags) is read when the SQE is submitted, so it
+ * must live until then (the caller's request memory). */
+void
+rx_ring_openat2(int dfd, const char *path, struct open_how *how, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_openat2(sqe, dfd, path, how);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
 void
 rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
     struct statx *st, uint64_t ud)

@@ -51,6 +51,9 @@ void rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t u
 void rx_ring_shutdown(int fd, int how, uint64_t ud);
 void rx_ring_openat(int dfd, const char *path, int flags, unsigned mode,
     uint64_t ud);
+struct open_how;
+void rx_ring_openat2(int dfd, const char *path, struct open_how *how,
+    uint64_t ud);
 struct statx;
 void rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
     struct statx *st, uint64_t ud);

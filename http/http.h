@@ -241,6 +241,8 @@ struct rx_http_request_s {
     void                    (*tunnel_read)(rx_http_request_t *r,
                                            const char *data, ssize_t len);
     void                     *gzip_ctx;          /* modules/gzip.c's state */
+    void                     *open_file_ctx;     /* http_open_file.c's, while
+                                                    an open is in flight */
     rx_uint_t                 content_index;     /* content handler running */
 
     unsigned                  keepalive:1;

@@ -2,8 +2,8 @@
  * http_response.c: how handlers answer: send_header and output_filter
  * enter the filter chains, whose order is written here once:
  *
- *   header: headers (add_header, expires) -> gzip -> chunked -> header
- *           (serialises)
+ *   header: headers (add_header, expires) -> charset -> gzip -> chunked
+ *           -> header (serialises)
  *   body:   gzip -> chunked -> write (queues and sends)
  *
  * and small helpers for whole responses and extra headers.
@@ -23,6 +23,7 @@ rx_http_output_header_filter_pt rx_http_headers_filter_init(
     rx_http_output_header_filter_pt next);
 void rx_http_gzip_filter_init(rx_http_output_header_filter_pt *header,
     rx_http_output_body_filter_pt *body);
+void rx_http_charset_filter_init(rx_http_output_header_filter_pt *header);
 
 /* Called once per configuration load; modules that filter will insert
  * themselves in front in this function, in the documented order. */
@@ -36,6 +37,7 @@ rx_http_init_filters(void)
 #if (RX_HTTP_GZIP)
     rx_http_gzip_filter_init(&header, &body);
 #endif
+    rx_http_charset_filter_init(&header);
     rx_http_top_header_filter = rx_http_headers_filter_init(header);
     rx_http_top_body_filter = body;
 }

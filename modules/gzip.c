@@ -417,7 +417,10 @@ gzip_header_filter(rx_http_request_t *r)
         || !type_ok(r, conf)) {
         return next_header(r);
     }
-    if (conf->vary && rx_http_add_header_out(r, "Vary", &ae) == NULL) {
+    /* gzip_static may have said it already */
+    h = rx_http_gzip_find_header(&ho->headers, "Vary");
+    if (conf->vary && (h == NULL || !rx_str_caseeq(&h->value, "Accept-Encoding"))
+        && rx_http_add_header_out(r, "Vary", &ae) == NULL) {
         return RX_ERROR;
     }
     if (!rx_http_gzip_ok(r, conf)) {

@@ -12,10 +12,14 @@
  * measured slower than reading into memory on this machine (the splices
  * run in io-wq threads; docs/performance.md). Smaller bodies always leave
  * with the header in one send.
+ *
+ * The open itself (disable_symlinks, open_file_cache) is
+ * http/http_open_file.c's; the fd is the request's until its pool goes.
  */
 #include <ctype.h>
 #include <sys/stat.h>
 #include "http.h"
+#include "static.h"
 #include "http_range.h"
 #include "http_date.h"
 #include "clock.h"
@@ -46,6 +50,7 @@ typedef struct {
     int64_t           in_pipe;
     int               splices;
     bool              fill_first;       /* next CQE is file -> pipe */
+    rx_http_open_file_t *of;            /* the open (static_handler's) */
 } rx_http_static_ctx_t;
 
 /* The worker's spare pipes, kept between responses. */
@@ -104,17 +109,6 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
         c->max_ranges = STATIC_MAX_RANGES;
     }
     return RX_CONF_OK;
-}
-
-static void
-close_file(void *data)
-{
-    rx_http_static_ctx_t *ctx = data;
-
-    if (ctx->fd != -1) {
-        close(ctx->fd);
-        ctx->fd = -1;
-    }
 }
 
 /* Does tag appear in an If-Match / If-None-Match list? */
@@ -228,6 +222,7 @@ part_header(rx_http_request_t *r, rx_http_static_ctx_t *ctx, rx_uint_t i)
 }
 
 static rx_int_t read_next(rx_http_request_t *r);
+static void static_op(rx_http_request_t *r, const rx_cqe_t *cqe);
 
 /* Decides 200 / 206 / 416 and the body's extent; sets the headers. */
 static rx_int_t
@@ -580,71 +575,36 @@ redirect_directory(rx_http_request_t *r)
     return r->headers_out.location ? RX_HTTP_MOVED_PERMANENTLY : RX_ERROR;
 }
 
-static rx_int_t
-on_open(rx_http_request_t *r, int32_t res)
+/*
+ * Answers r with the open file of, as static does: validators,
+ * conditional requests, ranges, then the body. path names the file in
+ * logs. Returns as a content handler does. gzip_static serves its .gz
+ * through this too.
+ */
+rx_int_t
+rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
+    const rx_http_open_file_t *of)
 {
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
-    rx_http_static_ctx_t    *ctx = r->ctx;
-    rx_pool_cleanup_t       *cln;
-    struct stat              st;
+    rx_http_static_ctx_t    *ctx;
     rx_uint_t                status;
     rx_int_t                 rc;
     bool                     empty;
 
-    if (res < 0) {
-        int err = -res;
-
-        switch (err) {
-        case ENOENT:
-        case ENOTDIR:
-        case ENAMETOOLONG:
-            if (clcf->log_not_found) {
-                rx_http_request_log_error(r, RX_LOG_ERR, err, "open() \"%s\" "
-                                          "failed", ctx->path.data);
-            }
-            return RX_HTTP_NOT_FOUND;
-        case EACCES:
-        case EPERM:
-        case ELOOP:
-            rx_http_request_log_error(r, RX_LOG_ERR, err, "open() \"%s\" failed",
-                                      ctx->path.data);
-            return RX_HTTP_FORBIDDEN;
-        default:
-            rx_http_request_log_error(r, RX_LOG_CRIT, err, "open() \"%s\" "
-                                      "failed", ctx->path.data);
-            return RX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-    ctx->fd = res;
-    cln = rx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        close(res);
-        ctx->fd = -1;
-        return RX_ERROR;
-    }
-    cln->handler = close_file;
-    cln->data = ctx;
-
-    /* fstat of an open fd reads the inode open() just brought in */
-    if (fstat(ctx->fd, &st) == -1) {
-        rx_http_request_log_error(r, RX_LOG_CRIT, errno, "fstat() \"%s\" failed",
-                                  ctx->path.data);
-        return RX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        return redirect_directory(r);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rx_http_request_log_error(r, RX_LOG_CRIT, 0, "\"%s\" is not a regular "
-                                  "file", ctx->path.data);
-        return RX_HTTP_NOT_FOUND;
-    }
     if (r->method == RX_HTTP_POST) {
         return RX_HTTP_NOT_ALLOWED;
     }
-    ctx->size = st.st_size;
-    ctx->mtime = st.st_mtime;
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (ctx == NULL) {
+        return RX_ERROR;
+    }
+    r->ctx = ctx;
+    r->op_handler = static_op;
+    ctx->path = *path;
+    ctx->fd = of->fd;
+    ctx->size = of->size;
+    ctx->mtime = of->mtime;
     ctx->etag.data = rx_pnalloc(r->pool, 48);
     if (ctx->etag.data == NULL) {
         return RX_ERROR;
@@ -711,18 +671,73 @@ on_open(rx_http_request_t *r, int32_t res)
     return read_next(r);
 }
 
+/* nginx's answer to a failed open: 404, 403 or 500, logged as it does. */
+static rx_int_t
+open_failed(rx_http_request_t *r, const rx_str_t *path,
+    const rx_http_open_file_t *of)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    switch (of->err) {
+    case ENOENT:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+        if (clcf->log_not_found) {
+            rx_http_request_log_error(r, RX_LOG_ERR, of->err, "%s \"%s\" "
+                                      "failed", of->failed, path->data);
+        }
+        return RX_HTTP_NOT_FOUND;
+    case EACCES:
+    case EPERM:
+    case ELOOP:
+    case EMLINK:
+        rx_http_request_log_error(r, RX_LOG_ERR, of->err, "%s \"%s\" failed",
+                                  of->failed, path->data);
+        return RX_HTTP_FORBIDDEN;
+    default:
+        rx_http_request_log_error(r, RX_LOG_CRIT, of->err, "%s \"%s\" "
+                                  "failed", of->failed, path->data);
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+}
+
+static rx_int_t
+on_open(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_http_open_file_t *of = ctx->of;
+
+    if (of->err) {
+        return open_failed(r, &ctx->path, of);
+    }
+    if (of->is_dir) {
+        return redirect_directory(r);
+    }
+    if (!of->is_file) {
+        rx_http_request_log_error(r, RX_LOG_CRIT, 0, "\"%s\" is not a regular "
+                                  "file", ctx->path.data);
+        return RX_HTTP_NOT_FOUND;
+    }
+    return rx_http_static_serve(r, &ctx->path, of);
+}
+
+/* The open completed (open_file_ctx): answer. */
 static void
-static_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+static_opened(rx_http_request_t *r, rx_http_open_file_t *of)
 {
     rx_int_t rc;
 
+    (void) of;
+    rc = on_open(r, r->ctx);
+    if (rc != RX_AGAIN && rc != RX_OK) {
+        rx_http_finalize_request(r, rc);
+    }
+}
+
+static void
+static_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+{
     switch (rx_op_kind(cqe->user_data)) {
-    case RX_OP_OPEN:
-        rc = on_open(r, cqe->res);
-        if (rc != RX_AGAIN && rc != RX_OK) {
-            rx_http_finalize_request(r, rc);
-        }
-        return;
     case RX_OP_READ:
         on_file_read(r, cqe->res);
         return;
@@ -738,6 +753,7 @@ static rx_int_t
 static_handler(rx_http_request_t *r)
 {
     rx_http_static_ctx_t *ctx;
+    rx_int_t              rc;
 
     if (!(r->method & (RX_HTTP_GET | RX_HTTP_HEAD | RX_HTTP_POST))) {
         return RX_HTTP_NOT_ALLOWED;
@@ -745,22 +761,22 @@ static_handler(rx_http_request_t *r)
     if (r->uri.len == 0 || r->uri.data[r->uri.len - 1] == '/') {
         return RX_DECLINED;
     }
-    {
-        rx_int_t rc = rx_http_discard_request_body(r);
-        if (rc != RX_OK) {
-            return rc;
-        }
+    rc = rx_http_discard_request_body(r);
+    if (rc != RX_OK) {
+        return rc;
     }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
     if (ctx == NULL || rx_http_map_uri_to_path(r, &ctx->path, 0) != RX_OK) {
         return RX_ERROR;
     }
+    ctx->of = rx_pcalloc(r->pool, sizeof(*ctx->of));
+    if (ctx->of == NULL) {
+        return RX_ERROR;
+    }
     ctx->fd = -1;
     r->ctx = ctx;
-    r->op_handler = static_op;
-    rx_ring_openat(AT_FDCWD, ctx->path.data, O_RDONLY | O_CLOEXEC | O_NOCTTY,
-                   0, rx_http_op_ud(r, RX_OP_OPEN));
-    return RX_AGAIN;
+    rc = rx_http_open_file(r, &ctx->path, ctx->of, static_opened);
+    return rc == RX_OK ? on_open(r, ctx) : rc;
 }
 
 static rx_int_t

@@ -1,0 +1,39 @@
+/*
+ * http_open_file.h: how content handlers open the file they serve (nginx's
+ * open_cached_file): through the worker's ring, under the location's
+ * disable_symlinks policy, and through open_file_cache when it is on.
+ */
+#ifndef RX_HTTP_OPEN_FILE_H
+#define RX_HTTP_OPEN_FILE_H
+
+#include "http.h"
+
+typedef struct {
+    int          fd;        /* the open file (or directory), -1 on failure */
+    int          err;       /* errno of the failure, 0 on success */
+    const char  *failed;    /* the call that failed: "open()", "openat()" */
+    bool         is_dir;
+    bool         is_file;   /* a regular file */
+    int64_t      size;
+    time_t       mtime;
+    bool         cached;    /* fd belongs to open_file_cache */
+} rx_http_open_file_t;
+
+typedef void (*rx_http_open_file_pt)(rx_http_request_t *r,
+    rx_http_open_file_t *of);
+
+/*
+ * Opens path (NUL-terminated, living as long as r) for reading. Returns
+ * RX_OK when of is filled at once (open_file_cache answered), RX_AGAIN
+ * when done(r, of) will be called from a completion (r->op_handler is the
+ * opener's meanwhile, and is restored before done runs), RX_ERROR when
+ * memory ran out. A failure is reported in of->err, not logged. The fd
+ * is the request's until r->pool goes (closed, or its cache reference
+ * released): callers never close it.
+ */
+rx_int_t rx_http_open_file(rx_http_request_t *r, const rx_str_t *path,
+    rx_http_open_file_t *of, rx_http_open_file_pt done);
+
+extern rx_module_t rx_http_open_file_module;
+
+#endif /* RX_HTTP_OPEN_FILE_H */
