@@ -143,6 +143,10 @@ typedef struct {
     rx_chain_t              *last;
     int64_t                  received;  /* decoded body bytes */
     rx_http_body_handler_pt  post_handler;
+    /* When set, body bytes go here as they arrive instead of being kept
+     * (a body streamed upstream); RX_OK or an HTTP status. */
+    rx_int_t               (*stream)(rx_http_request_t *r, const char *data,
+                                     size_t len);
     bool                     done;
 } rx_http_request_body_t;
 

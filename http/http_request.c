@@ -552,7 +552,12 @@ rx_http_on_body(void *data, const char *at, size_t len)
             "too large chunked body: %" PRId64 " bytes", rb->received);
         return RX_HTTP_REQUEST_ENTITY_TOO_LARGE;
     }
-    if (rb->post_handler && !r->discard_body) {
+    if (rb->stream && !r->discard_body) {
+        rx_int_t rc = rb->stream(r, at, len);
+        if (rc != RX_OK) {
+            return rc;
+        }
+    } else if (rb->post_handler && !r->discard_body) {
         rx_chain_t *cl = rx_chain_from_text(r->pool, at, len, false);
         if (cl == NULL) {
             return RX_HTTP_INTERNAL_SERVER_ERROR;

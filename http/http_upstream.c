@@ -146,6 +146,59 @@ body_ready(rx_http_request_t *r)
     }
 }
 
+/* A streamed body: bytes go to the upstream as the client sends them. */
+static void
+stream_kick(rx_http_upstream_t *u)
+{
+    rx_conn_t *c;
+
+    if (u->uc == NULL || !u->head_sent || u->request_sent) {
+        return;
+    }
+    c = u->uc->c;
+    if (rx_http_upstream_out_send(u)) {
+        u->action = "sending request to upstream";
+        rx_timer_add(&c->timer, u->conf->send_timeout);
+        return;
+    }
+    if (u->body_complete && !c->sending) {
+        u->request_sent = 1;
+        u->action = "reading response header from upstream";
+        rx_timer_add(&c->timer, u->conf->read_timeout);
+    }
+}
+
+static rx_int_t
+stream_piece(rx_http_request_t *r, const char *data, size_t len)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    if (u == NULL || u->finished) {
+        return RX_OK;                   /* nobody wants it any more */
+    }
+    if (u->frame_body(u, data, len, false) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    stream_kick(u);
+    return RX_OK;
+}
+
+static void
+stream_done(rx_http_request_t *r)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    if (u == NULL || u->finished || u->body_complete) {
+        return;
+    }
+    u->body_complete = 1;
+    if (u->frame_body(u, NULL, 0, true) != RX_OK) {
+        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    stream_kick(u);
+}
+
 rx_int_t
 rx_http_upstream_start(rx_http_upstream_t *u)
 {
@@ -161,6 +214,21 @@ rx_http_upstream_start(rx_http_upstream_t *u)
         }
         init_request(u);
         return RX_DONE;
+    }
+    if (!u->conf->request_buffering && u->frame_body) {
+        /* streamed: connect now, the body follows as it arrives */
+        u->streaming = 1;
+        rc = rx_http_read_client_request_body(r, stream_done);
+        if (rc != RX_OK) {
+            return rc;
+        }
+        r->request_body->stream = stream_piece;
+        init_request(u);
+        if (u->finished) {
+            return RX_DONE;
+        }
+        rc = rx_http_parse_buffered_body(r->hc);
+        return rc == RX_OK ? RX_DONE : rc;
     }
     rc = rx_http_read_client_request_body(r, body_ready);
     if (rc != RX_OK) {
@@ -291,6 +359,7 @@ connect_peer(rx_http_upstream_t *u)
     u->error = NULL;
     rx_http_upstream_reset_body(u);
     u->request_sent = 0;
+    u->head_sent = 0;
     u->sent = 0;
     peer = u->us->balancer ? u->us->balancer->get(u)
                            : rx_http_upstream_get_peer(u->us, u->tried);
@@ -434,6 +503,11 @@ send_request(rx_http_upstream_t *u)
         n++;
     }
     if (n == 0) {
+        if (u->streaming) {
+            u->head_sent = 1;
+            stream_kick(u);
+            return;
+        }
         u->request_sent = 1;
         u->action = "reading response header from upstream";
         rx_timer_add(&c->timer, u->conf->read_timeout);
@@ -462,7 +536,14 @@ on_sent(rx_conn_t *c, ssize_t res)
     }
     u->state->bytes_sent += res;
     if (u->tunnel) {
-        rx_http_upstream_tunnel_sent(u, res);
+        rx_http_upstream_out_sent(u, res);
+        return;
+    }
+    if (u->streaming && u->head_sent) {
+        rx_http_upstream_out_sent(u, res);
+        if (!u->header_done) {
+            stream_kick(u);
+        }
         return;
     }
     u->sent += res;
@@ -905,8 +986,11 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
     rx_http_upstream_end_state(u);
     /* a pooled connection that the upstream had closed: not the peer's
      * fault, and the request goes again on a fresh connection */
+    /* a streamed body that started to go cannot be sent again */
+    bool body_gone = u->streaming && u->head_sent;
+
     retry_free = u->reused && ft == RX_HTTP_UPSTREAM_FT_ERROR
-                 && u->state->bytes_received == 0;
+                 && u->state->bytes_received == 0 && !body_gone;
     failed = !retry_free && (ft & (RX_HTTP_UPSTREAM_FT_ERROR
                                    | RX_HTTP_UPSTREAM_FT_TIMEOUT
                                    | RX_HTTP_UPSTREAM_FT_INVALID_HEADER
@@ -927,6 +1011,7 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
         return;
     }
     if (u->tries > 1 && (conf->next_upstream & ft) && !u->header_sent
+        && !body_gone
         && (idempotent(r) || (conf->next_upstream & RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT)
             || u->sent == 0)
         && (conf->next_upstream_timeout == 0

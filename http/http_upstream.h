@@ -229,6 +229,12 @@ struct rx_http_upstream_s {
     /* Rewrite a Location/Refresh value (proxy_redirect) or a Set-Cookie
      * one (proxy_cookie_*) in place; NULL: keep. RX_OK (rewritten),
      * RX_DECLINED (left as it came) or RX_ERROR. */
+    /* A request body streamed as it arrives (*_request_buffering off):
+     * frames the bytes for the wire and queues them with
+     * rx_http_upstream_out_append(); last: the body is complete. NULL:
+     * the protocol cannot stream (the body is buffered whole). */
+    rx_int_t  (*frame_body)(rx_http_upstream_t *u, const char *data,
+                            size_t len, bool last);
     rx_int_t  (*rewrite_redirect)(rx_http_upstream_t *u, rx_table_elt_t *h);
     rx_int_t  (*rewrite_cookie)(rx_http_upstream_t *u, rx_table_elt_t *h);
 
@@ -278,6 +284,9 @@ struct rx_http_upstream_s {
     unsigned                         buffering:1;
     unsigned                         tunnel:1;       /* after a 101 */
     unsigned                         queued:1;
+    unsigned                         streaming:1;    /* the body as it comes */
+    unsigned                         head_sent:1;    /* request head written */
+    unsigned                         body_complete:1;
     unsigned                         spilling:1;     /* body goes via the file */
     unsigned                         disk_paused:1;  /* reading waits for the disk */
     unsigned                         eof_pending:1;  /* upstream done, file not */
@@ -317,6 +326,9 @@ rx_http_upstream_t *rx_http_upstream_create(rx_http_request_t *r,
 /* Reads the client body as the conf says, then connects. Returns what a
  * content handler returns. */
 rx_int_t rx_http_upstream_start(rx_http_upstream_t *u);
+/* For frame_body: queues bytes for the upstream. */
+rx_int_t rx_http_upstream_out_append(rx_http_upstream_t *u, const char *data,
+    size_t len);
 /* Decoded body bytes from input_filter. */
 rx_int_t rx_http_upstream_body(rx_http_upstream_t *u, const char *data,
     size_t len);

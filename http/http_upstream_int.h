@@ -38,7 +38,9 @@ void rx_http_upstream_reset_body(rx_http_upstream_t *u);
 
 /* http_upstream_tunnel.c */
 void rx_http_upstream_start_tunnel(rx_http_upstream_t *u);
-void rx_http_upstream_tunnel_sent(rx_http_upstream_t *u, ssize_t res);
+/* The client-to-upstream byte queue (tunnels, streamed request bodies). */
+bool rx_http_upstream_out_send(rx_http_upstream_t *u);
+void rx_http_upstream_out_sent(rx_http_upstream_t *u, ssize_t res);
 void rx_http_upstream_end_tunnel(rx_http_upstream_t *u);
 void rx_http_upstream_tunnel_free(rx_http_upstream_t *u);
 

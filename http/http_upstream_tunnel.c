@@ -54,34 +54,18 @@ rx_http_upstream_end_tunnel(rx_http_upstream_t *u)
     rx_conn_close(r->conn);
 }
 
-static void
-tunnel_send(rx_http_upstream_t *u)
+/*
+ * Bytes from the client to the upstream (a tunnel's, or a request body
+ * streamed with *_request_buffering off) wait in malloc'd chunks; the
+ * first one is being sent and never moves. Beyond TUNNEL_MAX queued bytes
+ * the client's reading stops until the upstream has taken half of them.
+ */
+rx_int_t
+rx_http_upstream_out_append(rx_http_upstream_t *u, const char *data, size_t len)
 {
-    rx_conn_t                     *c = u->uc->c;
-    struct rx_http_tunnel_chunk_s *ch = u->tun_head;
-
-    if (c->sending || ch == NULL || ch->sent == ch->len) {
-        return;
-    }
-    u->iov[0].iov_base = ch->data + ch->sent;
-    u->iov[0].iov_len = ch->len - ch->sent;
-    c->transport->send(c, u->iov, 1);
-}
-
-static void
-tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
-{
-    rx_http_upstream_t            *u = r->upstream;
     struct rx_http_tunnel_chunk_s *ch;
-    size_t                         left = (size_t) len, n;
+    size_t                         left = len, n;
 
-    if (u == NULL || u->finished || u->uc == NULL) {
-        return;
-    }
-    if (len <= 0) {
-        rx_http_upstream_end_tunnel(u);           /* the client closed (or failed) */
-        return;
-    }
     while (left) {
         ch = u->tun_tail;
         /* the chunk being sent is appended to only past what the kernel
@@ -90,8 +74,7 @@ tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
             size_t cap = rx_max(left, (size_t) TUNNEL_CHUNK);
             ch = malloc(sizeof(*ch) + cap);
             if (ch == NULL) {
-                rx_http_upstream_end_tunnel(u);
-                return;
+                return RX_ERROR;
             }
             ch->next = NULL;
             ch->len = ch->sent = 0;
@@ -105,17 +88,55 @@ tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
         data += n;
         left -= n;
     }
-    u->tun_bytes += (size_t) len;
+    u->tun_bytes += len;
     if (u->tun_bytes > TUNNEL_MAX && !u->tunnel_paused) {
         u->tunnel_paused = 1;
-        r->conn->transport->stop_read(r->conn);
+        u->r->conn->transport->stop_read(u->r->conn);
+    }
+    return RX_OK;
+}
+
+/* Sends the queue's first chunk when no send is in flight; false when
+ * there is nothing to send. */
+bool
+rx_http_upstream_out_send(rx_http_upstream_t *u)
+{
+    rx_conn_t                     *c = u->uc->c;
+    struct rx_http_tunnel_chunk_s *ch = u->tun_head;
+
+    if (ch == NULL || ch->sent == ch->len) {
+        return false;
+    }
+    if (!c->sending) {
+        u->iov[0].iov_base = ch->data + ch->sent;
+        u->iov[0].iov_len = ch->len - ch->sent;
+        c->transport->send(c, u->iov, 1);
+    }
+    return true;
+}
+
+static void
+tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    if (u == NULL || u->finished || u->uc == NULL) {
+        return;
+    }
+    if (len <= 0) {
+        rx_http_upstream_end_tunnel(u);      /* the client closed (or failed) */
+        return;
+    }
+    if (rx_http_upstream_out_append(u, data, (size_t) len) != RX_OK) {
+        rx_http_upstream_end_tunnel(u);
+        return;
     }
     rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
-    tunnel_send(u);
+    (void) rx_http_upstream_out_send(u);
 }
 
 void
-rx_http_upstream_tunnel_sent(rx_http_upstream_t *u, ssize_t res)
+rx_http_upstream_out_sent(rx_http_upstream_t *u, ssize_t res)
 {
     struct rx_http_tunnel_chunk_s *ch = u->tun_head;
 
@@ -137,7 +158,7 @@ rx_http_upstream_tunnel_sent(rx_http_upstream_t *u, ssize_t res)
         u->tunnel_paused = 0;
         u->r->conn->transport->start_read(u->r->conn);
     }
-    tunnel_send(u);
+    (void) rx_http_upstream_out_send(u);
 }
 
 void

@@ -186,7 +186,7 @@ static const struct { const char *name, *value; } default_headers[] = {
     { "Host", "$proxy_host" },
     { "Connection", "close" },
     { "Content-Length", "$proxy_internal_body_length" },
-    { "Transfer-Encoding", "" },
+    { "Transfer-Encoding", "$proxy_internal_chunked" },
     { "TE", "" },
     { "Keep-Alive", "" },
     { "Expect", "" },
@@ -378,6 +378,8 @@ parse_url(const rx_str_t *url, rx_str_t *host, in_port_t *port, bool *no_port,
 }
 
 static rx_int_t proxy_handler(void *data);
+static rx_int_t frame_body(rx_http_upstream_t *u, const char *data, size_t len,
+    bool last);
 
 static const char *
 set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
@@ -874,6 +876,29 @@ rewrite_cookie(rx_http_upstream_t *u, rx_table_elt_t *h)
     return rx_http_proxy_rewrite_cookie(u->r, &plcf->rewrite, h);
 }
 
+/* A streamed request body on the wire: as is, or in HTTP/1.1 chunks. */
+static rx_int_t
+frame_body(rx_http_upstream_t *u, const char *data, size_t len, bool last)
+{
+    char head[24];
+
+    if (u->r->headers_in.content_length_n >= 0) {
+        return len ? rx_http_upstream_out_append(u, data, len) : RX_OK;
+    }
+    if (len) {
+        int n = snprintf(head, sizeof(head), "%zx\r\n", len);
+        if (rx_http_upstream_out_append(u, head, (size_t) n) != RX_OK
+            || rx_http_upstream_out_append(u, data, len) != RX_OK
+            || rx_http_upstream_out_append(u, "\r\n", 2) != RX_OK) {
+            return RX_ERROR;
+        }
+    }
+    if (last) {
+        return rx_http_upstream_out_append(u, "0\r\n\r\n", 5);
+    }
+    return RX_OK;
+}
+
 static rx_int_t
 proxy_handler(void *data)
 {
@@ -925,6 +950,13 @@ proxy_handler(void *data)
     u->on_eof = on_eof;
     if (rx_http_proxy_rewrites_redirects(&plcf->rewrite)) {
         u->rewrite_redirect = rewrite_redirect;
+    /* proxy_request_buffering off: a body of known length goes as it
+     * comes; one of unknown length needs HTTP/1.1 chunks */
+    if (!plcf->upstream.request_buffering
+        && (r->headers_in.content_length_n >= 0
+            || plcf->http_version == RX_HTTP_VERSION_11)) {
+        u->frame_body = frame_body;
+    }
     }
     if (rx_http_proxy_rewrites_cookies(&plcf->rewrite)) {
         u->rewrite_cookie = rewrite_cookie;
@@ -1001,17 +1033,45 @@ var_internal_body_length(rx_http_request_t *r, rx_http_variable_value_t *v,
         v->data = p;
         return RX_OK;
     }
+    rx_http_upstream_t *u = r->upstream;
+    int64_t             len;
+
     if (r->request_body == NULL || (r->headers_in.content_length_n <= 0
                                     && !r->headers_in.chunked)) {
         v->not_found = 1;
         return RX_OK;
     }
+    if (u && u->streaming) {
+        /* streamed: the client's length, or none (chunked) */
+        if (r->headers_in.content_length_n < 0) {
+            v->not_found = 1;
+            return RX_OK;
+        }
+        len = r->headers_in.content_length_n;
+    } else {
+        len = r->request_body->received;
+    }
     p = rx_pnalloc(r->pool, 24);
     if (p == NULL) {
         return RX_ERROR;
     }
-    v->len = (size_t) sprintf(p, "%" PRId64, r->request_body->received);
+    v->len = (size_t) sprintf(p, "%" PRId64, len);
     v->data = p;
+    return RX_OK;
+}
+
+static rx_int_t
+var_internal_chunked(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    if (u && u->streaming && r->headers_in.content_length_n < 0) {
+        v->data = "chunked";
+        v->len = 7;
+    } else {
+        v->not_found = 1;
+    }
     return RX_OK;
 }
 
@@ -1027,6 +1087,7 @@ preconfiguration(rx_conf_t *cf)
         { "proxy_port", var_proxy_host, 1 },
         { "proxy_add_x_forwarded_for", var_add_x_forwarded_for, 0 },
         { "proxy_internal_body_length", var_internal_body_length, 0 },
+        { "proxy_internal_chunked", var_internal_chunked, 0 },
     };
     size_t i;
 

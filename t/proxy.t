@@ -123,6 +123,13 @@ http {
             gzip_proxied any;
             gzip_types text/plain;
         }
+        location /stream/ {
+            proxy_pass http://$UP;
+            proxy_request_buffering off;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            client_max_body_size 10m;
+        }
         location /next404/ {
             proxy_pass http://mixed;
             proxy_next_upstream error http_404;
@@ -208,6 +215,38 @@ ok !defined header_of($rq, 'Transfer-Encoding'), 'and without Transfer-Encoding'
     is $fin->{status}, 200, 'then the proxied response';
     ok !defined header_of(last_request(), 'Expect'), 'Expect is not passed upstream';
     is last_request()->{body}, 'abc', 'the body after 100 Continue';
+}
+
+# proxy_request_buffering off: the body goes upstream as it arrives
+{
+    my $body = Test::Upstream::pattern(3_000_000);
+    my $before = $up->connections;
+    my $c = $t->raw($P);
+    $c->send("POST /stream/echo HTTP/1.1\r\nHost: proxy.test\r\nContent-Length: "
+             . length($body) . "\r\nConnection: close\r\n\r\n" . substr($body, 0, 100000));
+    ok $up->wait_for(sub { $up->connections > $before }, 3),
+        'streamed: the upstream is contacted before the body is complete';
+    $c->send(substr($body, 100000));
+    my $resp = $c->read_response(timeout => 10);
+    is $resp->{status}, 200, 'a streamed 3 MB body';
+    my $rq = last_request();
+    ok $rq->{body} eq $body, 'arrives intact';
+    is header_of($rq, 'Content-Length'), length($body), 'with the client\'s Content-Length';
+
+    $c = $t->raw($P);
+    $c->send("POST /stream/echo HTTP/1.1\r\nHost: proxy.test\r\nTransfer-Encoding: chunked\r\n"
+             . "Connection: close\r\n\r\n");
+    my $chunked = '';
+    for my $i (0 .. 9) {
+        my $piece = substr($body, $i * 30000, 30000);
+        $chunked .= sprintf("%x\r\n%s\r\n", length $piece, $piece);
+    }
+    $c->send($chunked . "0\r\n\r\n");
+    $resp = $c->read_response(timeout => 10);
+    is $resp->{status}, 200, 'a streamed chunked body';
+    $rq = last_request();
+    ok $rq->{chunked}, 'goes upstream chunked (HTTP/1.1)';
+    ok $rq->{body} eq substr($body, 0, 300000), 'intact';
 }
 
 # --- the response ----------------------------------------------------------
