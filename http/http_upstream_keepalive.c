@@ -45,6 +45,7 @@ rx_http_upstream_keepalive_get(rx_http_upstream_srv_conf_t *us,
         if (uc->peer == peer && uc->c->state == RX_CONN_ACTIVE) {
             unlink_idle(us, uc);
             rx_timer_del(&uc->c->timer);
+            rx_conn_set_idle(uc->c, false);
             return uc;
         }
     }
@@ -85,4 +86,9 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
     if (!c->reading) {
         c->transport->start_read(c);
     }
+    /* on the worker's idle list too, as nginx marks cached connections
+     * idle: a graceful stop closes it at once instead of waiting out
+     * keepalive_timeout (the worker would not exit before); last, since
+     * a full connection table may close it right here */
+    rx_conn_set_idle(c, true);
 }
