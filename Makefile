@@ -76,8 +76,11 @@ RX_WARN     = -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) \
 # ringx's own code; CFLAGS/CPPFLAGS/LDFLAGS on make's command line come last
 RX_CFLAGS   = -std=gnu11 $(RX_OPT) -g -pipe $(RX_WARN) -D_GNU_SOURCE \
               $(RX_INCS) $(CONF_CFLAGS) $(CPPFLAGS) $(CFLAGS)
-# llhttp: about 140 warnings under -Wall -Wextra, none of them ours
-LLHTTP_CFLAGS = $(LLHTTP_OPT) -g -pipe -w -I$(LLHTTP_INC_DIR)
+# llhttp: about 140 warnings under -Wall -Wextra, none of them ours.
+# Strict mode: the loose build takes a CR without LF after a chunk size,
+# any two bytes after chunk data, and spaces inside header names, each a
+# request-smuggling desync (docs/reliability.md, "Hostile input")
+LLHTTP_CFLAGS = $(LLHTTP_OPT) -g -pipe -w -DLLHTTP_STRICT_MODE=1 -I$(LLHTTP_INC_DIR)
 RX_LDFLAGS  = $(RX_SAN_LD) $(CONF_LDFLAGS) $(LDFLAGS)
 
 # ---- sources and objects -------------------------------------------------------------

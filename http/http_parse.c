@@ -34,6 +34,18 @@ struct rx_http_parser_s {
     size_t                          large_used;
     rx_uint_t                       large_count;
     size_t                          line_start;  /* offset of the next line */
+    /* hostile-input checks llhttp (even strict) leaves to us */
+    size_t                          method_end;  /* offset after the method */
+    size_t                          version_off; /* offset of "1.1" */
+    size_t                          version_len;
+    size_t                          ext_len;     /* chunk extension bytes */
+    size_t                          trailer_len; /* trailer section bytes */
+    const char                     *exec_start;  /* this execute's input */
+    const char                     *exec_end;
+    char                            prev_byte;   /* last byte of the one before */
+    char                            prev_nonws;  /* its last byte not SP/HT */
+    bool                            have_field;  /* this line has a name */
+    bool                            line_checked; /* request line's CRLF */
     char                            reason_buf[256];
 };
 
@@ -51,6 +63,13 @@ fail(rx_http_parser_t *p, rx_uint_t status, const char *reason)
     p->status = status;
     p->reason = reason;
     return HPE_USER;
+}
+
+/* The byte before `at`, which may have ended the previous execute. */
+static char
+byte_before(rx_http_parser_t *p, const char *at)
+{
+    return at > p->exec_start ? at[-1] : p->prev_byte;
 }
 
 /* Joins a span that llhttp delivers in pieces (one per read). */
@@ -103,7 +122,21 @@ on_message_begin(llhttp_t *l)
     p->first_used = p->large_used = 0;
     p->large_count = 0;
     p->url_len = p->field_len = p->value_len = 0;
+    p->version_len = 0;
+    p->method_end = 0;
+    p->ext_len = p->trailer_len = 0;
+    p->have_field = false;
+    p->line_checked = false;
     p->last = SPAN_NONE;
+    return 0;
+}
+
+static int
+on_method(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_parser_t *p = from(l);
+
+    p->method_end = (size_t) (at + n - *p->base);
     return 0;
 }
 
@@ -111,8 +144,33 @@ static int
 on_url(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
+
+    /* one SP between method and target (RFC 9112 3): llhttp skips any
+     * number, which would let "GET  /" through as an autocorrection */
+    if (p->url_len == 0 && (size_t) (at - *p->base) != p->method_end + 1) {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid request: "
+                    "more than one space in the request line");
+    }
+    /* strict llhttp reads "GET /\r\n" as the start of HTTP/0.9 and
+     * waits for more, without url_complete: a piece that ends at a line
+     * end (not at the end of the input) is such a request */
+    if (at + n < p->exec_end && (at[n] == '\r' || at[n] == '\n')) {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent HTTP/0.9 request");
+    }
     return grow_span(p, &p->url_off, &p->url_len, at, n, p->max_url,
                      RX_HTTP_REQUEST_URI_TOO_LARGE, "client sent too long URI");
+}
+
+static int
+on_version(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_parser_t *p = from(l);
+
+    if (p->version_len == 0) {
+        p->version_off = (size_t) (at - *p->base);
+    }
+    p->version_len += n;
+    return 0;
 }
 
 static int
@@ -137,7 +195,15 @@ on_version_complete(llhttp_t *l)
     rx_int_t          rc;
     const char       *method = llhttp_method_name((llhttp_method_t) l->method);
 
-    /* "METHOD SP target SP HTTP/x.y CRLF" */
+    /* "METHOD SP target SP HTTP/x.y CRLF" exactly: llhttp skips extra
+     * spaces before the version (and ends the line at a bare LF: see
+     * line_ended()); either is a line another parser may cut
+     * differently (RFC 9112 2.2, 3) */
+    if (p->version_off != p->url_off + p->url_len + sizeof(" HTTP/") - 1) {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid request: "
+                    "more than one space in the request line");
+    }
+
     p->line_start = p->url_off + p->url_len + sizeof(" HTTP/1.1\r\n") - 1;
     if (account_line(p, strlen(method) + 1 + p->url_len
                         + sizeof(" HTTP/1.1\r\n") - 1) != 0) {
@@ -147,6 +213,76 @@ on_version_complete(llhttp_t *l)
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
 }
 
+/* Trailer bytes are not body: without a bound they would be an endless
+ * stream client_max_body_size never sees. */
+static int
+trailer_bytes(rx_http_parser_t *p, size_t n)
+{
+    p->trailer_len += n;
+    if (p->trailer_len > p->first_size + p->large_num * p->large_size) {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent too large trailer");
+    }
+    return 0;
+}
+
+/* obs-fold (RFC 9112 5.2): llhttp joins "X: a CRLF SP b" into one value
+ * and hands over its pieces; a piece that follows a LF and blanks only
+ * is a continuation line ("X: CRLF SP b" too: there the blanks are not
+ * in the piece). Forwarded as is, the CRLF would make a new header line
+ * upstream; reject it, as the RFC allows. */
+static bool
+obs_fold(rx_http_parser_t *p, const char *at, size_t n)
+{
+    const char *b = at;
+    char        c;
+
+    while (b > p->exec_start && (b[-1] == ' ' || b[-1] == '\t')) {
+        b--;
+    }
+    c = b > p->exec_start ? b[-1]
+                          : p->prev_nonws;     /* the blanks began before */
+    /* llhttp marks an empty value ("X:   CRLF") by an empty piece right
+     * after that line's own LF: no blanks between, no fold */
+    return c == '\n' && (n > 0 || b < at);
+}
+
+/* Notes how the input [start, end) ended, for the checks above. */
+static void
+remember_tail(rx_http_parser_t *p, const char *start, const char *end)
+{
+    const char *b;
+
+    if (end == start) {
+        return;
+    }
+    p->prev_byte = end[-1];
+    for (b = end; b > start && (b[-1] == ' ' || b[-1] == '\t'); b--) {
+        /* back over blanks */
+    }
+    if (b > start) {
+        p->prev_nonws = b[-1];
+    }
+}
+
+/* The request line ends in CRLF, not a bare LF (which llhttp takes).
+ * Checked once the next line has begun: llhttp may end the version
+ * before the byte after it has arrived. */
+static int
+line_ended(rx_http_parser_t *p)
+{
+    size_t end = p->version_off + p->version_len;
+
+    if (p->line_checked) {
+        return 0;
+    }
+    p->line_checked = true;
+    if ((*p->base)[end] != '\r') {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid request: "
+                    "request line not ended by CRLF");
+    }
+    return 0;
+}
+
 static int
 on_header_field(llhttp_t *l, const char *at, size_t n)
 {
@@ -154,10 +290,16 @@ on_header_field(llhttp_t *l, const char *at, size_t n)
 
     if (!p->in_header) {
         /* a chunked body's trailer: dropped, as nginx does; its bytes may
-         * no longer be in the owner's buffer, so no span is kept */
-        return 0;
+         * no longer be in the owner's buffer, so no span is kept; only
+         * its size is bounded, by the header's own limit */
+        p->have_field |= n > 0;
+        return trailer_bytes(p, n);
     }
 
+    if (line_ended(p) != 0) {
+        return HPE_USER;
+    }
+    p->have_field |= n > 0;               /* ": x" comes as an empty name */
     if (p->last != SPAN_FIELD) {
         p->field_len = 0;
         p->value_len = 0;
@@ -173,8 +315,12 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
+    if (obs_fold(p, at, n)) {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid header "
+                    "line: obsolete line folding");
+    }
     if (!p->in_header) {
-        return 0;                        /* trailer: dropped */
+        return trailer_bytes(p, n);      /* trailer: dropped */
     }
 
     p->last = SPAN_VALUE;
@@ -191,6 +337,12 @@ on_header_value_complete(llhttp_t *l)
     rx_http_parser_t *p = from(l);
     rx_int_t          rc;
 
+    /* ": value": llhttp takes an empty field name; a name is a token */
+    if (!p->have_field) {
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid header "
+                    "line: empty name");
+    }
+    p->have_field = false;
     if (!p->in_header) {
         return 0;                        /* trailer: dropped */
     }
@@ -215,7 +367,17 @@ on_headers_complete(llhttp_t *l)
     rx_http_parser_t *p = from(l);
     rx_int_t          rc;
 
+    if (line_ended(p) != 0) {
+        return HPE_USER;
+    }
     p->in_header = false;
+    /* llhttp takes up to 2^64-1; ringx counts in off_t like nginx, and a
+     * length it cannot hold must not turn into "no body" (the bytes
+     * would then be read as the next request) */
+    if ((l->flags & F_CONTENT_LENGTH) && l->content_length > INT64_MAX) {
+        return fail(p, RX_HTTP_BAD_REQUEST,
+                    "client sent invalid \"Content-Length\" header");
+    }
     /* ringx does not switch protocols on Upgrade (nor tunnel CONNECT):
      * the request is an ordinary one and what follows is the next */
     l->upgrade = 0;
@@ -233,6 +395,28 @@ on_body(llhttp_t *l, const char *at, size_t n)
     rx_http_parser_t *p = from(l);
     rx_int_t rc = p->h->on_body(p->data, at, n);
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
+}
+
+/* Chunk extensions are skipped, but not without end: the bytes of one
+ * chunk-size line are held to a header line's limit. */
+static int
+on_chunk_extension(llhttp_t *l, const char *at, size_t n)
+{
+    rx_http_parser_t *p = from(l);
+
+    p->ext_len += n;
+    if (p->ext_len > p->max_header_line) {
+        return fail(p, RX_HTTP_BAD_REQUEST,
+                    "client sent too long chunk extension");
+    }
+    return 0;
+}
+
+static int
+on_chunk_header(llhttp_t *l)
+{
+    from(l)->ext_len = 0;
+    return 0;
 }
 
 static int
@@ -261,7 +445,12 @@ rx_http_parser_create_request(rx_log_t *log, const rx_http_parse_handlers_t *h,
     }
     if (request_settings.on_message_complete == NULL) {
         request_settings.on_message_begin = on_message_begin;
+        request_settings.on_method = on_method;
         request_settings.on_url = on_url;
+        request_settings.on_version = on_version;
+        request_settings.on_chunk_extension_name = on_chunk_extension;
+        request_settings.on_chunk_extension_value = on_chunk_extension;
+        request_settings.on_chunk_header = on_chunk_header;
         request_settings.on_url_complete = on_url_complete;
         request_settings.on_version_complete = on_version_complete;
         request_settings.on_header_field = on_header_field;
@@ -337,17 +526,35 @@ rx_http_parse_rc_t
 rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
     size_t *consumed)
 {
-    const char     *start = *p->base + from_off;
+    const char     *start = *p->base + from_off, *pos;
     llhttp_errno_t  err;
+    bool            chunked = p->llhttp.flags & F_CHUNKED;
 
+    p->exec_start = start;
+    p->exec_end = start + len;
     err = llhttp_execute(&p->llhttp, start, len);
+    pos = llhttp_get_error_pos(&p->llhttp);
     switch (err) {
     case HPE_OK:
         *consumed = len;
+        remember_tail(p, start, start + len);
         return RX_HTTP_PARSE_AGAIN;
     case HPE_PAUSED:
     case HPE_PAUSED_UPGRADE:
-        *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
+        *consumed = (size_t) (pos - start);
+        /* the empty line that ends the header (or a chunked body's
+         * trailer) was just read: llhttp also ends it at a bare LF, where
+         * a stricter parser in front would still be reading the header */
+        if ((p->in_message || chunked) && pos > start
+            && byte_before(p, pos - 1) != '\r') {
+            p->status = RX_HTTP_BAD_REQUEST;
+            p->reason = p->in_message
+                        ? "client sent invalid request: header not ended "
+                          "by CRLF"
+                        : "client sent invalid chunked body";
+            return RX_HTTP_PARSE_ERROR;
+        }
+        remember_tail(p, start, pos);
         return p->in_message ? RX_HTTP_PARSE_HEADER_DONE
                              : RX_HTTP_PARSE_MESSAGE_DONE;
     case HPE_USER:

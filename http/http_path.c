@@ -1,7 +1,9 @@
 /*
  * http_path.c: mapping a request's URI to a file path through the
  * location's root or alias. The URI is already normalised (no "..", no
- * NUL), so the path cannot climb out of root or alias.
+ * NUL), so the path cannot climb out of root or alias; the one way left,
+ * a prefix and an alias that meet as ".." (/files../ with alias
+ * /srv/files/), is refused by find config (http_phases.c).
  */
 #include "http.h"
 #include "http_script.h"

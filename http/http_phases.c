@@ -57,6 +57,37 @@ server_loc_confs(rx_http_request_t *r)
     return cscf->ctx->loc_conf;
 }
 
+/*
+ * nginx's "off-by-slash": "location /files { alias /srv/files/; }" maps
+ * /files../x to /srv/files/../x, out of the alias, although the URI
+ * itself has no ".." segment (its segment is "files.."). The URI is
+ * normalised, so only the junction of prefix and alias can make one:
+ * refuse a remainder that starts with a ".." segment (with 404, as a
+ * file that is not there). nginx serves it; see docs/reliability.md.
+ */
+static bool
+alias_escapes(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf)
+{
+    size_t      skip;
+    const char *t;
+    size_t      n;
+
+    if (!clcf->alias || clcf->match == RX_LOC_REGEX
+        || clcf->match == RX_LOC_REGEX_CASELESS) {
+        return false;
+    }
+    skip = rx_min(clcf->name.len, r->uri.len);
+    t = r->uri.data + skip;
+    n = r->uri.len - skip;
+    if (n >= 2 && t[0] == '.' && t[1] == '.' && (n == 2 || t[2] == '/')) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "URI \"%.*s\" would "
+            "leave the alias of location \"%.*s\"", (int) r->uri.len,
+            r->uri.data, (int) clcf->name.len, clcf->name.data);
+        return true;
+    }
+    return false;
+}
+
 static rx_int_t
 find_config(rx_http_request_t *r)
 {
@@ -84,6 +115,9 @@ find_config(rx_http_request_t *r)
     rx_http_update_location_config(r);
     clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
     if (clcf->internal && !r->internal) {
+        return RX_HTTP_NOT_FOUND;
+    }
+    if (alias_escapes(r, clcf)) {
         return RX_HTTP_NOT_FOUND;
     }
     if (clcf->client_max_body_size

@@ -49,6 +49,7 @@ rx_http_upstream_keepalive_get(rx_http_upstream_srv_conf_t *us,
         if (uc->peer == peer && uc->c->state == RX_CONN_ACTIVE) {
             unlink_idle(us, uc);
             rx_timer_del(&uc->c->timer);
+            rx_conn_set_idle(uc->c, false);
             return uc;
         }
     }
@@ -85,13 +86,15 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
     us->idle_head = uc;
     us->nidle++;
     uc->peer->idle++;
-    /* on the worker's idle list too: closed at a graceful stop, and the
-     * first to go when the connection table is full */
-    rx_conn_set_idle(c, true);
     c->timer.handler = idle_timeout;
     rx_timer_add(&c->timer, us->keepalive_timeout);
     if (!c->reading) {
         c->transport->start_read(c);
     }
+    /* on the worker's idle list too, as nginx marks cached connections
+     * idle: a graceful stop closes it at once instead of waiting out
+     * keepalive_timeout, and a full connection table may close it right
+     * here (so it comes after everything that arms the connection) */
+    rx_conn_set_idle(c, true);
     rx_http_upstream_queue_idle(us);
 }
