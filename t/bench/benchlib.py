@@ -3,7 +3,7 @@
 
 Subcommands (all used by t/bench/run; "summarize" is also handy by hand):
   conf        write a server's config from conf/main.conf + conf/SCEN.conf
-  data DIR    write the static test files (small.txt, mid.bin, big.bin, text.txt)
+  data DIR    write the static test files (small.txt, mid.bin, big.bin, text.txt, hello.php)
   freeport N  print the first port >= N on 127.0.0.1 that nobody listens on
   tree PID    print PID and all its descendants
   check       one GET on 127.0.0.1: status 200, exact body, headers
@@ -64,6 +64,8 @@ def cmd_data(a):
     r = random.Random(12345)
     with open(os.path.join(d, "small.txt"), "wb") as f:
         f.write(b"Hello, this is a 30-byte file\n")
+    with open(os.path.join(d, "hello.php"), "wb") as f:
+        f.write(b'<?php echo "hello, world\\n";\n')
     with open(os.path.join(d, "mid.bin"), "wb") as f:
         f.write(r.randbytes(16384))
     with open(os.path.join(d, "big.bin"), "wb") as f:
