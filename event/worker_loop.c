@@ -50,6 +50,12 @@ begin_graceful_stop(rx_worker_t *w)
     rx_log_error(RX_LOG_NOTICE, w->cycle->log, 0, "gracefully shutting down");
     rx_setproctitle(RINGX_NAME ": worker process is shutting down");
     rx_accept_stop(w);
+    /* Our copy of the listening sockets goes too, as nginx's workers do:
+     * once the master and every stopping worker have closed theirs, a new
+     * client is refused at once instead of waiting in a backlog nobody
+     * accepts from until the last download ends (and then being reset).
+     * At a reload the new workers' copies keep the sockets open. */
+    rx_close_listening_sockets(w->cycle);
     rx_conn_close_idle(w);
     if (ccf->shutdown_timeout > 0) {
         w->shutdown_timer.handler = shutdown_timeout_handler;

@@ -358,6 +358,7 @@ const char *rx_http_upstream_set_balancer(rx_conf_t *cf,
 /* http_upstream_queue.c */
 rx_int_t rx_http_upstream_init_shared(rx_conf_t *cf,
     rx_http_upstream_srv_conf_t *us);
+rx_int_t rx_http_upstream_shared_reclaim(rx_cycle_t *cycle);
 rx_uint_t rx_http_upstream_peer_open(const rx_http_upstream_srv_conf_t *us,
     const rx_http_upstream_peer_t *p);
 bool rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,

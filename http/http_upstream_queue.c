@@ -17,6 +17,13 @@
  * Cross-worker events are seen by a tick (2 ms while this worker has
  * requests waiting, 10 ms while it holds idle connections to such a group):
  * no syscall when nothing changes.
+ *
+ * Each worker also keeps its own share of every count, in a row of the
+ * segment chosen by its worker number. A worker that dies without giving
+ * its connections back (a crash, SIGKILL) would leave them counted for
+ * ever, and the group would answer 502 once the leak reaches max_conns;
+ * the worker the master starts in its place (same number, same segment)
+ * takes the dead one's share off the totals before it serves anything.
  */
 #include <stdatomic.h>
 #include "http.h"
@@ -24,19 +31,52 @@
 #include "http_upstream_int.h"
 #include "shm.h"
 #include "clock.h"
+#include "process.h"
 
 #define TICK_WAITING  2
 #define TICK_IDLE     10
 
+/* conns[] holds n totals (one per peer), then RX_MAX_WORKERS rows of
+ * n + 1: a worker's open connections per peer, and its waiting requests. */
 struct rx_http_upstream_shared_s {
     _Atomic uint32_t  waiting;        /* queued requests, every worker */
     _Atomic uint32_t  conns[];        /* open connections, per peer */
 };
 
 static rx_array_t   *queued_groups;  /* rx_http_upstream_srv_conf_t * */
+static rx_array_t   *shared_groups;  /* every group with a segment */
 static rx_timer_t    tick;
 
 static void tick_handler(rx_timer_t *t);
+
+/* This worker's share of counter k (a peer's index, or n: waiting). */
+static _Atomic uint32_t *
+mine(const rx_http_upstream_srv_conf_t *us, rx_uint_t k)
+{
+    rx_uint_t n = us->primary.n + us->backup.n;
+
+    return &us->shared->conns[n + (rx_worker_index % RX_MAX_WORKERS) * (n + 1)
+                              + k];
+}
+
+static rx_int_t
+remember(rx_conf_t *cf, rx_array_t **list, rx_http_upstream_srv_conf_t *us)
+{
+    rx_http_upstream_srv_conf_t **slot;
+
+    if (*list == NULL || (*list)->pool != cf->cycle->pool) {
+        *list = rx_array_create(cf->cycle->pool, 4, sizeof(void *));
+        if (*list == NULL) {
+            return RX_ERROR;
+        }
+    }
+    slot = rx_array_push(*list);
+    if (slot == NULL) {
+        return RX_ERROR;
+    }
+    *slot = us;
+    return RX_OK;
+}
 
 static void
 free_shm(void *data)
@@ -65,8 +105,8 @@ rx_http_upstream_init_shared(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
     shm = rx_pcalloc(cf->pool, sizeof(*shm));
     cln = rx_pool_cleanup_add(cf->cycle->pool, 0);
     if (shm == NULL || cln == NULL
-        || rx_shm_alloc(shm, sizeof(*us->shared) + n * sizeof(uint32_t),
-                        cf->log) != RX_OK) {
+        || rx_shm_alloc(shm, sizeof(*us->shared) + (n + RX_MAX_WORKERS
+                        * (n + 1)) * sizeof(uint32_t), cf->log) != RX_OK) {
         return RX_ERROR;
     }
     cln->handler = free_shm;
@@ -77,20 +117,43 @@ rx_http_upstream_init_shared(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
                                      : &us->backup.peer[i - us->primary.n];
         p->shared_index = i;
     }
-    if (us->queue_max) {
-        rx_http_upstream_srv_conf_t **slot;
+    if (remember(cf, &shared_groups, us) != RX_OK
+        || (us->queue_max && remember(cf, &queued_groups, us) != RX_OK)) {
+        return RX_ERROR;
+    }
+    return RX_OK;
+}
 
-        if (queued_groups == NULL || queued_groups->pool != cf->cycle->pool) {
-            queued_groups = rx_array_create(cf->cycle->pool, 4, sizeof(void *));
-            if (queued_groups == NULL) {
-                return RX_ERROR;
-            }
+/* At worker start: what a dead worker with this number left counted
+ * (connections it never closed, requests it never dequeued) comes off the
+ * totals. A first start finds its row empty. */
+rx_int_t
+rx_http_upstream_shared_reclaim(rx_cycle_t *cycle)
+{
+    rx_http_upstream_srv_conf_t **g;
+    rx_uint_t                     i, k, n;
+    uint32_t                      left, conns;
+
+    if (shared_groups == NULL || shared_groups->pool != cycle->pool) {
+        return RX_OK;
+    }
+    g = shared_groups->elts;
+    for (i = 0; i < shared_groups->nelts; i++) {
+        n = g[i]->primary.n + g[i]->backup.n;
+        conns = 0;
+        for (k = 0; k < n; k++) {
+            left = atomic_exchange(mine(g[i], k), 0);
+            atomic_fetch_sub(&g[i]->shared->conns[k], left);
+            conns += left;
         }
-        slot = rx_array_push(queued_groups);
-        if (slot == NULL) {
-            return RX_ERROR;
+        left = atomic_exchange(mine(g[i], n), 0);
+        atomic_fetch_sub(&g[i]->shared->waiting, left);
+        if (conns || left) {
+            rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "upstream \"%.*s\": "
+                         "%u connections and %u queued requests of a dead "
+                         "worker no longer counted", (int) g[i]->host.len,
+                         g[i]->host.data, (unsigned) conns, (unsigned) left);
         }
-        *slot = us;
     }
     return RX_OK;
 }
@@ -128,6 +191,7 @@ rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
             return false;
         }
     } while (!atomic_compare_exchange_weak(c, &now, now + 1));
+    atomic_fetch_add(mine(us, p->shared_index), 1);
     return true;
 }
 
@@ -140,6 +204,7 @@ rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
     }
     if (us->shared) {
         atomic_fetch_sub(&us->shared->conns[p->shared_index], 1);
+        atomic_fetch_sub(mine(us, p->shared_index), 1);
     }
     if (us->qhead) {
         rx_http_upstream_queue_kick(us);
@@ -242,6 +307,7 @@ unlink_waiter(rx_http_upstream_t *u)
     u->queued = 0;
     us->nqueued--;
     atomic_fetch_sub(&us->shared->waiting, 1);
+    atomic_fetch_sub(mine(us, rx_http_upstream_npeers(us)), 1);
     rx_timer_del(&u->queue_timer);
     u->queue_time += rx_current_msec - u->queue_start;
 }
@@ -285,6 +351,7 @@ rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head)
         return RX_DECLINED;
     }
     atomic_fetch_add(&us->shared->waiting, 1);
+    atomic_fetch_add(mine(us, rx_http_upstream_npeers(us)), 1);
     us->nqueued++;
     u->queued = 1;
     u->queue_start = rx_current_msec;

@@ -58,7 +58,9 @@ static const rx_http_module_t upstream_ctx = {
 
 rx_module_t rx_http_upstream_module = {
     "rx_http_upstream_module", 0, 0, RX_HTTP_MODULE, &upstream_ctx,
-    upstream_commands, NULL, NULL, NULL, NULL
+    /* init_process: a respawned worker uncounts its dead predecessor's
+     * connections (http_upstream_queue.c) */
+    upstream_commands, NULL, rx_http_upstream_shared_reclaim, NULL, NULL
 };
 
 static void *
