@@ -89,11 +89,19 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
     return 0;
 }
 
+static void
+rebase(rx_table_elt_t **field, rx_table_elt_t *from, rx_table_elt_t *to)
+{
+    if (*field) {
+        *field = to + (*field - from);
+    }
+}
+
 static int
 on_header_value_complete(llhttp_t *l)
 {
     rx_http_response_parser_t *p = from(l);
-    rx_table_elt_t            *e;
+    rx_table_elt_t            *e, *old;
     size_t                     i;
 
     if (p->header_done) {
@@ -101,15 +109,26 @@ on_header_value_complete(llhttp_t *l)
          * bytes are in body reads, which do not stay where they are */
         return 0;
     }
-    if (p->field_len == 0) {
+    if (p->field_len == 0
+        || (p->value && (memchr(p->value, '\r', p->value_len)
+                         || memchr(p->value, '\n', p->value_len)))) {
         /* llhttp 8 takes ": v" (and a bare CR ending the status line eats
-         * the first byte of the next one, leaving such a line) */
+         * the first byte of the next one, leaving such a line) and folded
+         * lines (obs-fold, the CRLF kept in the value): refused, as nginx
+         * does, rather than passed on to the client */
         p->error = "upstream sent invalid header";
         return HPE_USER;
     }
+    old = p->h->headers.elts;
     e = rx_array_push(&p->h->headers);
     if (e == NULL) {
         return HPE_USER;
+    }
+    if (p->h->headers.elts != old) {
+        /* the array grew into new memory: the fields found move with it */
+        rebase(&p->h->location, old, p->h->headers.elts);
+        rebase(&p->h->x_accel_redirect, old, p->h->headers.elts);
+        rebase(&p->h->x_accel_buffering, old, p->h->headers.elts);
     }
     e->key.data = (char *) p->field;
     e->key.len = p->field_len;
