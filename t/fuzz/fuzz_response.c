@@ -40,11 +40,6 @@
  *   - the close ends a response (eof RX_DONE) only when its body runs to
  *     the close: never with Content-Length or chunked framing, never
  *     before the header.
- *
- * Known findings that $RX_FUZZ_KNOWN can step over (t/fuzz/README.md):
- *   interim-body   body bytes handed over before the final header (the
- *                  body of a 1xx with Content-Length or chunked): the
- *                  input ends there
  */
 #include <ctype.h>
 #include "fuzz.h"
@@ -93,7 +88,6 @@ typedef struct {
     size_t                          fed;       /* bytes given so far */
     int64_t                         body;      /* body bytes delivered */
     bool                            head;
-    bool                            stop;      /* a known finding hit */
     transcript_t                    body_bytes;
 } run_t;
 
@@ -102,11 +96,6 @@ on_body(void *data, const char *at, size_t len)
 {
     run_t *r = data;
 
-    if (!rx_http_response_parser_header_done(r->p)
-        && fuzz_known("interim-body")) {
-        r->stop = true;
-        return RX_ERROR;
-    }
     FUZZ_CHECK(rx_http_response_parser_header_done(r->p),
                "%zu body bytes before the final header (status so far %lu)",
                len, (unsigned long) r->h.status);
@@ -225,9 +214,6 @@ run(const char *stream, size_t len, const size_t *cuts, size_t ncuts,
         rc = rx_http_response_parse(r.p, r.cur, n, &used);
         free(piece);
         piece = NULL;
-        if (r.stop) {
-            goto done;
-        }
         FUZZ_CHECK(rc == RX_AGAIN || rc == RX_OK || rc == RX_DONE
                    || rc == RX_ERROR, "rc %ld", (long) rc);
         header_done = rx_http_response_parser_header_done(r.p);
@@ -256,9 +242,6 @@ run(const char *stream, size_t len, const size_t *cuts, size_t ncuts,
 
     if (rc != RX_DONE && rc != RX_ERROR) {
         eof_rc = rx_http_response_parse_eof(r.p);
-        if (r.stop) {
-            goto done;
-        }
         FUZZ_CHECK(eof_rc == RX_DONE || eof_rc == RX_ERROR, "eof rc %ld",
                    (long) eof_rc);
         FUZZ_CHECK(eof_rc == RX_ERROR || header_done,
@@ -318,11 +301,6 @@ run(const char *stream, size_t len, const size_t *cuts, size_t ncuts,
     }
     append_str(t, 'B', r.body_bytes.data, r.body_bytes.len);
 
-done:
-    if (r.stop) {
-        t->len = 0;
-        append_num(t, '?', 0);
-    }
     if (fuzz_verbose()) {
         fprintf(stderr, "fuzz_response: %zu cuts: rc %ld eof %ld status %lu "
                 "headers %lu body %" PRId64 " keepalive %d error %s\n",
