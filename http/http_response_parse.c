@@ -72,6 +72,9 @@ on_status(llhttp_t *l, const char *at, size_t n)
 static int
 on_header_field(llhttp_t *l, const char *at, size_t n)
 {
+    if (from(l)->header_done) {
+        return 0;        /* a trailer: see on_header_value_complete */
+    }
     grow(&from(l)->field, &from(l)->field_len, at, n);
     return 0;
 }
@@ -79,19 +82,53 @@ on_header_field(llhttp_t *l, const char *at, size_t n)
 static int
 on_header_value(llhttp_t *l, const char *at, size_t n)
 {
+    if (from(l)->header_done) {
+        return 0;        /* a trailer: see on_header_value_complete */
+    }
     grow(&from(l)->value, &from(l)->value_len, at, n);
     return 0;
+}
+
+static void
+rebase(rx_table_elt_t **field, rx_table_elt_t *from, rx_table_elt_t *to)
+{
+    if (*field) {
+        *field = to + (*field - from);
+    }
 }
 
 static int
 on_header_value_complete(llhttp_t *l)
 {
     rx_http_response_parser_t *p = from(l);
-    rx_table_elt_t            *e = rx_array_push(&p->h->headers);
+    rx_table_elt_t            *e, *old;
     size_t                     i;
 
+    if (p->header_done) {
+        /* a trailer of a chunked body: dropped, as nginx drops them; its
+         * bytes are in body reads, which do not stay where they are */
+        return 0;
+    }
+    if (p->field_len == 0
+        || (p->value && (memchr(p->value, '\r', p->value_len)
+                         || memchr(p->value, '\n', p->value_len)))) {
+        /* llhttp 8 takes ": v" (and a bare CR ending the status line eats
+         * the first byte of the next one, leaving such a line) and folded
+         * lines (obs-fold, the CRLF kept in the value): refused, as nginx
+         * does, rather than passed on to the client */
+        p->error = "upstream sent invalid header";
+        return HPE_USER;
+    }
+    old = p->h->headers.elts;
+    e = rx_array_push(&p->h->headers);
     if (e == NULL) {
         return HPE_USER;
+    }
+    if (p->h->headers.elts != old) {
+        /* the array grew into new memory: the fields found move with it */
+        rebase(&p->h->location, old, p->h->headers.elts);
+        rebase(&p->h->x_accel_redirect, old, p->h->headers.elts);
+        rebase(&p->h->x_accel_buffering, old, p->h->headers.elts);
     }
     e->key.data = (char *) p->field;
     e->key.len = p->field_len;
@@ -126,8 +163,15 @@ on_headers_complete(llhttp_t *l)
     char                      *line;
 
     h->status = l->status_code;
+    if (h->status < 100) {
+        /* llhttp takes "000", "034" or a blank for a digit */
+        p->error = "upstream sent no valid HTTP/1.0 header";
+        return HPE_USER;
+    }
     if (h->status >= 100 && h->status < 200 && h->status != 101) {
-        return 0;        /* interim: llhttp expects the next response */
+        /* interim: it has no content whatever its framing says (RFC 9110
+         * 15.2), and llhttp expects the next response after it */
+        return 1;
     }
     line = rx_pnalloc(p->pool, 4 + p->reason_len);
     if (line == NULL) {
@@ -172,7 +216,9 @@ on_message_complete(llhttp_t *l)
         return 0;        /* a 1xx ended: the final response follows */
     }
     p->message_done = true;
-    p->keepalive = llhttp_should_keep_alive(l) != 0;
+    /* after a 101 the connection is the other protocol's, whether bytes
+     * of it came in this read or not */
+    p->keepalive = llhttp_should_keep_alive(l) != 0 && p->h->status != 101;
     return HPE_PAUSED;   /* whatever follows is not ours */
 }
 
