@@ -89,19 +89,11 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
     return 0;
 }
 
-static void
-rebase(rx_table_elt_t **field, rx_table_elt_t *from, rx_table_elt_t *to)
-{
-    if (*field) {
-        *field = to + (*field - from);
-    }
-}
-
 static int
 on_header_value_complete(llhttp_t *l)
 {
     rx_http_response_parser_t *p = from(l);
-    rx_table_elt_t            *e, *old;
+    rx_table_elt_t            *e;
     size_t                     i;
 
     if (p->header_done) {
@@ -119,16 +111,9 @@ on_header_value_complete(llhttp_t *l)
         p->error = "upstream sent invalid header";
         return HPE_USER;
     }
-    old = p->h->headers.elts;
-    e = rx_array_push(&p->h->headers);
+    e = rx_http_upstream_header_push(p->h);
     if (e == NULL) {
         return HPE_USER;
-    }
-    if (p->h->headers.elts != old) {
-        /* the array grew into new memory: the fields found move with it */
-        rebase(&p->h->location, old, p->h->headers.elts);
-        rebase(&p->h->x_accel_redirect, old, p->h->headers.elts);
-        rebase(&p->h->x_accel_buffering, old, p->h->headers.elts);
     }
     e->key.data = (char *) p->field;
     e->key.len = p->field_len;

@@ -363,9 +363,12 @@ connect_peer(rx_http_upstream_t *u)
     u->sent = 0;
     peer = u->us->balancer ? u->us->balancer->get(u)
                            : rx_http_upstream_get_peer(u->us, u->tried);
-    if (peer == NULL && u->us->queue_max && rx_http_upstream_full(u->us)) {
-        wait_in_queue(u, false);
-        return;
+    if (peer == NULL && rx_http_upstream_full(u->us)) {
+        if (u->us->queue_max) {
+            wait_in_queue(u, false);
+            return;
+        }
+        rx_http_upstream_note_pressure(u->us);
     }
     if (peer == NULL) {
         rx_http_upstream_server_t *s = u->us->servers->elts;
@@ -439,6 +442,7 @@ connect_peer(rx_http_upstream_t *u)
         if (u->us->queue_max) {
             wait_in_queue(u, true);
         } else {
+            rx_http_upstream_note_pressure(u->us);
             rx_http_request_log_error(r, RX_LOG_ERR, 0, "no live upstreams "
                                       "while connecting to upstream");
             finalize(u, RX_HTTP_BAD_GATEWAY);
@@ -1046,4 +1050,27 @@ finalize(rx_http_upstream_t *u, rx_int_t rc)
     u->finished = 1;
     r->write_handler = NULL;
     rx_http_finalize_request(r, rc);
+}
+
+static void
+rebase(rx_table_elt_t **field, rx_table_elt_t *from, rx_table_elt_t *to)
+{
+    if (*field) {
+        *field = to + (*field - from);
+    }
+}
+
+/* A new header of the upstream's response; when the array grows into new
+ * memory, the pointers to headers found earlier move with it. */
+rx_table_elt_t *
+rx_http_upstream_header_push(rx_http_upstream_headers_in_t *h)
+{
+    rx_table_elt_t *old = h->headers.elts, *e = rx_array_push(&h->headers);
+
+    if (e != NULL && h->headers.elts != old) {
+        rebase(&h->location, old, h->headers.elts);
+        rebase(&h->x_accel_redirect, old, h->headers.elts);
+        rebase(&h->x_accel_buffering, old, h->headers.elts);
+    }
+    return e;
 }

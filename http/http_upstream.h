@@ -329,6 +329,8 @@ rx_int_t rx_http_upstream_start(rx_http_upstream_t *u);
 /* For frame_body: queues bytes for the upstream. */
 rx_int_t rx_http_upstream_out_append(rx_http_upstream_t *u, const char *data,
     size_t len);
+/* Adds a header to the response header (protocols' process_header). */
+rx_table_elt_t *rx_http_upstream_header_push(rx_http_upstream_headers_in_t *h);
 /* Decoded body bytes from input_filter. */
 rx_int_t rx_http_upstream_body(rx_http_upstream_t *u, const char *data,
     size_t len);
@@ -370,6 +372,7 @@ rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head);
 void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
 void rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us);
 void rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us);
+void rx_http_upstream_note_pressure(rx_http_upstream_srv_conf_t *us);
 
 /* http_upstream_variables.c */
 rx_int_t rx_http_upstream_add_variables(rx_conf_t *cf);

@@ -40,6 +40,9 @@
  * n + 1: a worker's open connections per peer, and its waiting requests. */
 struct rx_http_upstream_shared_s {
     _Atomic uint32_t  waiting;        /* queued requests, every worker */
+    /* when a worker last found every server at max_conns without a queue
+     * (monotonic ms): the others' idle connections give way */
+    _Atomic int64_t   pressure;
     _Atomic uint32_t  conns[];        /* open connections, per peer */
 };
 
@@ -240,11 +243,11 @@ tick_arm(void)
     rx_uint_t                     i;
     rx_msec_t                     period = 0;
 
-    if (queued_groups == NULL) {
+    if (shared_groups == NULL) {
         return;
     }
-    g = queued_groups->elts;
-    for (i = 0; i < queued_groups->nelts; i++) {
+    g = shared_groups->elts;
+    for (i = 0; i < shared_groups->nelts; i++) {
         if (g[i]->qhead) {
             period = TICK_WAITING;
             break;
@@ -263,19 +266,24 @@ tick_arm(void)
 static void
 tick_handler(rx_timer_t *t)
 {
-    rx_http_upstream_srv_conf_t **g = queued_groups->elts;
+    rx_http_upstream_srv_conf_t **g = shared_groups->elts;
     rx_uint_t                     i;
 
-    for (i = 0; i < queued_groups->nelts; i++) {
+    for (i = 0; i < shared_groups->nelts; i++) {
         rx_http_upstream_srv_conf_t *us = g[i];
         uint32_t waiting = atomic_load_explicit(&us->shared->waiting,
                                                 memory_order_relaxed);
+        int64_t  pressure = atomic_load_explicit(&us->shared->pressure,
+                                                 memory_order_relaxed);
 
         if (us->qhead) {
             rx_http_upstream_queue_kick(us);
         }
-        /* requests wait elsewhere: our idle connections give way */
-        if (waiting > us->nqueued && us->qhead == NULL) {
+        /* requests wait (or were refused) elsewhere: our idle
+         * connections give way */
+        if (us->qhead == NULL
+            && (waiting > us->nqueued
+                || (pressure && rx_current_msec - pressure < 1000))) {
             while (us->idle_head) {
                 rx_conn_close(us->idle_head->c);
             }
@@ -288,7 +296,7 @@ tick_handler(rx_timer_t *t)
 void
 rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us)
 {
-    if (us->queue_max) {
+    if (us->shared) {
         if (us->qhead) {
             rx_http_upstream_queue_kick(us);
         }
@@ -393,5 +401,17 @@ rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us)
         if (u->queued) {
             break;               /* another worker took the slot first */
         }
+    }
+}
+
+/* Every server is at max_conns and the group has no queue: the request
+ * gets 502, and the other workers' idle connections are told to go, so
+ * that the next one finds a slot (without a queue nobody waits for it). */
+void
+rx_http_upstream_note_pressure(rx_http_upstream_srv_conf_t *us)
+{
+    if (us->shared) {
+        atomic_store_explicit(&us->shared->pressure, rx_current_msec,
+                              memory_order_relaxed);
     }
 }

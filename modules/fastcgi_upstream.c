@@ -376,7 +376,7 @@ add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
     const rx_str_t *name, const rx_str_t *value)
 {
     rx_http_upstream_headers_in_t *h = &u->headers_in;
-    rx_table_elt_t                *e = rx_array_push(&h->headers);
+    rx_table_elt_t                *e = rx_http_upstream_header_push(h);
     size_t                         i;
 
     if (e == NULL || (e->lowcase_key = rx_pnalloc(u->r->pool, name->len + 1)) == NULL) {
