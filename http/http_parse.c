@@ -46,6 +46,7 @@ struct rx_http_parser_s {
     char                            prev_nonws;  /* its last byte not SP/HT */
     bool                            have_field;  /* this line has a name */
     bool                            line_checked; /* request line's CRLF */
+    bool                            url_done;     /* the target was read */
     char                            reason_buf[256];
 };
 
@@ -127,6 +128,7 @@ on_message_begin(llhttp_t *l)
     p->ext_len = p->trailer_len = 0;
     p->have_field = false;
     p->line_checked = false;
+    p->url_done = false;
     p->last = SPAN_NONE;
     return 0;
 }
@@ -184,6 +186,7 @@ on_url_complete(llhttp_t *l)
     if ((*p->base)[p->url_off + p->url_len] != ' ') {
         return fail(p, RX_HTTP_BAD_REQUEST, "client sent HTTP/0.9 request");
     }
+    p->url_done = true;
     rc = p->h->on_url(p->data, *p->base + p->url_off, p->url_len);
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
 }
@@ -562,6 +565,18 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
         return RX_HTTP_PARSE_ERROR;
     default:
         *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
+        if (p->status == 0 && p->method_end && !p->url_done
+            && (size_t) (pos - *p->base) > p->method_end + 1 + p->max_url) {
+            /* a bad byte found past the URL limit: the limit decides, as
+             * in nginx, whatever the reads' cuts (fuzz finding F5) */
+            p->status = RX_HTTP_REQUEST_URI_TOO_LARGE;
+            p->reason = "client sent too long URI";
+        } else if (p->status == 0 && p->in_header && p->url_done
+                   && (size_t) (pos - *p->base) > p->line_start + p->large_size) {
+            /* the same for a header line */
+            p->status = RX_HTTP_REQUEST_HEADER_TOO_LARGE;
+            p->reason = "client sent too long header line";
+        }
         if (p->status == 0) {
             /* llhttp's own finding; a callback's status stays as it is */
             p->status = RX_HTTP_BAD_REQUEST;   /* every llhttp finding */

@@ -188,6 +188,27 @@ too_large('location 10k: Content-Length 20000', post('/big/c', 20000, 'b' x 2000
 }
 
 ###########################################################################
+# an over-long URI with a bad byte past the limit: 414 whatever the cuts
+# (fuzz finding F5; nginx answers 414 either way)
+
+{
+    my $long = 'GET /' . ('a' x 9000) . "\x01 HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    for my $cut (0, 8500) {
+        my $c = $t->raw($P);
+        if ($cut) {
+            $c->send(substr($long, 0, $cut));
+            sleep 0.1;
+            $c->send(substr($long, $cut));
+        } else {
+            $c->send($long);
+        }
+        my $r = $c->read_response;
+        is($r && $r->{status}, 414, "too long URI then a bad byte, "
+           . ($cut ? "cut at $cut" : 'one read') . ': 414');
+    }
+}
+
+###########################################################################
 
 # let the lingering timers of the 413 connections (lingering_timeout 1s) run
 sleep 1.5;
