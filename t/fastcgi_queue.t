@@ -189,16 +189,16 @@ ok $t->log_contains(qr/\[error\] .*no connection to upstream "small" became free
 
 # --- keepalive pins no child: two workers, two children, short requests -----
 
-# every client makes short requests for 4 s; any request slower than 2 s
+# every client makes short requests for 10 s; any request slower than 2 s
 # means a child was pinned by an idle connection of the other worker
-my $clients = 16;
+my $clients = 20;
 my $dir = "$PREFIX/logs";
 my @kids;
 for my $k (1 .. $clients) {
     my $pid = fork // die "fork: $!";
     if (!$pid) {
         my ($n, $fail, $slowest) = (0, 0, 0);
-        my $end = time + 4;
+        my $end = time + 10;
         while (time < $end) {
             my $c = $t->raw($P) or do { $fail++; next };
             my $s = time;
@@ -215,6 +215,19 @@ for my $k (1 .. $clients) {
     }
     push @kids, $pid;
 }
+# meanwhile: the connections php-fpm holds open (its accepted unix
+# sockets carry the pool's path in /proc/net/unix, state 03 = connected)
+my $max_open = 0;
+my $samples = 0;
+while (grep { waitpid($_, WNOHANG) == 0 } @kids) {
+    if (open my $fh, '<', '/proc/net/unix') {
+        my $n = grep { /\s03\s+\d+\s+\Q$SOCK\E$/ } <$fh>;
+        close $fh;
+        $max_open = $n if $n > $max_open;
+        $samples++;
+    }
+    sleep 0.05;
+}
 waitpid($_, 0) for @kids;
 my ($total, $failed, $slowest) = (0, 0, 0);
 for my $k (1 .. $clients) {
@@ -227,6 +240,9 @@ cmp_ok $total, '>', 100, "$clients clients, 2 workers, a pool of 2: requests ser
 is $failed, 0, 'none failed';
 cmp_ok $slowest, '<', 2, 'no request stalled behind an idle pooled connection'
     or diag "slowest: $slowest s";
+cmp_ok $samples, '>', 20, 'php-fpm\'s open connections sampled during the run';
+cmp_ok $max_open, '<=', 2, "never more connections open to the pool than its 2 children ($max_open)";
+cmp_ok $max_open, '>=', 1, 'and they were seen (keepalive)';
 
 $t->stop;
 done_testing;
