@@ -105,7 +105,7 @@ rx_http_upstream_create(rx_http_request_t *r, const rx_http_upstream_conf_t *con
     }
     u->start_msec = rx_current_msec;
     u->buffering = conf->buffering ? 1 : 0;
-    u->temp_fd = -1;
+    rx_http_temp_init(&u->temp, conf->temp_path.data);
     u->queue_timer.node.index = RX_HEAP_NONE;
     u->queue_timer.handler = NULL;
     rx_str_set(&u->schema, "http://");

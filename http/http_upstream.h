@@ -20,6 +20,7 @@
 #include "http.h"
 #include "http_script.h"
 #include "inet.h"
+#include "http_temp_file.h"
 
 /* *_next_upstream conditions (bitmask). */
 #define RX_HTTP_UPSTREAM_FT_ERROR           0x0002
@@ -290,21 +291,13 @@ struct rx_http_upstream_s {
     unsigned                         spilling:1;     /* body goes via the file */
     unsigned                         disk_paused:1;  /* reading waits for the disk */
     unsigned                         eof_pending:1;  /* upstream done, file not */
-    unsigned                         temp_opening:1;
-    unsigned                         temp_writing:1;
     unsigned                         temp_reading:1;
 
     /* The temporary file: a queue of body bytes between the upstream and
-     * a slow client; written at temp_submitted, read back from temp_read,
-     * reset to empty whenever the client has caught up. */
-    int                              temp_fd;        /* -1: none yet */
-    int64_t                          temp_submitted; /* end of writes given */
-    int64_t                          temp_written;   /* writes completed */
+     * a slow client; written at its end, read back from temp_read, and
+     * rewound to empty whenever the client has caught up. */
+    rx_http_temp_file_t              temp;
     int64_t                          temp_read;      /* read back, handed on */
-    char                            *wbuf[2];        /* malloc'd */
-    size_t                           wlen[2];
-    size_t                           wcap[2];
-    unsigned                         wcur;           /* the one filling */
     char                            *rbuf;
     unsigned                         tunnel_paused:1; /* client reading stopped */
     /* the protocol copies what it needs of the header bytes (FastCGI:

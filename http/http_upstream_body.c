@@ -174,7 +174,7 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
             && u->conf->temp_path.data) {
             u->spilling = 1;       /* from now on, via the file */
             u->r->op_handler = file_op;
-            if (u->temp_fd == -1) {
+            if (u->temp.fd == -1) {
                 /* nginx's warning, once per response */
                 rx_http_log_error_action(u->r->hc, RX_LOG_WARN, 0, u->action,
                     "an upstream response is buffered to a temporary file "
@@ -273,27 +273,12 @@ send_last(rx_http_upstream_t *u)
  * paused only when both write buffers are full (the disk is slower) or the
  * file reached *_max_temp_file_size (the client is much slower).
  */
-#define TEMP_CHUNK  (64 * 1024)
+#define TEMP_CHUNK  RX_HTTP_TEMP_CHUNK
 
 static rx_int_t
 spill(rx_http_upstream_t *u, const char *data, size_t len)
 {
-    unsigned i = u->wcur;
-
-    if (u->wlen[i] + len > u->wcap[i]) {
-        /* never the buffer being written: that one is the other */
-        size_t cap = rx_max(u->wlen[i] + len, (size_t) TEMP_CHUNK);
-        char  *grown = realloc(u->wbuf[i], cap);
-
-        if (grown == NULL) {
-            return RX_ERROR;
-        }
-        u->wbuf[i] = grown;
-        u->wcap[i] = cap;
-    }
-    memcpy(u->wbuf[i] + u->wlen[i], data, len);
-    u->wlen[i] += len;
-    return RX_OK;
+    return rx_http_temp_append(&u->temp, data, len);
 }
 
 static void
@@ -309,52 +294,40 @@ temp_fail(rx_http_upstream_t *u, const char *what, int err)
 static void
 temp_kick(rx_http_upstream_t *u)
 {
-    rx_http_request_t *r = u->r;
-    unsigned           i = u->wcur;
+    rx_http_request_t   *r = u->r;
+    rx_http_temp_file_t *tf = &u->temp;
 
-    if (u->temp_fd == -1) {
-        if (!u->temp_opening) {
-            u->temp_opening = 1;
-            rx_ring_openat(AT_FDCWD, u->conf->temp_path.data,
-                           O_TMPFILE | O_RDWR | O_CLOEXEC, 0600,
-                           rx_http_op_ud(r, RX_OP_OPEN));
-        }
-    } else if (!u->temp_writing && u->wlen[i]) {
-        u->temp_writing = 1;
-        rx_ring_write(u->temp_fd, u->wbuf[i], (unsigned) u->wlen[i],
-                      (uint64_t) u->temp_submitted, rx_http_op_ud(r, RX_OP_WRITE));
-        u->temp_submitted += (int64_t) u->wlen[i];
-        u->wcur ^= 1;
-    }
+    rx_http_temp_kick(r, tf);
     /* the upstream waits when the disk is behind or the file is full */
-    if ((u->temp_writing && u->wlen[u->wcur] >= TEMP_CHUNK)
-        || u->temp_submitted >= u->conf->max_temp_file_size) {
+    if ((tf->writing && tf->wlen[tf->wcur] >= TEMP_CHUNK)
+        || tf->submitted >= u->conf->max_temp_file_size) {
         u->disk_paused = 1;
         pause_upstream(u);
     } else if (u->disk_paused) {
         u->disk_paused = 0;
         resume_upstream(u);
     }
-    if (u->temp_fd == -1 || u->temp_reading || !client_idle(u)) {
+    if (tf->fd == -1 || u->temp_reading || !client_idle(u)) {
         return;
     }
-    if (u->temp_written > u->temp_read) {
-        size_t n = (size_t) rx_min(u->temp_written - u->temp_read,
+    if (tf->written > u->temp_read) {
+        size_t n = (size_t) rx_min(tf->written - u->temp_read,
                                    (int64_t) TEMP_CHUNK);
         if (u->rbuf == NULL && (u->rbuf = malloc(TEMP_CHUNK)) == NULL) {
             temp_fail(u, "reading", ENOMEM);
             return;
         }
         u->temp_reading = 1;
-        rx_ring_read(u->temp_fd, u->rbuf, (unsigned) n, (uint64_t) u->temp_read,
+        rx_ring_read(tf->fd, u->rbuf, (unsigned) n, (uint64_t) u->temp_read,
                      rx_http_op_ud(r, RX_OP_READ));
         return;
     }
-    if (u->temp_writing || u->wlen[u->wcur] || u->wlen[u->wcur ^ 1]) {
+    if (!rx_http_temp_settled(tf)) {
         return;                      /* more is on its way to the file */
     }
     /* the client caught up: the file is empty */
-    u->temp_submitted = u->temp_written = u->temp_read = 0;
+    rx_http_temp_rewind(tf);
+    u->temp_read = 0;
     if (u->eof_pending) {
         send_last(u);
         return;
@@ -370,36 +343,16 @@ static void
 file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
 {
     rx_http_upstream_t *u = r->upstream;
-    rx_op_kind_t        kind = rx_op_kind(cqe->user_data);
+    const char         *what;
+    int                 err;
 
     if (u == NULL || !u->spilling) {
-        if (kind == RX_OP_OPEN && cqe->res >= 0) {
+        if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {
             close(cqe->res);
         }
         return;
     }
-    switch (kind) {
-    case RX_OP_OPEN:
-        u->temp_opening = 0;
-        if (cqe->res < 0) {
-            temp_fail(u, "creating a", -cqe->res);
-            return;
-        }
-        u->temp_fd = cqe->res;
-        break;
-    case RX_OP_WRITE: {
-        unsigned i = u->wcur ^ 1;         /* the one that was written */
-
-        u->temp_writing = 0;
-        if (cqe->res < 0 || (size_t) cqe->res != u->wlen[i]) {
-            temp_fail(u, "writing to a", cqe->res < 0 ? -cqe->res : EIO);
-            return;
-        }
-        u->temp_written += cqe->res;
-        u->wlen[i] = 0;
-        break;
-    }
-    case RX_OP_READ: {
+    if (rx_op_kind(cqe->user_data) == RX_OP_READ) {
         rx_chain_t *cl;
 
         u->temp_reading = 0;
@@ -420,9 +373,8 @@ file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
             rx_conn_close(r->conn);
             return;
         }
-        break;
-    }
-    default:
+    } else if (rx_http_temp_handle(&u->temp, cqe, &err, &what) == RX_ERROR) {
+        temp_fail(u, what, err);
         return;
     }
     temp_kick(u);
@@ -431,14 +383,9 @@ file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
 void
 rx_http_upstream_free_body(rx_http_upstream_t *u)
 {
-    if (u->temp_fd != -1) {
-        close(u->temp_fd);
-        u->temp_fd = -1;
-    }
-    free(u->wbuf[0]);
-    free(u->wbuf[1]);
+    rx_http_temp_free(&u->temp);
     free(u->rbuf);
-    u->wbuf[0] = u->wbuf[1] = u->rbuf = NULL;
+    u->rbuf = NULL;
 }
 
 /* The body broke after the header went to the client: what arrived is

@@ -1,0 +1,125 @@
+/*
+ * http_temp_file.c: the append-only temporary file of http_temp_file.h.
+ */
+#include <fcntl.h>
+#include "http.h"
+#include "http_temp_file.h"
+
+void
+rx_http_temp_init(rx_http_temp_file_t *tf, const char *dir)
+{
+    memset(tf, 0, sizeof(*tf));
+    tf->dir = dir;
+    tf->fd = -1;
+}
+
+rx_int_t
+rx_http_temp_append(rx_http_temp_file_t *tf, const char *data, size_t len)
+{
+    unsigned i = tf->wcur;
+
+    if (tf->wlen[i] + len > tf->wcap[i]) {
+        /* never the buffer being written: that one is the other */
+        size_t cap = rx_max(tf->wlen[i] + len, (size_t) RX_HTTP_TEMP_CHUNK);
+        char  *grown = realloc(tf->wbuf[i], cap);
+
+        if (grown == NULL) {
+            return RX_ERROR;
+        }
+        tf->wbuf[i] = grown;
+        tf->wcap[i] = cap;
+    }
+    memcpy(tf->wbuf[i] + tf->wlen[i], data, len);
+    tf->wlen[i] += len;
+    return RX_OK;
+}
+
+void
+rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf)
+{
+    unsigned i = tf->wcur;
+
+    if (tf->fd == -1) {
+        if (!tf->opening) {
+            tf->opening = 1;
+            rx_ring_openat(AT_FDCWD, tf->dir, O_TMPFILE | O_RDWR | O_CLOEXEC,
+                           0600, rx_http_op_ud(r, RX_OP_OPEN));
+        }
+        return;
+    }
+    if (!tf->writing && tf->wlen[i]) {
+        tf->writing = 1;
+        rx_ring_write(tf->fd, tf->wbuf[i], (unsigned) tf->wlen[i],
+                      (uint64_t) tf->submitted, rx_http_op_ud(r, RX_OP_WRITE));
+        tf->submitted += (int64_t) tf->wlen[i];
+        tf->wcur ^= 1;
+    }
+}
+
+rx_int_t
+rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe, int *err,
+    const char **what)
+{
+    switch (rx_op_kind(cqe->user_data)) {
+    case RX_OP_OPEN:
+        if (!tf->opening) {
+            return RX_DECLINED;
+        }
+        tf->opening = 0;
+        if (cqe->res < 0) {
+            *err = -cqe->res;
+            *what = "creating";
+            return RX_ERROR;
+        }
+        tf->fd = cqe->res;
+        return RX_OK;
+    case RX_OP_WRITE: {
+        unsigned i = tf->wcur ^ 1;           /* the one that was written */
+
+        if (!tf->writing) {
+            return RX_DECLINED;
+        }
+        tf->writing = 0;
+        if (cqe->res < 0 || (size_t) cqe->res != tf->wlen[i]) {
+            *err = cqe->res < 0 ? -cqe->res : EIO;
+            *what = "writing to";
+            return RX_ERROR;
+        }
+        tf->written += cqe->res;
+        tf->wlen[i] = 0;
+        return RX_OK;
+    }
+    default:
+        return RX_DECLINED;
+    }
+}
+
+size_t
+rx_http_temp_backlog(const rx_http_temp_file_t *tf)
+{
+    return tf->wlen[0] + tf->wlen[1];
+}
+
+bool
+rx_http_temp_settled(const rx_http_temp_file_t *tf)
+{
+    return !tf->opening && !tf->writing && tf->wlen[0] == 0 && tf->wlen[1] == 0;
+}
+
+void
+rx_http_temp_rewind(rx_http_temp_file_t *tf)
+{
+    tf->submitted = tf->written = 0;
+}
+
+void
+rx_http_temp_free(rx_http_temp_file_t *tf)
+{
+    if (tf->fd != -1) {
+        close(tf->fd);
+        tf->fd = -1;
+    }
+    free(tf->wbuf[0]);
+    free(tf->wbuf[1]);
+    tf->wbuf[0] = tf->wbuf[1] = NULL;
+}

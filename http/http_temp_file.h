@@ -1,0 +1,56 @@
+/*
+ * http_temp_file.h: an append-only temporary file written through the
+ * ring, for bodies that do not fit in memory (a request body beyond
+ * client_body_buffer_size, a response the client reads slower than the
+ * upstream sends). The file has no name (O_TMPFILE in its directory).
+ *
+ * Bytes are appended to one of two memory buffers; when no write is in
+ * flight the filled one is written at the end of the file while the other
+ * fills, so at most two buffers (64 KiB each, more only for one large
+ * append) are in memory. The operations run on the request's connection
+ * (rx_http_op_ud), so the request's memory outlives them.
+ */
+#ifndef RX_HTTP_TEMP_FILE_H
+#define RX_HTTP_TEMP_FILE_H
+
+#include "http.h"
+
+#define RX_HTTP_TEMP_CHUNK  (64 * 1024)
+
+typedef struct {
+    const char  *dir;            /* NUL-terminated */
+    int          fd;             /* -1 until the open completed */
+    int64_t      submitted;      /* end of the writes given to the kernel */
+    int64_t      written;        /* writes completed */
+    char        *wbuf[2];        /* malloc'd */
+    size_t       wlen[2];
+    size_t       wcap[2];
+    unsigned     wcur;           /* the one filling */
+    unsigned     opening:1;
+    unsigned     writing:1;
+} rx_http_temp_file_t;
+
+void rx_http_temp_init(rx_http_temp_file_t *tf, const char *dir);
+/* Copies bytes into the filling buffer. RX_OK or RX_ERROR (memory). */
+rx_int_t rx_http_temp_append(rx_http_temp_file_t *tf, const char *data,
+    size_t len);
+/* Opens the file, or writes the filling buffer if no write is in flight. */
+void rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf);
+/*
+ * A completion of the file's open or write (the caller's op handler gets
+ * it first). Returns RX_OK, RX_DECLINED (not this file's operation) or
+ * RX_ERROR with *err set and a message in *what ("creating", "writing
+ * to"); the caller logs and fails the request.
+ */
+rx_int_t rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe,
+    int *err, const char **what);
+/* Bytes waiting in memory (not yet written). */
+size_t rx_http_temp_backlog(const rx_http_temp_file_t *tf);
+/* Everything appended is in the file. */
+bool rx_http_temp_settled(const rx_http_temp_file_t *tf);
+/* Starts over at offset 0 (the reader caught up); only when settled. */
+void rx_http_temp_rewind(rx_http_temp_file_t *tf);
+/* Closes the fd and frees the buffers (the request's pool cleanup). */
+void rx_http_temp_free(rx_http_temp_file_t *tf);
+
+#endif /* RX_HTTP_TEMP_FILE_H */
