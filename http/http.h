@@ -147,6 +147,14 @@ typedef struct {
      * (a body streamed upstream); RX_OK or an HTTP status. */
     rx_int_t               (*stream)(rx_http_request_t *r, const char *data,
                                      size_t len);
+    /* Beyond client_body_buffer_size the rest goes to a temporary file
+     * (when the reader allows it: spill); the body is then bufs followed
+     * by the file's bytes. */
+    struct rx_http_temp_file_s *file;
+    size_t                   in_memory;
+    bool                     spill;
+    bool                     done_pending;  /* complete, file still writing */
+    bool                     paused;        /* client reading stopped */
     bool                     done;
 } rx_http_request_body_t;
 
@@ -379,6 +387,10 @@ rx_int_t rx_http_read_client_request_body(rx_http_request_t *r,
     rx_http_body_handler_pt post_handler);
 rx_int_t rx_http_discard_request_body(rx_http_request_t *r);
 rx_int_t rx_http_parse_buffered_body(rx_http_connection_t *hc);
+/* http_request_body_file.c: the body's temporary file */
+rx_int_t rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len);
+/* The whole body is in: post_handler runs (once its file is written). */
+void rx_http_request_body_complete(rx_http_request_t *r);
 
 /* Installs the filter chains in their documented order (http_response.c). */
 void rx_http_init_filters(void);

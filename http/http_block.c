@@ -196,7 +196,16 @@ http_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     rx_http_init_filters();
     if (cmcf->upstreams) {
+        rx_http_core_loc_conf_t *clcf =
+            ctx->loc_conf[rx_http_core_module.ctx_index];
+
         cf->cycle->upstream_fds_per_conn = 1;
+        /* request bodies beyond client_body_buffer_size spill there */
+        if (clcf->client_body_temp_path.data
+            && rx_conf_add_path(cf, &clcf->client_body_temp_path) != RX_OK) {
+            rv = RX_CONF_ERROR;
+            goto done;
+        }
     }
 
 done:

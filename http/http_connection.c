@@ -425,8 +425,7 @@ process_input(rx_http_connection_t *hc)
             }
             if (hc->r->request_body && hc->r->request_body->post_handler
                 && !hc->r->request_body->done) {
-                hc->r->request_body->done = true;
-                hc->r->request_body->post_handler(hc->r);
+                rx_http_request_body_complete(hc->r);
             }
             if (hc->r && hc->r->response_done && !hc->conn->sending
                 && hc->r->out == NULL) {

@@ -112,6 +112,7 @@ struct rx_http_core_loc_conf_s {
 
     int64_t                   client_max_body_size;
     size_t                    client_body_buffer_size;
+    rx_str_t                  client_body_temp_path; /* NUL-terminated */
     rx_msec_t                 client_body_timeout;
     rx_msec_t                 send_timeout;
     rx_msec_t                 keepalive_timeout;

@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include "http.h"
+#include "http_temp_file.h"
 #include "http_location.h"
 #include "http_server.h"
 #include "process.h"
@@ -91,6 +92,9 @@ static const rx_command_t http_core_commands[] = {
     { "client_body_buffer_size", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
       rx_conf_set_size_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, client_body_buffer_size), &size_bounds },
+    { "client_body_temp_path", RX_HTTP_ANY_CONF | RX_CONF_TAKE1234,
+      rx_http_set_temp_path_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, client_body_temp_path), NULL },
     { "client_body_timeout", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
       rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, client_body_timeout), NULL },
@@ -390,6 +394,18 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
     rx_conf_merge_size(c->client_body_buffer_size, p->client_body_buffer_size,
                        16384);
     rx_conf_merge_msec(c->client_body_timeout, p->client_body_timeout, 60000);
+    if (c->client_body_temp_path.data == NULL) {
+        if (p->client_body_temp_path.data == NULL) {
+            /* nginx's default; made by the master only when something
+             * proxies (http_block.c) */
+            rx_str_set(&p->client_body_temp_path, "client_body_temp");
+            if (rx_conf_full_name(cf->cycle, &p->client_body_temp_path, false)
+                != RX_OK) {
+                return RX_CONF_ERROR;
+            }
+        }
+        c->client_body_temp_path = p->client_body_temp_path;
+    }
     rx_conf_merge_msec(c->send_timeout, p->send_timeout, 60000);
     rx_conf_merge_msec(c->keepalive_timeout, p->keepalive_timeout, 75000);
     rx_conf_merge_msec(c->keepalive_header, p->keepalive_header, 0);

@@ -557,6 +557,13 @@ rx_http_on_body(void *data, const char *at, size_t len)
         if (rc != RX_OK) {
             return rc;
         }
+    } else if (rb->post_handler && !r->discard_body
+               && (rb->file || (rb->spill && rb->in_memory + len
+                                              > clcf->client_body_buffer_size))) {
+        rx_int_t rc = rx_http_body_spill(r, at, len);
+        if (rc != RX_OK) {
+            return rc;
+        }
     } else if (rb->post_handler && !r->discard_body) {
         rx_chain_t *cl = rx_chain_from_text(r->pool, at, len, false);
         if (cl == NULL) {
@@ -564,6 +571,7 @@ rx_http_on_body(void *data, const char *at, size_t len)
         }
         if (rb->last) rb->last->next = cl; else rb->bufs = cl;
         rb->last = cl;
+        rb->in_memory += len;
     }
     if (!hc->conn->sending) {
         rx_timer_add(&hc->conn->timer, clcf->client_body_timeout);

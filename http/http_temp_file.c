@@ -123,3 +123,32 @@ rx_http_temp_free(rx_http_temp_file_t *tf)
     free(tf->wbuf[1]);
     tf->wbuf[0] = tf->wbuf[1] = NULL;
 }
+
+/* *_temp_path path [level1 [level2 [level3]]]: the levels are accepted
+ * and not needed (files are made with O_TMPFILE: they have no name). */
+const char *
+rx_http_set_temp_path_slot(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf)
+{
+    rx_str_t *field = rx_conf_field(conf, cmd, rx_str_t);
+    rx_str_t *value = cf->args->elts, path = value[1];
+    rx_uint_t i;
+
+    if (field->data) {
+        return "is duplicate";
+    }
+    for (i = 2; i < cf->args->nelts; i++) {
+        rx_int_t level = rx_atoi(value[i].data, value[i].len);
+        if (level < 1 || level > 2) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\"",
+                              value[i].data);
+            return RX_CONF_ERROR;
+        }
+    }
+    if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK
+        || rx_conf_add_path(cf, &path) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    *field = path;
+    return RX_CONF_OK;
+}

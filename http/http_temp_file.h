@@ -17,7 +17,7 @@
 
 #define RX_HTTP_TEMP_CHUNK  (64 * 1024)
 
-typedef struct {
+typedef struct rx_http_temp_file_s {
     const char  *dir;            /* NUL-terminated */
     int          fd;             /* -1 until the open completed */
     int64_t      submitted;      /* end of the writes given to the kernel */
@@ -50,6 +50,10 @@ size_t rx_http_temp_backlog(const rx_http_temp_file_t *tf);
 bool rx_http_temp_settled(const rx_http_temp_file_t *tf);
 /* Starts over at offset 0 (the reader caught up); only when settled. */
 void rx_http_temp_rewind(rx_http_temp_file_t *tf);
+/* Setter of *_temp_path path [levels] (cmd->offset: an rx_str_t, made
+ * absolute and created by the master at start). */
+const char *rx_http_set_temp_path_slot(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
 /* Closes the fd and frees the buffers (the request's pool cleanup). */
 void rx_http_temp_free(rx_http_temp_file_t *tf);
 

@@ -19,6 +19,7 @@
 #include "http_upstream.h"
 #include "clock.h"
 #include "http_upstream_int.h"
+#include "http_temp_file.h"
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
@@ -44,8 +45,8 @@ rx_http_upstream_drop_connection(rx_http_upstream_t *u)
     }
     u->uc = NULL;
     uc->u = NULL;
-    if (uc->c->sending) {
-        /* the kernel may still read the request's memory for that send */
+    if (uc->c->sending || u->freading) {
+        /* the kernel may still read (or write) the request's memory */
         (void) rx_http_request_hold_for(u->r, uc->c);
     }
     rx_conn_close(uc->c);
@@ -234,6 +235,8 @@ rx_http_upstream_start(rx_http_upstream_t *u)
     if (rc != RX_OK) {
         return rc;
     }
+    /* beyond client_body_buffer_size, the body may go to a file */
+    r->request_body->spill = u->file_body;
     rc = rx_http_parse_buffered_body(r->hc);
     if (rc != RX_OK) {
         return rc;
@@ -360,6 +363,7 @@ connect_peer(rx_http_upstream_t *u)
     rx_http_upstream_reset_body(u);
     u->request_sent = 0;
     u->head_sent = 0;
+    u->fchunk_len = 0;
     u->sent = 0;
     peer = u->us->balancer ? u->us->balancer->get(u)
                            : rx_http_upstream_get_peer(u->us, u->tried);
@@ -467,6 +471,23 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
     rx_http_upstream_conn_t *uc = c->data;
     rx_http_upstream_t      *u = uc ? uc->u : NULL;
 
+    if (rx_op_kind(cqe->user_data) == RX_OP_READ) {
+        /* a chunk of the request body's file */
+        if (u == NULL || c->state != RX_CONN_ACTIVE) {
+            return;
+        }
+        u->freading = 0;
+        if (cqe->res <= 0) {
+            rx_http_request_log_error(u->r, RX_LOG_CRIT,
+                cqe->res < 0 ? -cqe->res : EIO, "reading the client request "
+                "body's temporary file failed");
+            finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+            return;
+        }
+        u->fchunk_len = (size_t) cqe->res;
+        send_request(u);
+        return;
+    }
     if (rx_op_kind(cqe->user_data) != RX_OP_CONNECT || c->state != RX_CONN_ACTIVE
         || u == NULL) {
         return;
@@ -495,13 +516,50 @@ send_request(rx_http_upstream_t *u)
         c->transport->start_read(c);
     }
     for (cl = u->request_bufs; cl && n < (int) rx_nelems(u->iov); cl = cl->next) {
-        size_t size = rx_buf_size(cl->buf);
+        rx_buf_t *b = cl->buf;
+        size_t    size = rx_buf_size(b);
 
         if ((int64_t) size <= skip) {
             skip -= (int64_t) size;
             continue;
         }
-        u->iov[n].iov_base = cl->buf->pos + skip;
+        if (b->in_file && !b->memory) {
+            /* a spilled body: sent from memory chunks read from its file */
+            int64_t off = b->file_pos + skip;
+
+            if (n > 0) {
+                break;                 /* what comes before goes first */
+            }
+            if (u->fchunk && off >= u->fchunk_off
+                && off < u->fchunk_off + (int64_t) u->fchunk_len) {
+                u->iov[0].iov_base = u->fchunk + (off - u->fchunk_off);
+                u->iov[0].iov_len = (size_t) (u->fchunk_off
+                                              + (int64_t) u->fchunk_len - off);
+                n = 1;
+                break;
+            }
+            if (!u->freading) {
+                size_t want = (size_t) rx_min(b->file_last - off,
+                                              (int64_t) RX_HTTP_TEMP_CHUNK);
+
+                if (u->fchunk == NULL
+                    && (u->fchunk = rx_palloc(u->r->pool, RX_HTTP_TEMP_CHUNK))
+                       == NULL) {
+                    finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+                    return;
+                }
+                u->freading = 1;
+                u->fchunk_off = off;
+                u->fchunk_len = 0;
+                rx_ring_read(b->fd, u->fchunk, (unsigned) want, (uint64_t) off,
+                             rx_conn_ud(c, RX_OP_READ));
+                c->inflight++;
+            }
+            u->action = "sending request to upstream";
+            rx_timer_add(&c->timer, u->conf->send_timeout);
+            return;
+        }
+        u->iov[n].iov_base = b->pos + skip;
         u->iov[n].iov_len = size - (size_t) skip;
         skip = 0;
         n++;

@@ -240,6 +240,10 @@ struct rx_http_upstream_s {
     rx_int_t  (*rewrite_cookie)(rx_http_upstream_t *u, rx_table_elt_t *h);
 
     rx_chain_t                      *request_bufs;   /* what to send */
+    /* a part of the request in a file (a spilled body): read in chunks */
+    char                            *fchunk;
+    int64_t                          fchunk_off;
+    size_t                           fchunk_len;
     int64_t                          request_size;
     int64_t                          sent;           /* of request_bufs */
     struct iovec                     iov[16];
@@ -285,6 +289,8 @@ struct rx_http_upstream_s {
     unsigned                         buffering:1;
     unsigned                         tunnel:1;       /* after a 101 */
     unsigned                         queued:1;
+    unsigned                         file_body:1;    /* protocol sends file bufs */
+    unsigned                         freading:1;     /* a file chunk read runs */
     unsigned                         streaming:1;    /* the body as it comes */
     unsigned                         head_sent:1;    /* request head written */
     unsigned                         body_complete:1;
@@ -332,9 +338,7 @@ const char *rx_http_upstream_merge_conf(rx_conf_t *cf,
     rx_http_upstream_conf_t *conf, const rx_http_upstream_conf_t *prev,
     const char *const *default_hide);
 void rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf);
-/* Setter of *_temp_path (cmd->offset: an rx_str_t). */
-const char *rx_http_upstream_set_temp_path(rx_conf_t *cf,
-    const rx_command_t *cmd, void *conf);
+
 
 /* modules/upstream.c: blocks and implicit upstreams */
 #define RX_HTTP_UPSTREAM_CREATE     0x0001

@@ -101,7 +101,7 @@ static const rx_command_t fastcgi_commands[] = {
     { "fastcgi_busy_buffers_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_accepted,
       LOC, 0, NULL },
     { "fastcgi_temp_path", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1234,
-      rx_http_upstream_set_temp_path, LOC, UP(temp_path), NULL },
+      rx_http_set_temp_path_slot, LOC, UP(temp_path), NULL },
     { "fastcgi_max_temp_file_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
       rx_conf_set_off_slot, LOC, UP(max_temp_file_size), NULL },
     { "fastcgi_temp_file_write_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,

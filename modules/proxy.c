@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include "http.h"
 #include "http_upstream.h"
+#include "http_temp_file.h"
 #include "http_response_parse.h"
 #include "http_variables.h"
 #include "http_script.h"
@@ -159,7 +160,7 @@ static const rx_command_t proxy_commands[] = {
     { "proxy_temp_file_write_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_temp_path", RX_PROXY_LOC_CONF | RX_CONF_TAKE1234,
-      rx_http_upstream_set_temp_path, RX_HTTP_LOC_CONF_OFFSET, UP(temp_path),
+      rx_http_set_temp_path_slot, RX_HTTP_LOC_CONF_OFFSET, UP(temp_path),
       NULL },
     rx_null_command
 };
@@ -784,6 +785,22 @@ create_request(rx_http_upstream_t *u)
             *ll = link;
             ll = &link->next;
         }
+        if (r->request_body->file) {
+            /* the rest of a large body: its temporary file */
+            rx_chain_t *link = rx_alloc_chain_link(r->pool);
+            rx_buf_t   *b = rx_calloc_buf(r->pool);
+
+            if (link == NULL || b == NULL) {
+                return RX_ERROR;
+            }
+            b->in_file = 1;
+            b->fd = r->request_body->file->fd;
+            b->file_pos = 0;
+            b->file_last = r->request_body->file->written;
+            link->buf = b;
+            link->next = NULL;
+            *ll = link;
+        }
     }
     return RX_OK;
 }
@@ -950,6 +967,7 @@ proxy_handler(void *data)
     u->on_eof = on_eof;
     if (rx_http_proxy_rewrites_redirects(&plcf->rewrite)) {
         u->rewrite_redirect = rewrite_redirect;
+    u->file_body = 1;              /* a large body may come from its file */
     /* proxy_request_buffering off: a body of known length goes as it
      * comes; one of unknown length needs HTTP/1.1 chunks */
     if (!plcf->upstream.request_buffering

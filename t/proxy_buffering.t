@@ -32,6 +32,7 @@ events { worker_connections 64; }
 http {
     access_log off;
     proxy_buffers 4 8k;
+    client_max_body_size 20m;
     # the origin of the large bodies: a server of this same worker (fast;
     # the Perl upstream serves the chunked case)
     server {
@@ -145,6 +146,30 @@ is sha256_hex($body), sha256_hex(Test::Upstream::pattern(2_000_000)),
     'a chunked body through the file, intact';
 
 ok -d $t->prefix . '/proxy_temp', 'proxy_temp made by the master';
+
+# a request body beyond client_body_buffer_size (16k): the rest goes to a
+# temporary file, the upstream is contacted only once the body is whole,
+# and gets it intact
+{
+    my $body = Test::Upstream::pattern(6_000_000);
+    $up->reset;
+    my $before = $up->connections;
+    my $c = $t->raw($P);
+    $c->send("POST /ck/echo HTTP/1.1\r\nHost: x\r\nContent-Length: "
+             . length($body) . "\r\nConnection: close\r\n\r\n" . substr($body, 0, 3_000_000));
+    sleep 0.5;
+    is $up->connections, $before, 'buffered: no upstream connection while the body comes in';
+    $c->send(substr($body, 3_000_000));
+    my $r = $c->read_response(timeout => 20);
+    is $r && $r->{status}, 200, 'a 6 MB request body through client_body_temp_path';
+    my ($rq) = $up->requests;
+    ok $rq && $rq->{body} eq $body, 'the upstream got it intact';
+    is $rq && (map { $_->[1] } grep { lc $_->[0] eq 'content-length' } @{ $rq->{headers} })[0],
+        length($body), 'with its length';
+    ok $t->log_contains(qr/\[warn\] .*a client request body is buffered to a temporary file in \S+client_body_temp/),
+        'nginx\'s warning';
+    ok -d $t->prefix . '/client_body_temp', 'client_body_temp made by the master';
+}
 
 $t->stop;
 $up->stop;

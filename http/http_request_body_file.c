@@ -1,0 +1,131 @@
+/*
+ * http_request_body_file.c: a request body larger than
+ * client_body_buffer_size, read for a handler that allows it (the proxy
+ * with proxy_request_buffering on): the first client_body_buffer_size
+ * bytes stay in memory, the rest goes to a temporary file in
+ * client_body_temp_path through the ring. The client's reading stops while
+ * more than two chunks wait for the disk. The handler's post_handler runs
+ * once the whole body is written.
+ */
+#include "http.h"
+#include "http_temp_file.h"
+
+static void
+body_file_op(rx_http_request_t *r, const rx_cqe_t *cqe);
+
+static void
+release(void *data)
+{
+    rx_http_temp_free(data);
+}
+
+static void
+fail(rx_http_request_t *r, const char *what, int err)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    rx_http_request_log_error(r, RX_LOG_CRIT, err, "%s a temporary file in "
+        "\"%s\" for the client request body failed", what,
+        clcf->client_body_temp_path.data);
+    r->op_handler = NULL;
+    r->request_body->post_handler = NULL;
+    r->keepalive = 0;
+    rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+}
+
+static void
+check_pause(rx_http_request_t *r)
+{
+    rx_http_request_body_t *rb = r->request_body;
+    size_t                  backlog = rx_http_temp_backlog(rb->file);
+
+    if (!rb->paused && backlog > 2 * RX_HTTP_TEMP_CHUNK) {
+        rb->paused = true;
+        r->conn->transport->stop_read(r->conn);
+    } else if (rb->paused && backlog <= RX_HTTP_TEMP_CHUNK) {
+        rb->paused = false;
+        r->conn->transport->start_read(r->conn);
+    }
+}
+
+rx_int_t
+rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len)
+{
+    rx_http_request_body_t *rb = r->request_body;
+
+    if (rb->file == NULL) {
+        rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                           rx_http_core_module);
+        rx_pool_cleanup_t       *cln = rx_pool_cleanup_add(r->pool, 0);
+
+        rb->file = rx_palloc(r->pool, sizeof(rx_http_temp_file_t));
+        if (rb->file == NULL || cln == NULL) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        rx_http_temp_init(rb->file, clcf->client_body_temp_path.data);
+        cln->handler = release;
+        cln->data = rb->file;
+        /* nginx's warning, once per request */
+        rx_http_request_log_error(r, RX_LOG_WARN, 0, "a client request body "
+            "is buffered to a temporary file in %s",
+            clcf->client_body_temp_path.data);
+        r->op_handler = body_file_op;
+    }
+    if (rx_http_temp_append(rb->file, data, len) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rx_http_temp_kick(r, rb->file);
+    check_pause(r);
+    return RX_OK;
+}
+
+void
+rx_http_request_body_complete(rx_http_request_t *r)
+{
+    rx_http_request_body_t *rb = r->request_body;
+
+    if (rb->done || rb->post_handler == NULL) {
+        return;
+    }
+    if (rb->file && !rx_http_temp_settled(rb->file)) {
+        rb->done_pending = true;     /* when the last write is done */
+        rx_http_temp_kick(r, rb->file);
+        return;
+    }
+    rb->done = true;
+    rb->done_pending = false;
+    if (rb->file) {
+        r->op_handler = NULL;
+    }
+    rb->post_handler(r);
+}
+
+static void
+body_file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+{
+    rx_http_request_body_t *rb = r->request_body;
+    const char             *what;
+    int                     err;
+
+    if (rb == NULL || rb->file == NULL) {
+        if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {
+            close(cqe->res);
+        }
+        return;
+    }
+    switch (rx_http_temp_handle(rb->file, cqe, &err, &what)) {
+    case RX_ERROR:
+        fail(r, what, err);
+        return;
+    case RX_DECLINED:
+        return;
+    default:
+        break;
+    }
+    rx_http_temp_kick(r, rb->file);
+    check_pause(r);
+    if (rb->done_pending && rx_http_temp_settled(rb->file)) {
+        rx_http_request_body_complete(r);
+    }
+}
