@@ -63,6 +63,10 @@ my $LEN = 20_000_000;
 my $data = join '', map { pack('N', $_ * 2654435761 % 4294967291) } 1 .. $LEN / 4;
 $t->write_file_raw('html/big.bin', $data);
 my $want = sha256_hex($data);
+# the issue's size for the spill: 100 MB (the same bytes five times)
+my $HUGE = 5 * $LEN;
+$t->write_file_raw('html/huge.bin', $data x 5);
+my $want_huge = sha256_hex($data x 5);
 $t->run;
 my $P = $t->port(0);
 my ($worker) = $t->worker_pids;
@@ -110,15 +114,15 @@ sub slow_download {
 
 my $base = rss_kb();
 
-my ($body, $early, $rss) = slow_download("/spill/big.bin", $LEN, 4);
-is length($body), $LEN, 'buffering on: the whole 20 MB body arrives';
-is sha256_hex($body), $want, 'intact';
+my ($body, $early, $rss) = slow_download("/spill/huge.bin", $HUGE, 5);
+is length($body), $HUGE, 'buffering on: the whole 100 MB body arrives';
+is sha256_hex($body), $want_huge, 'intact';
 ok $early, 'the upstream finished while the client had read nothing (temporary file)';
 ok $t->log_contains(qr/\[warn\] .*an upstream response is buffered to a temporary file in \S+proxy_temp while reading upstream/),
     'nginx\'s warning names the temporary file\'s directory';
 SKIP: {
     skip 'ASan build: its quarantine keeps freed memory resident', 1 if $t->sanitized;
-    cmp_ok $rss - $base, '<', 4 * 1024, 'the worker grew by less than 4 MB for a 20 MB body'
+    cmp_ok $rss - $base, '<', 4 * 1024, 'the worker grew by less than 4 MB for a 100 MB body'
         or diag "base $base kB, max $rss kB";
 }
 
