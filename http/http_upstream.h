@@ -338,6 +338,11 @@ const char *rx_http_upstream_merge_conf(rx_conf_t *cf,
     rx_http_upstream_conf_t *conf, const rx_http_upstream_conf_t *prev,
     const char *const *default_hide);
 void rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf);
+/* Setters shared by proxy_* and fastcgi_* directives. */
+const char *rx_http_upstream_set_header_list(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
+const char *rx_http_upstream_set_buffers(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
 
 
 /* modules/upstream.c: blocks and implicit upstreams */

@@ -2,6 +2,7 @@
  * http_upstream_conf.c: the engine's settings in a location, with nginx's
  * defaults, merged for each protocol (proxy_*, fastcgi_*).
  */
+#include <ctype.h>
 #include "http.h"
 #include "http_upstream.h"
 #include "http_upstream_int.h"
@@ -131,5 +132,62 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
                      "\"%s_buffers\"", conf->module);
         return RX_CONF_ERROR;
     }
+    return RX_CONF_OK;
+}
+
+/* *_hide_header / *_pass_header: a list of names (cmd->offset: an
+ * rx_array_t * of rx_str_t), lower-cased. */
+const char *
+rx_http_upstream_set_header_list(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf)
+{
+    rx_array_t **list = rx_conf_field(conf, cmd, rx_array_t *);
+    rx_str_t    *value = cf->args->elts, *s;
+    size_t       i;
+
+    if (*list == RX_CONF_UNSET_PTR || *list == NULL) {
+        *list = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
+        if (*list == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    s = rx_array_push(*list);
+    if (s == NULL || (s->data = rx_pstrdup(cf->pool, &value[1])) == NULL) {
+        return RX_CONF_ERROR;
+    }
+    s->len = value[1].len;
+    for (i = 0; i < s->len; i++) {
+        s->data[i] = (char) tolower((unsigned char) s->data[i]);
+    }
+    return RX_CONF_OK;
+}
+
+/* *_buffers number size (cmd->offset: the conf's bufs_num; bufs_size
+ * follows it in rx_http_upstream_conf_t). */
+const char *
+rx_http_upstream_set_buffers(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf)
+{
+    rx_int_t *num = rx_conf_field(conf, cmd, rx_int_t);
+    size_t   *size_field = (size_t *) ((char *) num
+                           + offsetof(rx_http_upstream_conf_t, bufs_size)
+                           - offsetof(rx_http_upstream_conf_t, bufs_num));
+    rx_str_t *value = cf->args->elts;
+    rx_int_t  n;
+    ssize_t   size;
+
+    if (*num != RX_CONF_UNSET) {
+        return "is duplicate";
+    }
+    n = rx_atoi(value[1].data, value[1].len);
+    size = rx_parse_size(&value[2]);
+    if (n <= 0 || size <= 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s %s\" in "
+                          "\"%s\" directive", value[1].data, value[2].data,
+                          value[0].data);
+        return RX_CONF_ERROR;
+    }
+    *num = n;
+    *size_field = (size_t) size;
     return RX_CONF_OK;
 }

@@ -12,8 +12,6 @@
 static const char *set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_param(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static void *create_loc_conf(rx_conf_t *cf);
@@ -65,9 +63,9 @@ static const rx_command_t fastcgi_commands[] = {
       LOC, FL(keep_conn), NULL },
     { "fastcgi_catch_stderr", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
       rx_conf_set_str_array_slot, LOC, FL(catch_stderr), NULL },
-    { "fastcgi_hide_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_header_list,
+    { "fastcgi_hide_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
       LOC, UP(hide_headers), NULL },
-    { "fastcgi_pass_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_header_list,
+    { "fastcgi_pass_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
       LOC, UP(pass_headers), NULL },
     { "fastcgi_ignore_headers", RX_FASTCGI_LOC_CONF | RX_CONF_1MORE,
       rx_conf_set_bitmask_slot, LOC, UP(ignore_headers), ignore_headers_masks },
@@ -93,8 +91,8 @@ static const rx_command_t fastcgi_commands[] = {
       rx_conf_set_flag_slot, LOC, UP(request_buffering), NULL },
     { "fastcgi_buffer_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
       rx_conf_set_size_slot, LOC, UP(buffer_size), NULL },
-    { "fastcgi_buffers", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE2, set_buffers,
-      LOC, 0, NULL },
+    { "fastcgi_buffers", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE2,
+      rx_http_upstream_set_buffers, LOC, UP(bufs_num), NULL },
     { "fastcgi_intercept_errors", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
       rx_conf_set_flag_slot, LOC, UP(intercept_errors), NULL },
     /* accepted; their effect is documented in docs/directives.md */
@@ -338,54 +336,6 @@ set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 }
 
 /* fastcgi_hide_header / fastcgi_pass_header: names, lower-cased. */
-static const char *
-set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    rx_array_t **list = rx_conf_field(conf, cmd, rx_array_t *);
-    rx_str_t    *value = cf->args->elts, *s;
-    size_t       i;
-
-    if (*list == RX_CONF_UNSET_PTR || *list == NULL) {
-        *list = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
-        if (*list == NULL) {
-            return RX_CONF_ERROR;
-        }
-    }
-    s = rx_array_push(*list);
-    if (s == NULL || (s->data = rx_pstrdup(cf->pool, &value[1])) == NULL) {
-        return RX_CONF_ERROR;
-    }
-    s->len = value[1].len;
-    for (i = 0; i < s->len; i++) {
-        s->data[i] = (char) tolower((unsigned char) s->data[i]);
-    }
-    return RX_CONF_OK;
-}
-
-static const char *
-set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    rx_http_fastcgi_loc_conf_t *flcf = conf;
-    rx_str_t                   *value = cf->args->elts;
-    rx_int_t                    n;
-    ssize_t                     size;
-
-    if (flcf->upstream.bufs_num != RX_CONF_UNSET) {
-        return "is duplicate";
-    }
-    n = rx_atoi(value[1].data, value[1].len);
-    size = rx_parse_size(&value[2]);
-    if (n <= 0 || size <= 0) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s %s\" in "
-                          "\"%s\" directive", value[1].data, value[2].data,
-                          value[0].data);
-        return RX_CONF_ERROR;
-    }
-    flcf->upstream.bufs_num = n;
-    flcf->upstream.bufs_size = (size_t) size;
-    return RX_CONF_OK;
-}
-
 static const char *
 set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {

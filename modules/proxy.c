@@ -52,8 +52,6 @@ typedef struct {
 static const char *set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_http_version(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_method(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -104,9 +102,9 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_method", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_method,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_hide_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_header_list,
+    { "proxy_hide_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
       RX_HTTP_LOC_CONF_OFFSET, UP(hide_headers), NULL },
-    { "proxy_pass_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_header_list,
+    { "proxy_pass_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
       RX_HTTP_LOC_CONF_OFFSET, UP(pass_headers), NULL },
     { "proxy_ignore_headers", RX_PROXY_LOC_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(ignore_headers), ignore_headers_masks },
@@ -146,8 +144,8 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, UP(request_buffering), NULL },
     { "proxy_buffer_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_size_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(buffer_size), NULL },
-    { "proxy_buffers", RX_PROXY_LOC_CONF | RX_CONF_TAKE2, set_buffers,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_buffers", RX_PROXY_LOC_CONF | RX_CONF_TAKE2,
+      rx_http_upstream_set_buffers, RX_HTTP_LOC_CONF_OFFSET, UP(bufs_num), NULL },
     { "proxy_intercept_errors", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(intercept_errors), NULL },
     { "proxy_ignore_client_abort", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
@@ -515,58 +513,6 @@ set_method(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 }
 
 /* proxy_hide_header / proxy_pass_header: a list of names, lower-cased. */
-static const char *
-set_header_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    rx_array_t **list = rx_conf_field(conf, cmd, rx_array_t *);
-    rx_str_t    *value = cf->args->elts, *s;
-    size_t       i;
-
-    if (*list == RX_CONF_UNSET_PTR || *list == NULL) {
-        *list = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
-        if (*list == NULL) {
-            return RX_CONF_ERROR;
-        }
-    }
-    s = rx_array_push(*list);
-    if (s == NULL) {
-        return RX_CONF_ERROR;
-    }
-    s->data = rx_pstrdup(cf->pool, &value[1]);
-    if (s->data == NULL) {
-        return RX_CONF_ERROR;
-    }
-    s->len = value[1].len;
-    for (i = 0; i < s->len; i++) {
-        s->data[i] = (char) tolower((unsigned char) s->data[i]);
-    }
-    return RX_CONF_OK;
-}
-
-static const char *
-set_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    rx_http_proxy_loc_conf_t *plcf = conf;
-    rx_str_t                 *value = cf->args->elts;
-    rx_int_t                  n;
-    ssize_t                   size;
-
-    if (plcf->upstream.bufs_num != RX_CONF_UNSET) {
-        return "is duplicate";
-    }
-    n = rx_atoi(value[1].data, value[1].len);
-    size = rx_parse_size(&value[2]);
-    if (n <= 0 || size <= 0) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s %s\" in "
-                          "\"%s\" directive", value[1].data, value[2].data,
-                          value[0].data);
-        return RX_CONF_ERROR;
-    }
-    plcf->upstream.bufs_num = n;
-    plcf->upstream.bufs_size = (size_t) size;
-    return RX_CONF_OK;
-}
-
 static const char *
 set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
