@@ -190,6 +190,20 @@ static const rx_command_t http_core_commands[] = {
       rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
     { "variables_hash_bucket_size", RX_HTTP_MAIN_CONF | RX_CONF_TAKE1,
       rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    /* file I/O tuning of nginx's blocking I/O model: ringx's reads are
+     * asynchronous already (io_uring), in 128 KiB chunks */
+    { "output_buffers", RX_HTTP_ANY_CONF | RX_CONF_TAKE2,
+      rx_conf_set_ignored, 0, 0, "ringx reads files in 128k chunks" },
+    { "aio", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx reads files through io_uring always" },
+    { "aio_write", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_ignored, 0, 0, "ringx writes files through io_uring always" },
+    { "directio", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx reads through the page cache" },
+    { "directio_alignment", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx reads through the page cache" },
+    { "read_ahead", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "the kernel's read-ahead applies" },
     /* paths of nginx modules ringx leaves out: accepted so stock configs load */
     { "uwsgi_temp_path", RX_HTTP_ANY_CONF | RX_CONF_1MORE,
       rx_conf_set_ignored, 0, 0, "ringx has no uwsgi module" },
