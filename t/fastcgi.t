@@ -165,10 +165,11 @@ error_log('FATAL-MARKER: the database is gone');
 echo "should not be seen\n";
 EOF
     'length.php' => "<?php header('Content-Length: 5'); echo 'hello';\n",
+    'early.php' => "<?php echo \"partial output\\n\"; flush(); exit(3); echo 'never';\n",
     'big.php' => <<'EOF',
 <?php
 header('Content-Type: application/octet-stream');
-for ($i = 0; $i < 5 * 1024; $i++) {
+for ($i = 0; $i < 10 * 1024; $i++) {
     echo str_pad("$i:", 1024, 'x');
     if ($i % 64 == 0) flush();
 }
@@ -370,15 +371,19 @@ is $r->{status}, 502, 'a CGI header beyond fastcgi_buffer_size: 502';
 ok $t->log_contains(qr/upstream sent too big header while reading response header from upstream/),
     'with nginx\'s line';
 
+$r = get('/early.php');
+is $r->{status}, 200, 'a script that exits early';
+is $r->{body}, "partial output\n", 'what it wrote before exit() arrives, the response ends cleanly';
+
 $r = get('/big.php');
-is $r->{status}, 200, '5 MB streamed';
+is $r->{status}, 200, '10 MB streamed';
 ok $r->{chunked}, 'without a length: chunked to an HTTP/1.1 client';
-my $want = join '', map { sprintf('%-1024s', "$_:") =~ tr/ /x/r } 0 .. 5 * 1024 - 1;
-is length($r->{body}), 5 * 1024 * 1024, 'all of it';
+my $want = join '', map { sprintf('%-1024s', "$_:") =~ tr/ /x/r } 0 .. 10 * 1024 - 1;
+is length($r->{body}), 10 * 1024 * 1024, 'all of it';
 is sha256_hex($r->{body}), sha256_hex($want), 'byte for byte (sha256)';
 
 $r = req("GET /big.php HTTP/1.0\r\nHost: fcgi.test\r\n\r\n");
-is length($r->{body}), 5 * 1024 * 1024, 'to an HTTP/1.0 client: the close ends it';
+is length($r->{body}), 10 * 1024 * 1024, 'to an HTTP/1.0 client: the close ends it';
 
 # --- stderr ---------------------------------------------------------------------
 
