@@ -493,7 +493,16 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
         return;
     }
     if (cqe->res < 0) {
-        rx_http_upstream_log_error(u, RX_LOG_ERR, -cqe->res, "connect() failed");
+        char msg[RX_SOCKADDR_STRLEN + 32];
+
+        /* nginx names a unix socket's path, not an address */
+        if (u->peer && u->peer->addr.u.sa.sa_family == AF_UNIX) {
+            snprintf(msg, sizeof(msg), "connect() to %.*s failed",
+                     (int) u->peer->name.len, u->peer->name.data);
+        } else {
+            snprintf(msg, sizeof(msg), "connect() failed");
+        }
+        rx_http_upstream_log_error(u, RX_LOG_ERR, -cqe->res, msg);
         next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
         return;
     }

@@ -504,6 +504,10 @@ $r = get('/info.php');
 is $r->{status}, 502, 'php-fpm stopped: 502';
 ok $t->log_contains(qr/connect\(\) failed \(111: Connection refused\) while connecting to upstream.*request: "GET \/info\.php HTTP\/1\.1"/),
     'connect() failed once php-fpm is gone';
+$r = get('/idx/');
+is $r->{status}, 502, 'its unix socket gone: 502';
+ok $t->log_contains(qr/connect\(\) to unix:\Q$SOCK\E failed \(\d+: [^)]+\) while connecting to upstream/),
+    'nginx\'s line for a unix socket names its path';
 
 $t->stop;
 done_testing;
