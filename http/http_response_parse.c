@@ -242,12 +242,6 @@ rx_http_response_parser_create(rx_pool_t *pool, rx_http_upstream_headers_in_t *h
     return p;
 }
 
-void
-rx_http_response_parser_free(rx_http_response_parser_t *p)
-{
-    (void) p;            /* its memory is the request's */
-}
-
 static const char *
 describe(rx_http_response_parser_t *p, llhttp_errno_t err)
 {

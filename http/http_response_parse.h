@@ -20,7 +20,6 @@ typedef rx_int_t (*rx_http_response_body_pt)(void *data, const char *at,
 rx_http_response_parser_t *rx_http_response_parser_create(rx_pool_t *pool,
     rx_http_upstream_headers_in_t *h, bool head,
     rx_http_response_body_pt on_body, void *data);
-void rx_http_response_parser_free(rx_http_response_parser_t *p);
 
 /*
  * Parses len bytes at data. Header bytes must stay where they are (the

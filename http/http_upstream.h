@@ -90,7 +90,6 @@ typedef struct {
     rx_http_upstream_peer_t  *peer;
     rx_uint_t                 n;
     rx_int_t                  total_weight;
-    bool                      weighted;
 } rx_http_upstream_peers_t;
 
 /* A balancer other than round robin (least_conn, hash, ...): set by its
@@ -343,10 +342,12 @@ const char *rx_http_upstream_set_header_list(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
 const char *rx_http_upstream_set_buffers(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
+const char *rx_http_upstream_parse_host(const rx_str_t *text, rx_str_t *host,
+    in_port_t *port, bool *no_port);
+extern const rx_conf_enum_t rx_http_upstream_ignore_headers_masks[];
 
 
 /* modules/upstream.c: blocks and implicit upstreams */
-#define RX_HTTP_UPSTREAM_CREATE     0x0001
 rx_http_upstream_srv_conf_t *rx_http_upstream_add(rx_conf_t *cf,
     const rx_str_t *host, in_port_t port, bool no_port);
 rx_http_upstream_srv_conf_t *rx_http_upstream_find(rx_http_request_t *r,
@@ -406,6 +407,5 @@ rx_http_upstream_conn_t *rx_http_upstream_keepalive_get(
 /* Keeps the connection when the pool takes it; else closes it. */
 void rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
-void rx_http_upstream_keepalive_close_all(rx_cycle_t *cycle);
 
 #endif /* RX_HTTP_UPSTREAM_H */

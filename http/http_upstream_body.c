@@ -77,7 +77,6 @@ next_block(rx_http_upstream_t *u)
     return RX_OK;
 }
 
-static rx_int_t spill(rx_http_upstream_t *u, const char *data, size_t len);
 static void temp_kick(rx_http_upstream_t *u);
 static void file_op(rx_http_request_t *r, const rx_cqe_t *cqe);
 static void send_last(rx_http_upstream_t *u);
@@ -92,7 +91,7 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
         return RX_OK;          /* HEAD: the body is read and dropped */
     }
     if (u->spilling) {
-        return spill(u, data, len);
+        return rx_http_temp_append(&u->temp, data, len);
     }
     while (len) {
         if (u->fill == u->fill_end && next_block(u) != RX_OK) {
@@ -273,14 +272,6 @@ send_last(rx_http_upstream_t *u)
  * paused only when both write buffers are full (the disk is slower) or the
  * file reached *_max_temp_file_size (the client is much slower).
  */
-#define TEMP_CHUNK  RX_HTTP_TEMP_CHUNK
-
-static rx_int_t
-spill(rx_http_upstream_t *u, const char *data, size_t len)
-{
-    return rx_http_temp_append(&u->temp, data, len);
-}
-
 static void
 temp_fail(rx_http_upstream_t *u, const char *what, int err)
 {
@@ -299,7 +290,7 @@ temp_kick(rx_http_upstream_t *u)
 
     rx_http_temp_kick(r, tf);
     /* the upstream waits when the disk is behind or the file is full */
-    if ((tf->writing && tf->wlen[tf->wcur] >= TEMP_CHUNK)
+    if ((tf->writing && tf->wlen[tf->wcur] >= RX_HTTP_TEMP_CHUNK)
         || tf->submitted >= u->conf->max_temp_file_size) {
         u->disk_paused = 1;
         pause_upstream(u);
@@ -312,8 +303,8 @@ temp_kick(rx_http_upstream_t *u)
     }
     if (tf->written > u->temp_read) {
         size_t n = (size_t) rx_min(tf->written - u->temp_read,
-                                   (int64_t) TEMP_CHUNK);
-        if (u->rbuf == NULL && (u->rbuf = malloc(TEMP_CHUNK)) == NULL) {
+                                   (int64_t) RX_HTTP_TEMP_CHUNK);
+        if (u->rbuf == NULL && (u->rbuf = malloc(RX_HTTP_TEMP_CHUNK)) == NULL) {
             temp_fail(u, "reading", ENOMEM);
             return;
         }

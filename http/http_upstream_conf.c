@@ -191,3 +191,56 @@ rx_http_upstream_set_buffers(rx_conf_t *cf, const rx_command_t *cmd,
     *size_field = (size_t) size;
     return RX_CONF_OK;
 }
+
+/* The "host[:port]" or "[v6][:port]" of a *_pass address: host without
+ * the port; port 0 and *no_port when none is written. NULL or an error. */
+const char *
+rx_http_upstream_parse_host(const rx_str_t *text, rx_str_t *host,
+    in_port_t *port, bool *no_port)
+{
+    const char *colon = NULL;
+    rx_int_t    n;
+
+    *host = *text;
+    *port = 0;
+    *no_port = true;
+    if (text->len && text->data[0] == '[') {
+        const char *close = memchr(text->data, ']', text->len);
+
+        if (close == NULL) {
+            return "invalid host";
+        }
+        if (close + 1 < text->data + text->len) {
+            if (close[1] != ':') {
+                return "invalid host";
+            }
+            colon = close + 1;
+        }
+    } else {
+        colon = memchr(text->data, ':', text->len);
+    }
+    if (colon) {
+        n = rx_atoi(colon + 1, (size_t) (text->data + text->len - colon - 1));
+        if (n < 1 || n > 65535) {
+            return "invalid port";
+        }
+        *port = (in_port_t) n;
+        *no_port = false;
+        host->len = (size_t) (colon - text->data);
+    }
+    return host->len ? NULL : "no host";
+}
+
+/* *_ignore_headers: the same names for every protocol. */
+const rx_conf_enum_t rx_http_upstream_ignore_headers_masks[] = {
+    { "X-Accel-Redirect", RX_HTTP_UPSTREAM_IGN_XA_REDIRECT },
+    { "X-Accel-Expires", RX_HTTP_UPSTREAM_IGN_XA_EXPIRES },
+    { "X-Accel-Limit-Rate", RX_HTTP_UPSTREAM_IGN_XA_LIMIT_RATE },
+    { "X-Accel-Buffering", RX_HTTP_UPSTREAM_IGN_XA_BUFFERING },
+    { "X-Accel-Charset", RX_HTTP_UPSTREAM_IGN_XA_CHARSET },
+    { "Expires", RX_HTTP_UPSTREAM_IGN_EXPIRES },
+    { "Cache-Control", RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL },
+    { "Set-Cookie", RX_HTTP_UPSTREAM_IGN_SET_COOKIE },
+    { "Vary", RX_HTTP_UPSTREAM_IGN_VARY },
+    { NULL, 0 }
+};

@@ -54,9 +54,6 @@ build(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us,
             p->max_conns = s[i].max_conns;
             p->down = s[i].down;
             peers->total_weight += s[i].weight;
-            if (s[i].weight != 1) {
-                peers->weighted = true;
-            }
         }
     }
     peers->n = n;

@@ -35,8 +35,8 @@ rx_http_upstream_tunnel_free(rx_http_upstream_t *u)
  * The tunnel after a 101: bytes go both ways as they are, until either
  * side closes or nothing moves for proxy_read_timeout. Upstream-to-client
  * bytes use the body buffers (and their backpressure); client-to-upstream
- * bytes wait in tun_buf, at most TUNNEL_MAX, while the client's reading
- * stops.
+ * bytes wait in the chunk queue below, at most TUNNEL_MAX before the
+ * client's reading stops.
  */
 #define TUNNEL_MAX  (64 * 1024)
 

@@ -34,19 +34,6 @@ static const rx_conf_enum_t next_upstream_masks[] = {
     { NULL, 0 }
 };
 
-static const rx_conf_enum_t ignore_headers_masks[] = {
-    { "X-Accel-Redirect", RX_HTTP_UPSTREAM_IGN_XA_REDIRECT },
-    { "X-Accel-Expires", RX_HTTP_UPSTREAM_IGN_XA_EXPIRES },
-    { "X-Accel-Limit-Rate", RX_HTTP_UPSTREAM_IGN_XA_LIMIT_RATE },
-    { "X-Accel-Buffering", RX_HTTP_UPSTREAM_IGN_XA_BUFFERING },
-    { "X-Accel-Charset", RX_HTTP_UPSTREAM_IGN_XA_CHARSET },
-    { "Expires", RX_HTTP_UPSTREAM_IGN_EXPIRES },
-    { "Cache-Control", RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL },
-    { "Set-Cookie", RX_HTTP_UPSTREAM_IGN_SET_COOKIE },
-    { "Vary", RX_HTTP_UPSTREAM_IGN_VARY },
-    { NULL, 0 }
-};
-
 #define RX_FASTCGI_LOC_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
 #define LOC                  RX_HTTP_LOC_CONF_OFFSET
 
@@ -68,7 +55,7 @@ static const rx_command_t fastcgi_commands[] = {
     { "fastcgi_pass_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
       LOC, UP(pass_headers), NULL },
     { "fastcgi_ignore_headers", RX_FASTCGI_LOC_CONF | RX_CONF_1MORE,
-      rx_conf_set_bitmask_slot, LOC, UP(ignore_headers), ignore_headers_masks },
+      rx_conf_set_bitmask_slot, LOC, UP(ignore_headers), rx_http_upstream_ignore_headers_masks },
     { "fastcgi_pass_request_headers", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
       rx_conf_set_flag_slot, LOC, UP(pass_request_headers), NULL },
     { "fastcgi_pass_request_body", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
@@ -205,9 +192,6 @@ static const char *
 parse_address(const rx_str_t *url, rx_str_t *host, in_port_t *port,
     bool *no_port)
 {
-    const char *colon = NULL;
-    rx_int_t    n;
-
     *host = *url;
     *port = 0;
     *no_port = true;
@@ -218,30 +202,7 @@ parse_address(const rx_str_t *url, rx_str_t *host, in_port_t *port,
     if (url->len == 0 || memchr(url->data, '/', url->len)) {
         return "invalid host";
     }
-    if (url->data[0] == '[') {
-        const char *close = memchr(url->data, ']', url->len);
-        if (close == NULL) {
-            return "invalid host";
-        }
-        if (close + 1 < url->data + url->len) {
-            if (close[1] != ':') {
-                return "invalid host";
-            }
-            colon = close + 1;
-        }
-    } else {
-        colon = memchr(url->data, ':', url->len);
-    }
-    if (colon) {
-        n = rx_atoi(colon + 1, (size_t) (url->data + url->len - colon - 1));
-        if (n < 1 || n > 65535) {
-            return "invalid port";
-        }
-        *port = (in_port_t) n;
-        *no_port = false;
-        host->len = (size_t) (colon - url->data);
-    }
-    return host->len ? NULL : "no host";
+    return rx_http_upstream_parse_host(url, host, port, no_port);
 }
 
 static rx_int_t fastcgi_handler(void *data);

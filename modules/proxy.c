@@ -78,19 +78,6 @@ static const rx_conf_enum_t next_upstream_masks[] = {
     { NULL, 0 }
 };
 
-static const rx_conf_enum_t ignore_headers_masks[] = {
-    { "X-Accel-Redirect", RX_HTTP_UPSTREAM_IGN_XA_REDIRECT },
-    { "X-Accel-Expires", RX_HTTP_UPSTREAM_IGN_XA_EXPIRES },
-    { "X-Accel-Limit-Rate", RX_HTTP_UPSTREAM_IGN_XA_LIMIT_RATE },
-    { "X-Accel-Buffering", RX_HTTP_UPSTREAM_IGN_XA_BUFFERING },
-    { "X-Accel-Charset", RX_HTTP_UPSTREAM_IGN_XA_CHARSET },
-    { "Expires", RX_HTTP_UPSTREAM_IGN_EXPIRES },
-    { "Cache-Control", RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL },
-    { "Set-Cookie", RX_HTTP_UPSTREAM_IGN_SET_COOKIE },
-    { "Vary", RX_HTTP_UPSTREAM_IGN_VARY },
-    { NULL, 0 }
-};
-
 #define RX_PROXY_LOC_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
 
 static const rx_command_t proxy_commands[] = {
@@ -107,7 +94,7 @@ static const rx_command_t proxy_commands[] = {
     { "proxy_pass_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
       RX_HTTP_LOC_CONF_OFFSET, UP(pass_headers), NULL },
     { "proxy_ignore_headers", RX_PROXY_LOC_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(ignore_headers), ignore_headers_masks },
+      RX_HTTP_LOC_CONF_OFFSET, UP(ignore_headers), rx_http_upstream_ignore_headers_masks },
     { "proxy_pass_request_headers", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_headers), NULL },
     { "proxy_pass_request_body", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
@@ -253,11 +240,6 @@ merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
     const char               *rv;
     rx_uint_t                 i, j;
 
-    if (conf->url.len == 0 && prev->url.len && conf->upstream.upstream == NULL
-        && conf->upstream.url == NULL) {
-        /* nginx does not inherit proxy_pass; the fields below serve the
-         * merge of nested settings only */
-    }
     rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
                                      default_hide);
     if (rv != RX_CONF_OK) {
@@ -316,8 +298,8 @@ static const char *
 parse_url(const rx_str_t *url, rx_str_t *host, in_port_t *port, bool *no_port,
     rx_str_t *uri, bool *has_uri)
 {
-    const char *p, *last = url->data + url->len, *slash, *colon;
-    rx_int_t    n;
+    const char *p, *last = url->data + url->len, *slash, *colon, *err;
+    rx_str_t    authority;
 
     if (url->len > 7 && strncasecmp(url->data, "http://", 7) == 0) {
         p = url->data + 7;
@@ -350,30 +332,13 @@ parse_url(const rx_str_t *url, rx_str_t *host, in_port_t *port, bool *no_port,
         uri->len = (size_t) (last - slash);
         *has_uri = true;
     }
-    host->data = (char *) p;
-    host->len = (size_t) ((slash ? slash : last) - p);
-    colon = NULL;
-    if (host->len && host->data[0] == '[') {
-        const char *close = memchr(host->data, ']', host->len);
-        if (close && close + 1 < host->data + host->len && close[1] == ':') {
-            colon = close + 1;
-        }
-    } else {
-        colon = memchr(host->data, ':', host->len);
+    authority.data = (char *) p;
+    authority.len = (size_t) ((slash ? slash : last) - p);
+    err = rx_http_upstream_parse_host(&authority, host, port, no_port);
+    if (*no_port) {
+        *port = 80;
     }
-    if (colon) {
-        n = rx_atoi(colon + 1, (size_t) (host->data + host->len - colon - 1));
-        if (n < 1 || n > 65535) {
-            return "invalid port";
-        }
-        *port = (in_port_t) n;
-        *no_port = false;
-        host->len = (size_t) (colon - host->data);
-    }
-    if (host->len == 0) {
-        return "no host";
-    }
-    return NULL;
+    return err;
 }
 
 static rx_int_t proxy_handler(void *data);
@@ -400,10 +365,6 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     plcf->url = value[1];
     clcf->handler = proxy_handler;
     cmcf->upstreams = true;
-    if (clcf->name.len && clcf->name.data[clcf->name.len - 1] == '/'
-        && clcf->match == RX_LOC_PREFIX) {
-        /* nginx: a prefix location ending in '/' also redirects "/x" */
-    }
     if (memchr(value[1].data, '$', value[1].len)) {
         plcf->upstream.url = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
         if (plcf->upstream.url == NULL
