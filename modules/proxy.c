@@ -874,6 +874,7 @@ proxy_handler(void *data)
     u->on_eof = on_eof;
     if (rx_http_proxy_rewrites_redirects(&plcf->rewrite)) {
         u->rewrite_redirect = rewrite_redirect;
+    }
     u->file_body = 1;              /* a large body may come from its file */
     /* proxy_request_buffering off: a body of known length goes as it
      * comes; one of unknown length needs HTTP/1.1 chunks */
@@ -881,7 +882,6 @@ proxy_handler(void *data)
         && (r->headers_in.content_length_n >= 0
             || plcf->http_version == RX_HTTP_VERSION_11)) {
         u->frame_body = frame_body;
-    }
     }
     if (rx_http_proxy_rewrites_cookies(&plcf->rewrite)) {
         u->rewrite_cookie = rewrite_cookie;
