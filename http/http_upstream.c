@@ -20,6 +20,9 @@
 #include "clock.h"
 #include "http_upstream_int.h"
 #include "http_temp_file.h"
+#if (RX_HAVE_OPENSSL)
+#include "tls.h"
+#endif
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
@@ -394,6 +397,13 @@ connect_peer(rx_http_upstream_t *u)
     set_log_upstream(u, &peer->name);
 
     uc = rx_http_upstream_keepalive_get(u->us, peer);
+    if (uc != NULL && uc->tls != (u->ssl != NULL)) {
+        /* the pool is the upstream's: a location that speaks the other
+         * protocol (http:// against https://) to the same peer cannot
+         * use this connection */
+        rx_conn_close(uc->c);
+        uc = NULL;
+    }
     if (uc != NULL) {
         bind_connection(u, uc);
         u->reused = 1;
@@ -507,7 +517,49 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
         return;
     }
     u->state->connect_time = rx_current_msec - u->try_start;
+#if (RX_HAVE_OPENSSL)
+    if (u->ssl) {
+        /* proxy_pass https://: the request waits in the TLS transport
+         * for the handshake, which runs under the connect timeout */
+        if (rx_http_upstream_ssl_start(u) != RX_OK) {
+            next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
+            return;
+        }
+        send_request(u);
+        if (u->uc && !u->request_sent && !u->freading) {
+            u->action = "SSL handshaking to upstream";
+            rx_timer_add(&c->timer, u->conf->connect_timeout);
+        }
+        return;
+    }
+#endif
     send_request(u);
+}
+
+/* A TLS connection failed (res: -EPROTO, tls.c logged why) or closed
+ * before its handshake ended: true when it was so and the why is logged
+ * (nginx's certificate lines, or the close). */
+static bool
+tls_error(rx_http_upstream_t *u, ssize_t res)
+{
+#if (RX_HAVE_OPENSSL)
+    if (u->ssl == NULL || u->uc == NULL || !u->uc->tls) {
+        return false;
+    }
+    if (rx_tls_handshake_done(u->uc->c)) {
+        return res == -EPROTO;
+    }
+    rx_http_upstream_ssl_failed(u);
+    if (res == 0) {
+        rx_http_upstream_log_error(u, RX_LOG_ERR, 0, "peer closed connection "
+                                   "in SSL handshake");
+    }
+    return true;
+#else
+    (void) u;
+    (void) res;
+    return false;
+#endif
 }
 
 /* Sends what is left of the request, from offset u->sent (the chain is
@@ -599,7 +651,7 @@ on_sent(rx_conn_t *c, ssize_t res)
         return;
     }
     if (res < 0) {
-        if (res != -ECANCELED) {
+        if (res != -ECANCELED && !tls_error(u, res)) {
             rx_http_upstream_log_error(u, RX_LOG_ERR, (int) -res, "send() failed");
         }
         next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
@@ -955,7 +1007,10 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         return;
     }
     if (len < 0) {
-        rx_http_upstream_log_error(u, RX_LOG_ERR, (int) -len, "recv() failed");
+        if (!tls_error(u, len)) {
+            rx_http_upstream_log_error(u, RX_LOG_ERR, (int) -len,
+                                       "recv() failed");
+        }
         if (!u->header_done) {
             next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
         } else {
@@ -965,8 +1020,10 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
     }
     if (len == 0) {
         if (!u->header_done) {
-            rx_http_upstream_log_error(u, RX_LOG_ERR, 0,
-                               "upstream prematurely closed connection");
+            if (!tls_error(u, 0)) {
+                rx_http_upstream_log_error(u, RX_LOG_ERR, 0,
+                                   "upstream prematurely closed connection");
+            }
             next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
             return;
         }
