@@ -20,9 +20,6 @@
 #include "clock.h"
 #include "http_upstream_int.h"
 #include "http_temp_file.h"
-#if (RX_HAVE_OPENSSL)
-#include "tls.h"
-#endif
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
@@ -536,9 +533,8 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
     send_request(u);
 }
 
-/* A TLS connection failed (res: -EPROTO, tls.c logged why) or closed
- * before its handshake ended: true when it was so and the why is logged
- * (nginx's certificate lines, or the close). */
+/* A TLS connection failed (res: -EPROTO) or closed before its handshake
+ * ended: true when so and why is logged (http_upstream_ssl.c). */
 static bool
 tls_error(rx_http_upstream_t *u, ssize_t res)
 {
@@ -546,15 +542,7 @@ tls_error(rx_http_upstream_t *u, ssize_t res)
     if (u->ssl == NULL || u->uc == NULL || !u->uc->tls) {
         return false;
     }
-    if (rx_tls_handshake_done(u->uc->c)) {
-        return res == -EPROTO;
-    }
-    rx_http_upstream_ssl_failed(u);
-    if (res == 0) {
-        rx_http_upstream_log_error(u, RX_LOG_ERR, 0, "peer closed connection "
-                                   "in SSL handshake");
-    }
-    return true;
+    return rx_http_upstream_ssl_error(u, res);
 #else
     (void) u;
     (void) res;
@@ -572,8 +560,9 @@ send_request(rx_http_upstream_t *u)
     int64_t     skip = u->sent;
     int         n = 0;
 
-    if (!c->reading) {
-        /* an early answer or close is seen while the request goes out */
+    if (!c->want_read) {
+        /* an early answer or close is seen while the request goes out
+         * (want_read, not reading: TLS reads for its handshake alone) */
         c->transport->start_read(c);
     }
     for (cl = u->request_bufs; cl && n < (int) rx_nelems(u->iov); cl = cl->next) {

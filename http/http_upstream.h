@@ -421,10 +421,11 @@ void rx_http_upstream_take_peer(rx_http_upstream_peer_t *p);
 void rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed);
 
 /* http_upstream_ssl.c (with OpenSSL): TLS on a connected peer. start
- * returns RX_OK or RX_ERROR (logged); failed logs why a handshake failed
- * in nginx's words when the certificate was the cause. */
+ * returns RX_OK or RX_ERROR (logged); error logs, in nginx's words, why a
+ * TLS connection failed (res: -errno, or 0 for a close) and returns false
+ * when TLS had no part in it. */
 rx_int_t rx_http_upstream_ssl_start(rx_http_upstream_t *u);
-void rx_http_upstream_ssl_failed(rx_http_upstream_t *u);
+bool rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res);
 /* For the SSL_CTX of *_ssl_session_reuse: keep each peer's last session. */
 void rx_http_upstream_ssl_cache_sessions(void *ssl_ctx);
 

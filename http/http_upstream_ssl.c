@@ -123,8 +123,6 @@ rx_http_upstream_ssl_start(rx_http_upstream_t *u)
     } else if (X509_VERIFY_PARAM_set1_host(param, name, 0) != 1) {
         goto failed;
     }
-    u->ssl_host.data = name;            /* the name the log lines show */
-    u->ssl_host.len = strlen(name);
     return RX_OK;
 
 failed:
@@ -134,41 +132,54 @@ failed:
 }
 
 /*
- * A TLS connection failed before the handshake ended (tls.c logged the
- * OpenSSL error itself). nginx's lines for a certificate that did not
- * verify, or one that does not carry the name.
+ * The TLS connection failed (res: -EPROTO) or closed during the handshake:
+ * logs why, in nginx's words, with the request's context (tls.c keeps the
+ * text: rx_tls_error). A name mismatch names the name verified, which is
+ * not always the SNI. Returns false when there is nothing TLS to say.
  */
-void
-rx_http_upstream_ssl_failed(rx_http_upstream_t *u)
+bool
+rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res)
 {
-    SSL  *ssl = u->uc ? rx_tls_ssl(u->uc->c) : NULL;
-    long  rc;
-    char  msg[512];
+    rx_conn_t  *c = u->uc->c;
+    SSL        *ssl = rx_tls_ssl(c);
+    const char *why = rx_tls_error(c);
+    bool        handshaking = !rx_tls_handshake_done(c);
+    long        rc;
+    char        msg[512];
 
-    u->action = "SSL handshaking to upstream";
-    if (ssl == NULL || !u->ssl->verify) {
-        return;
+    if (handshaking) {
+        u->action = "SSL handshaking to upstream";
     }
-    rc = SSL_get_verify_result(ssl);
-    if (rc == X509_V_OK) {
-        return;
+    if (handshaking && ssl && u->ssl->verify) {
+        rc = SSL_get_verify_result(ssl);
+        if (rc == X509_V_ERR_HOSTNAME_MISMATCH
+            || rc == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+            snprintf(msg, sizeof(msg), "upstream SSL certificate does not "
+                     "match \"%s\"", c->data
+                     && ((rx_http_upstream_conn_t *) c->data)->ssl_name
+                     ? ((rx_http_upstream_conn_t *) c->data)->ssl_name : "");
+            rx_http_upstream_log_error(u, RX_LOG_ERR, 0, msg);
+            return true;
+        }
     }
-    if (rc == X509_V_ERR_HOSTNAME_MISMATCH
-        || rc == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-        snprintf(msg, sizeof(msg), "upstream SSL certificate does not match "
-                 "\"%.*s\"", (int) rx_min(u->ssl_host.len, 256),
-                 u->ssl_host.data);
-    } else {
-        snprintf(msg, sizeof(msg), "upstream SSL certificate verify error: "
-                 "(%ld:%s)", rc, X509_verify_cert_error_string(rc));
+    if (why) {
+        rx_http_upstream_log_error(u, RX_LOG_ERR, 0, why);
+        return true;
     }
-    rx_http_upstream_log_error(u, RX_LOG_ERR, 0, msg);
+    if (handshaking) {
+        rx_http_upstream_log_error(u, RX_LOG_ERR, res < 0 ? (int) -res : 0,
+                                   "peer closed connection in SSL handshake");
+        return true;
+    }
+    return false;
 }
 
 /*
  * OpenSSL has a session to keep (after a full handshake; in TLS 1.3 each
- * ticket): it becomes the peer's, replacing the one before. Returns 1
- * when the session was kept (its reference is ours), as OpenSSL wants.
+ * ticket): a copy becomes the peer's, replacing the one before. A copy,
+ * because OpenSSL marks a connection's own session not resumable when the
+ * SSL is freed without a shutdown (a connection closed after its
+ * response). Returns 0: OpenSSL keeps its reference to the original.
  */
 static int
 new_session(SSL *ssl, SSL_SESSION *session)
@@ -187,7 +198,11 @@ new_session(SSL *ssl, SSL_SESSION *session)
     if (s == NULL) {
         return 0;
     }
-    s->session = session;
+    s->session = SSL_SESSION_dup(session);
+    if (s->session == NULL) {
+        free(s);
+        return 0;
+    }
     s->ctx = SSL_get_SSL_CTX(ssl);
     memcpy(s->name, uc->ssl_name, n);
     old = peer->ssl_session;
@@ -196,7 +211,7 @@ new_session(SSL *ssl, SSL_SESSION *session)
         free(old);
     }
     peer->ssl_session = s;
-    return 1;
+    return 0;
 }
 
 void
