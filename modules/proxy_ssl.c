@@ -58,36 +58,36 @@ static const rx_conf_enum_t protocols[] = {
 
 static const rx_conf_bounds_t depth_bounds = { 0, 100 };
 
-#define CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+#define RX_PROXY_SSL_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
 #define F(field)  offsetof(rx_http_proxy_ssl_conf_t, field)
 
 static const rx_command_t proxy_ssl_commands[] = {
-    { "proxy_ssl_verify", CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
+    { "proxy_ssl_verify", RX_PROXY_SSL_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(ssl.verify), NULL },
-    { "proxy_ssl_verify_depth", CONF | RX_CONF_TAKE1, rx_conf_set_num_slot,
+    { "proxy_ssl_verify_depth", RX_PROXY_SSL_CONF | RX_CONF_TAKE1, rx_conf_set_num_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(verify_depth), &depth_bounds },
-    { "proxy_ssl_trusted_certificate", CONF | RX_CONF_TAKE1,
+    { "proxy_ssl_trusted_certificate", RX_PROXY_SSL_CONF | RX_CONF_TAKE1,
       rx_conf_set_str_slot, RX_HTTP_LOC_CONF_OFFSET, F(trusted_certificate),
       NULL },
-    { "proxy_ssl_crl", CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
+    { "proxy_ssl_crl", RX_PROXY_SSL_CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(crl), NULL },
-    { "proxy_ssl_server_name", CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
+    { "proxy_ssl_server_name", RX_PROXY_SSL_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(ssl.server_name), NULL },
-    { "proxy_ssl_name", CONF | RX_CONF_TAKE1, rx_http_set_complex_value_slot,
+    { "proxy_ssl_name", RX_PROXY_SSL_CONF | RX_CONF_TAKE1, rx_http_set_complex_value_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(ssl.name), NULL },
-    { "proxy_ssl_protocols", CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
+    { "proxy_ssl_protocols", RX_PROXY_SSL_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(protocols), protocols },
-    { "proxy_ssl_ciphers", CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
+    { "proxy_ssl_ciphers", RX_PROXY_SSL_CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(ciphers), NULL },
-    { "proxy_ssl_session_reuse", CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
+    { "proxy_ssl_session_reuse", RX_PROXY_SSL_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(ssl.session_reuse), NULL },
-    { "proxy_ssl_certificate", CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
+    { "proxy_ssl_certificate", RX_PROXY_SSL_CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(certificate), NULL },
-    { "proxy_ssl_certificate_key", CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
+    { "proxy_ssl_certificate_key", RX_PROXY_SSL_CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
       RX_HTTP_LOC_CONF_OFFSET, F(certificate_key), NULL },
-    { "proxy_ssl_password_file", CONF | RX_CONF_TAKE1, set_password_file,
+    { "proxy_ssl_password_file", RX_PROXY_SSL_CONF | RX_CONF_TAKE1, set_password_file,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_ssl_conf_command", CONF | RX_CONF_TAKE2, set_conf_command,
+    { "proxy_ssl_conf_command", RX_PROXY_SSL_CONF | RX_CONF_TAKE2, set_conf_command,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     rx_null_command
 };
