@@ -174,6 +174,20 @@ rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res)
     return false;
 }
 
+/* The worker's cycle goes: the peers' sessions with it. */
+static void
+free_session(void *data)
+{
+    rx_http_upstream_peer_t *peer = data;
+    ssl_session_t           *s = peer->ssl_session;
+
+    if (s) {
+        SSL_SESSION_free(s->session);
+        free(s);
+        peer->ssl_session = NULL;
+    }
+}
+
 /*
  * OpenSSL has a session to keep (after a full handshake; in TLS 1.3 each
  * ticket): a copy becomes the peer's, replacing the one before. A copy,
@@ -192,6 +206,16 @@ new_session(SSL *ssl, SSL_SESSION *session)
 
     if (peer == NULL || uc->ssl_name == NULL) {
         return 0;
+    }
+    if (peer->ssl_session == NULL) {
+        /* the peer's first session in this worker */
+        rx_pool_cleanup_t *cln = rx_pool_cleanup_add(rx_worker.cycle->pool, 0);
+
+        if (cln == NULL) {
+            return 0;
+        }
+        cln->handler = free_session;
+        cln->data = peer;
     }
     n = strlen(uc->ssl_name) + 1;
     s = malloc(sizeof(*s) + n);
