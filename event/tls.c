@@ -193,6 +193,14 @@ buf_reserve(char **buf, size_t *cap, size_t need)
     return true;
 }
 
+static void
+free_buf(char **buf, size_t *cap)
+{
+    free(*buf);
+    *buf = NULL;
+    *cap = 0;
+}
+
 static bool
 keep_lent(rx_tls_conn_t *t)
 {
@@ -534,10 +542,23 @@ tls_encrypt(rx_tls_conn_t *t)
     int    rc;
 
     while (t->app_i < t->app_niov && t->out_len < TLS_FLIGHT_MAX) {
-        len = 0;
-        while (t->app_i < t->app_niov && len < sizeof(stage_buf)) {
-            const struct iovec *v = &t->app_iov[t->app_i];
+        const struct iovec *v = &t->app_iov[t->app_i];
+        const char         *src = stage_buf;
 
+        len = 0;
+        if (v->iov_len - t->app_off >= sizeof(stage_buf)) {
+            /* a whole record in one iovec: encrypted from where it is */
+            src = (char *) v->iov_base + t->app_off;
+            len = sizeof(stage_buf);
+            t->app_off += len;
+            if (t->app_off == v->iov_len) {
+                t->app_i++;
+                t->app_off = 0;
+            }
+        }
+        while (src == stage_buf && t->app_i < t->app_niov
+               && len < sizeof(stage_buf)) {
+            v = &t->app_iov[t->app_i];
             take = rx_min(v->iov_len - t->app_off, sizeof(stage_buf) - len);
             memcpy(stage_buf + len, (char *) v->iov_base + t->app_off, take);
             len += take;
@@ -551,7 +572,7 @@ tls_encrypt(rx_tls_conn_t *t)
             continue;
         }
         ERR_clear_error();
-        rc = SSL_write(t->ssl, stage_buf, (int) len);
+        rc = SSL_write(t->ssl, src, (int) len);
         if (rc <= 0) {
             tls_fail_log(t, RX_LOG_INFO, true, "SSL_write() failed");
             return false;
@@ -578,6 +599,9 @@ tls_write_step(rx_tls_conn_t *t)
         return;
     }
     if (t->app_i == t->app_niov && t->out_len == 0 && !t->in_flight) {
+        /* an idle connection holds no output buffers (keepalive memory) */
+        free_buf(&t->out, &t->out_cap);
+        free_buf(&t->flight, &t->flight_cap);
         t->app_pending = false;
         c->sending = false;
         c->ops->on_sent(c, (ssize_t) t->app_total);
@@ -752,6 +776,10 @@ tls_recv_done(rx_conn_t *c, const char *data, ssize_t len)
     }
     t->lent = NULL;
     t->lent_len = 0;
+    if (t->kept_len == 0 && t->kept_cap > 0) {
+        free_buf(&t->kept, &t->kept_cap);
+        t->kept_start = 0;
+    }
     if (c->state == RX_CONN_ACTIVE && !c->reading && !t->eof
         && (c->want_read || !t->handshaked || t->app_pending)) {
         rx_conn_arm_recv(c);
