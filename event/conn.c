@@ -98,6 +98,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->ops = NULL;
     c->data = NULL;
     c->transport = &rx_plain_transport;
+    c->tls = NULL;
     c->idle_prev = c->idle_next = NULL;
     c->start_msec = rx_current_msec;
     memset(&c->timer, 0, sizeof(c->timer));
@@ -275,6 +276,18 @@ rx_conn_local(rx_conn_t *c)
     return conn_addr(c, &c->local, false);
 }
 
+/* Bytes (or EOF, or an error) for the connection: through its transport
+ * when it has a hook (TLS), else straight to the protocol. */
+static void
+conn_read(rx_conn_t *c, const char *data, ssize_t len)
+{
+    if (c->transport->recv_done) {
+        c->transport->recv_done(c, data, len);
+    } else {
+        c->ops->on_read(c, data, len);
+    }
+}
+
 static void
 handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
 {
@@ -291,21 +304,21 @@ handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
     }
     if (c->state == RX_CONN_ACTIVE) {
         if (cqe->res > 0) {
-            c->ops->on_read(c, data, cqe->res);
+            conn_read(c, data, cqe->res);
         } else if (cqe->res == 0) {
             c->read_eof = true;
-            c->ops->on_read(c, NULL, 0);
+            conn_read(c, NULL, 0);
         } else if (cqe->res == -ENOBUFS) {
             /* every buffer was in use this turn; they are back now */
             if (has_buf) {
                 rx_buf_ring_recycle(w->recv_bufs, bid);
                 has_buf = false;
             }
-            if (!c->reading && c->state == RX_CONN_ACTIVE) {
-                c->transport->start_read(c);
+            if (c->state == RX_CONN_ACTIVE && (c->want_read || c->tls)) {
+                rx_conn_arm_recv(c);
             }
         } else if (cqe->res != -ECANCELED) {
-            c->ops->on_read(c, NULL, cqe->res);
+            conn_read(c, NULL, cqe->res);
         }
     }
     if (has_buf) {
@@ -315,7 +328,7 @@ handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
      * full buffer ring): a reader that still wants bytes gets a new one */
     if (!more && cqe->res > 0 && c->state == RX_CONN_ACTIVE && c->want_read
         && !c->reading) {
-        c->transport->start_read(c);
+        rx_conn_arm_recv(c);
     }
 }
 
@@ -352,6 +365,14 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
         handle_recv(w, c, cqe, more);
         break;
     case RX_OP_SEND:
+        if (c->transport->send_done) {
+            /* the transport's own send (ciphertext): it decides when the
+             * protocol's send is done */
+            if (c->state == RX_CONN_ACTIVE) {
+                c->transport->send_done(c, cqe->res);
+            }
+            break;
+        }
         c->sending = false;
         if (c->state == RX_CONN_ACTIVE) {
             c->ops->on_sent(c, cqe->res);
@@ -377,18 +398,24 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
     }
 }
 
-/* The plain TCP transport. */
-
-static void
-plain_start_read(rx_conn_t *c)
+void
+rx_conn_arm_recv(rx_conn_t *c)
 {
-    c->want_read = true;
     if (c->reading || c->read_eof) {
         return;
     }
     rx_ring_recv_multishot(c->fd, RX_RECV_GROUP, rx_conn_ud(c, RX_OP_RECV));
     c->reading = true;
     c->inflight++;
+}
+
+/* The plain TCP transport. */
+
+static void
+plain_start_read(rx_conn_t *c)
+{
+    c->want_read = true;
+    rx_conn_arm_recv(c);
 }
 
 static void
@@ -422,5 +449,6 @@ plain_shutdown_write(rx_conn_t *c)
 }
 
 const rx_transport_t rx_plain_transport = {
-    "tcp", plain_start_read, plain_stop_read, plain_send, plain_shutdown_write
+    "tcp", plain_start_read, plain_stop_read, plain_send, plain_shutdown_write,
+    NULL, NULL
 };

@@ -16,7 +16,21 @@ typedef struct rx_conn_s       rx_conn_t;
 typedef struct rx_timer_s      rx_timer_t;
 typedef struct rx_transport_s  rx_transport_t;
 
+typedef struct rx_posted_s     rx_posted_t;
+typedef struct rx_tls_conn_s   rx_tls_conn_t;
+
 typedef void (*rx_timer_handler_pt)(rx_timer_t *t);
+
+/* Work deferred to the end of the current loop turn (before the loop
+ * sleeps again): lets a layer call back its protocol without re-entering
+ * it from inside the protocol's own call. Embedded in its owner. */
+struct rx_posted_s {
+    void        (*handler)(rx_posted_t *p);
+    void         *data;
+    rx_posted_t  *prev;
+    rx_posted_t  *next;
+    bool          queued;
+};
 
 /* A deadline in the worker's heap; embedded in its owner. */
 struct rx_timer_s {
@@ -51,6 +65,10 @@ struct rx_transport_s {
     void (*stop_read)(rx_conn_t *c);
     void (*send)(rx_conn_t *c, const struct iovec *iov, int niov);
     void (*shutdown_write)(rx_conn_t *c);
+    /* Optional: the ring's recv and send completions go here instead of
+     * straight to the protocol (TLS decrypts and encrypts in between). */
+    void (*recv_done)(rx_conn_t *c, const char *data, ssize_t len);
+    void (*send_done)(rx_conn_t *c, ssize_t res);
 };
 
 typedef enum {
@@ -80,6 +98,7 @@ struct rx_conn_s {
     rx_timer_t             timer;
     const rx_conn_ops_t   *ops;
     const rx_transport_t  *transport;
+    rx_tls_conn_t         *tls;         /* NULL on plain TCP */
     void                  *data;        /* the protocol's connection */
     struct msghdr          msg;         /* of the send in flight */
     rx_conn_t             *idle_prev;
@@ -109,6 +128,8 @@ typedef struct {
     rx_timer_t       shutdown_timer;
     rx_log_limit_t   reuse_limit;     /* "worker_connections are not enough" */
     rx_log_limit_t   accept_limit;    /* accept4() failures */
+    rx_posted_t     *posted_head;
+    rx_posted_t     *posted_tail;
 } rx_worker_t;
 
 extern rx_worker_t rx_worker;
@@ -136,6 +157,14 @@ void rx_timer_del(rx_timer_t *t);
 bool rx_timer_is_set(const rx_timer_t *t);
 rx_msec_t rx_timers_next_wait(rx_worker_t *w);
 void rx_timers_expire(rx_worker_t *w);
+
+/* posted.c */
+void rx_post(rx_posted_t *p);
+void rx_post_cancel(rx_posted_t *p);
+void rx_posted_run(rx_worker_t *w);
+
+/* conn.c: arms the multishot recv without changing want_read. */
+void rx_conn_arm_recv(rx_conn_t *c);
 
 /* accept.c */
 rx_int_t rx_accept_init(rx_worker_t *w);

@@ -1,10 +1,919 @@
 /*
- * tls.c: the OpenSSL wrapper. For now only the version strings that -V
- * prints; TLS termination arrives with the ssl module.
+ * tls.c: TLS on a connection, behind the transport seam; the only file
+ * that calls OpenSSL's record and handshake functions.
+ *
+ * OpenSSL reads and writes through a BIO of ours that never touches the
+ * socket: ciphertext the ring received is lent to it for the length of a
+ * call (what it does not take is kept), and what it writes is appended to
+ * an output buffer that the ring sends. Two output buffers take turns:
+ * one is with the kernel (the "flight"), the other collects, so nothing
+ * moves under a send in flight. A protocol's send is gathered into
+ * records of up to 16 KiB, encrypted a bounded amount at a time (memory
+ * stays bounded whatever the protocol sends), and reported done once the
+ * kernel took the last byte of its ciphertext.
+ *
+ * Plaintext is handed to the protocol with on_read as it is decrypted,
+ * while the protocol wants to read; when it stops, what is still inside
+ * (kept ciphertext, a decrypted record) waits, and is handed over from a
+ * posted call when reading resumes, never from inside the protocol's own
+ * start_read.
  */
-#include "core.h"
+#include "event.h"
+#include "tls.h"
 
 #if (RX_HAVE_OPENSSL)
+
+#include <stdarg.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#define TLS_RECORD       16384          /* plaintext per record */
+#define TLS_FLIGHT_MAX   (64 * 1024)    /* ciphertext encrypted ahead */
+
+struct rx_tls_conn_s {
+    SSL                 *ssl;
+    rx_conn_t           *c;
+    rx_posted_t          posted;        /* deliver what waits inside */
+
+    /* ciphertext received: lent for one call, then what is kept */
+    const char          *lent;
+    size_t               lent_len;
+    char                *kept;
+    size_t               kept_start;
+    size_t               kept_len;
+    size_t               kept_cap;
+
+    /* ciphertext to send: collected, and the flight with the kernel */
+    char                *out;
+    size_t               out_len;
+    size_t               out_cap;
+    char                *flight;
+    size_t               flight_len;
+    size_t               flight_sent;
+    size_t               flight_cap;
+    bool                 in_flight;
+
+    /* the protocol's send: its iovecs, how far they are encrypted */
+    const struct iovec  *app_iov;
+    int                  app_niov;
+    int                  app_i;
+    size_t               app_off;
+    size_t               app_total;
+    bool                 app_pending;
+
+    unsigned             server:1;
+    unsigned             detect_plain:1;
+    unsigned             plain_http:1;
+    unsigned             handshaked:1;
+    unsigned             eof:1;          /* the peer closed TCP */
+    unsigned             reported:1;     /* an end or an error was reported */
+    unsigned             shutdown:1;     /* shut down write after flight */
+    const char          *saved_action;
+    char                 error[256];    /* client side: why it failed */
+};
+
+static int        conn_index = -1;
+static BIO_METHOD *bio_method;
+static char       plain_buf[TLS_RECORD];   /* decrypted, lent to on_read */
+static char       stage_buf[TLS_RECORD];   /* gathered before SSL_write */
+static int        ktls_probe = -1;
+
+static void tls_drive(rx_tls_conn_t *t);
+static void tls_flush(rx_tls_conn_t *t);
+
+/* ---- errors ---------------------------------------------------------- */
+
+void
+rx_tls_log_error(rx_uint_t level, rx_log_t *log, int err, const char *fmt, ...)
+{
+    char           msg[1024], ebuf[256];
+    size_t         len;
+    unsigned long  e;
+    const char    *sep = " (SSL: ";
+    va_list        args;
+
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, args);
+    va_end(args);
+    len = strlen(msg);
+    while ((e = ERR_get_error()) != 0) {
+        ERR_error_string_n(e, ebuf, sizeof(ebuf));
+        if (len + strlen(sep) + strlen(ebuf) + 2 < sizeof(msg)) {
+            len += (size_t) snprintf(msg + len, sizeof(msg) - len, "%s%s",
+                                     sep, ebuf);
+            sep = " ";
+        }
+    }
+    if (strcmp(sep, " ") == 0 && len + 1 < sizeof(msg)) {
+        msg[len++] = ')';
+        msg[len] = '\0';
+    }
+    rx_log_error((unsigned) level, log, err, "%s", msg);
+}
+
+/* A server-side line names the client and the listening address, as
+ * nginx's do; the HTTP layer adds its own context to its own lines, so
+ * this handler is on the connection's log only for tls.c's calls. */
+static size_t
+server_log_ctx(rx_log_t *log, char *buf, size_t len)
+{
+    rx_conn_t *c = log->data;
+    char       peer[128], local[128];
+    int        n;
+
+    rx_sock_ntop(rx_conn_peer(c), peer, sizeof(peer), false);
+    rx_sock_ntop(&c->listening->addr, local, sizeof(local), true);
+    n = snprintf(buf, len, ", client: %s, server: %s", peer, local);
+    return n < 0 ? 0 : rx_min((size_t) n, len);
+}
+
+/*
+ * Logs a failure of the connection: on the server side at level with the
+ * client's address; on the client side (an upstream) the text is kept
+ * for the protocol to log with its request (rx_tls_error) instead.
+ */
+static void
+tls_fail_log(rx_tls_conn_t *t, unsigned level, bool ssl_errors,
+    const char *fmt, ...)
+{
+    rx_conn_t *c = t->c;
+    char       msg[512];
+    va_list    args;
+
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, args);
+    va_end(args);
+    if (!t->server) {
+        size_t        len = strlen(msg);
+        unsigned long e;
+        char          ebuf[200];
+
+        if (ssl_errors && (e = ERR_peek_last_error()) != 0) {
+            ERR_error_string_n(e, ebuf, sizeof(ebuf));
+            snprintf(msg + len, sizeof(msg) - len, " (SSL: %s)", ebuf);
+        }
+        ERR_clear_error();
+        len = rx_min(strlen(msg), sizeof(t->error) - 1);
+        memcpy(t->error, msg, len);
+        t->error[len] = '\0';
+        return;
+    }
+    c->log.handler = c->listening ? server_log_ctx : NULL;
+    if (ssl_errors) {
+        rx_tls_log_error(level, &c->log, 0, "%s", msg);
+    } else {
+        ERR_clear_error();
+        rx_log_error(level, &c->log, 0, "%s", msg);
+    }
+    c->log.handler = NULL;
+}
+
+/* ---- buffers --------------------------------------------------------- */
+
+static bool
+buf_reserve(char **buf, size_t *cap, size_t need)
+{
+    size_t  n;
+    char   *p;
+
+    if (need <= *cap) {
+        return true;
+    }
+    n = *cap ? *cap : 4096;
+    while (n < need) {
+        n *= 2;
+    }
+    p = realloc(*buf, n);
+    if (p == NULL) {
+        return false;
+    }
+    *buf = p;
+    *cap = n;
+    return true;
+}
+
+static void
+free_buf(char **buf, size_t *cap)
+{
+    free(*buf);
+    *buf = NULL;
+    *cap = 0;
+}
+
+static bool
+keep_lent(rx_tls_conn_t *t)
+{
+    if (t->lent_len == 0) {
+        return true;
+    }
+    if (t->kept_start > 0 && t->kept_len > 0) {
+        memmove(t->kept, t->kept + t->kept_start, t->kept_len);
+    }
+    t->kept_start = 0;
+    if (!buf_reserve(&t->kept, &t->kept_cap, t->kept_len + t->lent_len)) {
+        return false;
+    }
+    memcpy(t->kept + t->kept_len, t->lent, t->lent_len);
+    t->kept_len += t->lent_len;
+    t->lent = NULL;
+    t->lent_len = 0;
+    return true;
+}
+
+/* ---- the BIO --------------------------------------------------------- */
+
+static int
+bio_write(BIO *b, const char *data, int len)
+{
+    rx_tls_conn_t *t = BIO_get_data(b);
+
+    BIO_clear_retry_flags(b);
+    if (len <= 0) {
+        return 0;
+    }
+    if (!buf_reserve(&t->out, &t->out_cap, t->out_len + (size_t) len)) {
+        return -1;
+    }
+    memcpy(t->out + t->out_len, data, (size_t) len);
+    t->out_len += (size_t) len;
+    return len;
+}
+
+static int
+bio_read(BIO *b, char *buf, int len)
+{
+    rx_tls_conn_t *t = BIO_get_data(b);
+    size_t         n;
+
+    BIO_clear_retry_flags(b);
+    if (len <= 0) {
+        return 0;
+    }
+    if (t->kept_len > 0) {
+        n = rx_min((size_t) len, t->kept_len);
+        memcpy(buf, t->kept + t->kept_start, n);
+        t->kept_start += n;
+        t->kept_len -= n;
+        if (t->kept_len == 0) {
+            t->kept_start = 0;
+        }
+        return (int) n;
+    }
+    if (t->lent_len > 0) {
+        n = rx_min((size_t) len, t->lent_len);
+        memcpy(buf, t->lent, n);
+        t->lent += n;
+        t->lent_len -= n;
+        return (int) n;
+    }
+    if (t->eof) {
+        return 0;
+    }
+    BIO_set_retry_read(b);
+    return -1;
+}
+
+static long
+bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    rx_tls_conn_t *t = BIO_get_data(b);
+
+    (void) num; (void) ptr;
+
+    switch (cmd) {
+    case BIO_CTRL_FLUSH:
+        return 1;       /* the ring sends when the call returns */
+    case BIO_CTRL_EOF:
+        /* OpenSSL asks after a read of 0: the peer closed TCP */
+        return t->eof && t->kept_len == 0 && t->lent_len == 0;
+    default:
+        /* BIO_CTRL_SET_KTLS among them: the kernel cannot take over a
+         * connection whose bytes pass through user space buffers here;
+         * see rx_tls_ktls_available() and docs/performance.md */
+        return 0;
+    }
+}
+
+static int
+bio_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+rx_int_t
+rx_tls_init(rx_log_t *log)
+{
+    if (bio_method != NULL) {
+        return RX_OK;
+    }
+    conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+    bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
+                              "ringx ring");
+    if (conn_index < 0 || bio_method == NULL
+        || !BIO_meth_set_write(bio_method, bio_write)
+        || !BIO_meth_set_read(bio_method, bio_read)
+        || !BIO_meth_set_ctrl(bio_method, bio_ctrl)
+        || !BIO_meth_set_create(bio_method, bio_create)) {
+        rx_tls_log_error(RX_LOG_EMERG, log, 0, "cannot set up the TLS BIO");
+        return RX_ERROR;
+    }
+    return RX_OK;
+}
+
+/* ---- life ------------------------------------------------------------ */
+
+static void
+tls_cleanup(void *data)
+{
+    rx_tls_conn_t *t = data;
+
+    rx_post_cancel(&t->posted);
+    SSL_free(t->ssl);
+    free(t->kept);
+    free(t->out);
+    free(t->flight);
+}
+
+static void posted_handler(rx_posted_t *p);
+
+static void
+set_action(rx_tls_conn_t *t, bool handshaking)
+{
+    if (handshaking) {
+        t->saved_action = t->c->log.action;
+        t->c->log.action = t->server ? "SSL handshaking"
+                                     : "SSL handshaking to upstream";
+    } else {
+        t->c->log.action = t->saved_action;
+    }
+}
+
+static const rx_transport_t rx_tls_transport;
+
+static rx_tls_conn_t *
+tls_start(rx_conn_t *c, SSL_CTX *ctx, bool server)
+{
+    rx_tls_conn_t     *t;
+    rx_pool_cleanup_t *cln;
+    BIO               *bio;
+
+    t = rx_pcalloc(c->pool, sizeof(*t));
+    cln = rx_pool_cleanup_add(c->pool, 0);
+    if (t == NULL || cln == NULL) {
+        goto failed;
+    }
+    t->ssl = SSL_new(ctx);
+    bio = BIO_new(bio_method);
+    if (t->ssl == NULL || bio == NULL) {
+        BIO_free(bio);
+        SSL_free(t->ssl);
+        t->ssl = NULL;
+        goto failed;
+    }
+    BIO_set_data(bio, t);
+    SSL_set_bio(t->ssl, bio, bio);      /* the SSL owns it from here */
+    SSL_set_ex_data(t->ssl, conn_index, c);
+    SSL_set_options(t->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF
+                            | SSL_OP_NO_RENEGOTIATION);
+    SSL_set_mode(t->ssl, SSL_MODE_RELEASE_BUFFERS);
+    cln->handler = tls_cleanup;
+    cln->data = t;
+    t->c = c;
+    t->server = server;
+    t->posted.handler = posted_handler;
+    t->posted.data = t;
+    c->tls = t;
+    c->transport = &rx_tls_transport;
+    set_action(t, true);
+    return t;
+
+failed:
+    rx_tls_log_error(RX_LOG_ALERT, &c->log, 0, "cannot start TLS on the "
+                     "connection");
+    return NULL;
+}
+
+rx_int_t
+rx_tls_server_start(rx_conn_t *c, SSL_CTX *ctx, bool detect_plain)
+{
+    rx_tls_conn_t *t = tls_start(c, ctx, true);
+
+    if (t == NULL) {
+        return RX_ERROR;
+    }
+    t->detect_plain = detect_plain;
+    SSL_set_accept_state(t->ssl);
+    return RX_OK;
+}
+
+rx_int_t
+rx_tls_client_start(rx_conn_t *c, SSL_CTX *ctx, const char *sni,
+    SSL_SESSION *session)
+{
+    rx_tls_conn_t     *t = tls_start(c, ctx, false);
+    X509_VERIFY_PARAM *param;
+
+    if (t == NULL) {
+        return RX_ERROR;
+    }
+    SSL_set_connect_state(t->ssl);
+    if (sni && *sni && SSL_set_tlsext_host_name(t->ssl, sni) != 1) {
+        goto failed;
+    }
+    if (sni && *sni && (SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_PEER)) {
+        param = SSL_get0_param(t->ssl);
+        X509_VERIFY_PARAM_set_hostflags(param,
+            X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        /* an address is checked as one, a name as a name */
+        if (X509_VERIFY_PARAM_set1_ip_asc(param, sni) != 1
+            && X509_VERIFY_PARAM_set1_host(param, sni, 0) != 1) {
+            goto failed;
+        }
+    }
+    if (session && SSL_set_session(t->ssl, session) != 1) {
+        ERR_clear_error();          /* a stale session: a full handshake */
+    }
+    rx_conn_arm_recv(c);
+    tls_drive(t);                   /* the ClientHello leaves now */
+    return RX_OK;
+
+failed:
+    rx_tls_log_error(RX_LOG_ALERT, &c->log, 0, "cannot set the TLS server "
+                     "name \"%s\"", sni);
+    return RX_ERROR;
+}
+
+/* ---- reporting to the protocol ---------------------------------------- */
+
+/* An error (negative errno) or the end (0) reaches the protocol once:
+ * through its pending send if it has one, else as a read. */
+static void
+report(rx_tls_conn_t *t, ssize_t res)
+{
+    rx_conn_t *c = t->c;
+
+    if (t->reported || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    t->reported = true;
+    if (t->app_pending && (res < 0 || !t->handshaked)) {
+        t->app_pending = false;
+        c->sending = false;
+        c->ops->on_sent(c, res < 0 ? res : -ECONNRESET);
+        return;
+    }
+    c->ops->on_read(c, NULL, res);
+}
+
+static void
+handshake_failed(rx_tls_conn_t *t, int ret)
+{
+    int        err = SSL_get_error(t->ssl, ret);
+    long       vr;
+
+    if (!t->server && (vr = SSL_get_verify_result(t->ssl)) != X509_V_OK) {
+        if (vr == X509_V_ERR_HOSTNAME_MISMATCH
+            || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+            const char *name = SSL_get_servername(t->ssl,
+                                                  TLSEXT_NAMETYPE_host_name);
+            tls_fail_log(t, RX_LOG_ERR, false, "upstream SSL certificate "
+                         "does not match \"%s\"", name ? name : "");
+        } else {
+            tls_fail_log(t, RX_LOG_ERR, false, "upstream SSL certificate "
+                         "verify error: (%ld:%s)", vr,
+                         X509_verify_cert_error_string(vr));
+        }
+    } else if (t->eof && (err == SSL_ERROR_SYSCALL || err == SSL_ERROR_SSL
+                          || err == SSL_ERROR_ZERO_RETURN)) {
+        tls_fail_log(t, RX_LOG_INFO, false,
+                     "peer closed connection in SSL handshake");
+    } else {
+        tls_fail_log(t, RX_LOG_INFO, true, "SSL_do_handshake() failed");
+    }
+    /* the alert OpenSSL wrote goes out before the protocol closes */
+    tls_flush(t);
+    report(t, t->eof ? 0 : -EPROTO);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* Hands the collected ciphertext to the kernel unless a flight is out. */
+static void
+tls_flush(rx_tls_conn_t *t)
+{
+    rx_conn_t *c = t->c;
+    char      *buf;
+    size_t     cap;
+
+    if (t->in_flight || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    if (t->out_len == 0) {
+        if (t->shutdown) {
+            t->shutdown = false;
+            rx_ring_shutdown(c->fd, SHUT_WR, rx_conn_ud(c, RX_OP_CLOSE));
+            c->inflight++;
+        }
+        return;
+    }
+    buf = t->flight;
+    cap = t->flight_cap;
+    t->flight = t->out;
+    t->flight_cap = t->out_cap;
+    t->flight_len = t->out_len;
+    t->flight_sent = 0;
+    t->out = buf;
+    t->out_cap = cap;
+    t->out_len = 0;
+    t->in_flight = true;
+    rx_ring_send(c->fd, t->flight, (unsigned) t->flight_len, MSG_NOSIGNAL,
+                 rx_conn_ud(c, RX_OP_SEND));
+    c->inflight++;
+}
+
+/* Encrypts the protocol's plaintext, up to TLS_FLIGHT_MAX ahead, in
+ * records gathered from its iovecs. false after a fatal error. */
+static bool
+tls_encrypt(rx_tls_conn_t *t)
+{
+    size_t len, take;
+    int    rc;
+
+    while (t->app_i < t->app_niov && t->out_len < TLS_FLIGHT_MAX) {
+        const struct iovec *v = &t->app_iov[t->app_i];
+        const char         *src = stage_buf;
+
+        len = 0;
+        if (v->iov_len - t->app_off >= sizeof(stage_buf)) {
+            /* a whole record in one iovec: encrypted from where it is */
+            src = (char *) v->iov_base + t->app_off;
+            len = sizeof(stage_buf);
+            t->app_off += len;
+            if (t->app_off == v->iov_len) {
+                t->app_i++;
+                t->app_off = 0;
+            }
+        }
+        while (src == stage_buf && t->app_i < t->app_niov
+               && len < sizeof(stage_buf)) {
+            v = &t->app_iov[t->app_i];
+            take = rx_min(v->iov_len - t->app_off, sizeof(stage_buf) - len);
+            memcpy(stage_buf + len, (char *) v->iov_base + t->app_off, take);
+            len += take;
+            t->app_off += take;
+            if (t->app_off == v->iov_len) {
+                t->app_i++;
+                t->app_off = 0;
+            }
+        }
+        if (len == 0) {
+            continue;
+        }
+        ERR_clear_error();
+        rc = SSL_write(t->ssl, src, (int) len);
+        if (rc <= 0) {
+            tls_fail_log(t, RX_LOG_INFO, true, "SSL_write() failed");
+            return false;
+        }
+        t->app_total += (size_t) rc;
+    }
+    return true;
+}
+
+/* Moves the protocol's send on: encrypt more, send, or report it done. */
+static void
+tls_write_step(rx_tls_conn_t *t)
+{
+    rx_conn_t *c = t->c;
+
+    if (!t->app_pending || !t->handshaked) {
+        tls_flush(t);
+        return;
+    }
+    if (t->app_i < t->app_niov && t->out_len < TLS_FLIGHT_MAX
+        && !tls_encrypt(t)) {
+        tls_flush(t);
+        report(t, -EPROTO);
+        return;
+    }
+    if (t->app_i == t->app_niov && t->out_len == 0 && !t->in_flight) {
+        /* an idle connection holds no output buffers (keepalive memory) */
+        free_buf(&t->out, &t->out_cap);
+        free_buf(&t->flight, &t->flight_cap);
+        t->app_pending = false;
+        c->sending = false;
+        c->ops->on_sent(c, (ssize_t) t->app_total);
+        return;
+    }
+    tls_flush(t);
+}
+
+static void
+tls_send(rx_conn_t *c, const struct iovec *iov, int niov)
+{
+    rx_tls_conn_t *t = c->tls;
+
+    t->app_iov = iov;
+    t->app_niov = niov;
+    t->app_i = 0;
+    t->app_off = 0;
+    t->app_total = 0;
+    t->app_pending = true;
+    c->sending = true;
+    tls_write_step(t);
+}
+
+static void
+tls_send_done(rx_conn_t *c, ssize_t res)
+{
+    rx_tls_conn_t *t = c->tls;
+
+    t->in_flight = false;
+    if (res <= 0) {
+        if (res == 0) {
+            res = -EPIPE;
+        }
+        t->flight_len = t->flight_sent = 0;
+        t->out_len = 0;
+        if (t->app_pending) {
+            t->app_pending = false;
+            c->sending = false;
+            t->reported = true;
+            c->ops->on_sent(c, res);
+        } else {
+            report(t, res);
+        }
+        return;
+    }
+    t->flight_sent += (size_t) res;
+    if (t->flight_sent < t->flight_len) {
+        /* a short send: the rest of this flight first */
+        t->in_flight = true;
+        rx_ring_send(c->fd, t->flight + t->flight_sent,
+                     (unsigned) (t->flight_len - t->flight_sent), MSG_NOSIGNAL,
+                     rx_conn_ud(c, RX_OP_SEND));
+        c->inflight++;
+        return;
+    }
+    t->flight_len = t->flight_sent = 0;
+    tls_write_step(t);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* Hands decrypted bytes to the protocol while it wants them. */
+static void
+tls_deliver(rx_tls_conn_t *t)
+{
+    rx_conn_t *c = t->c;
+    int        n, err;
+
+    while (c->state == RX_CONN_ACTIVE && c->want_read && c->tls == t
+           && !t->reported) {
+        ERR_clear_error();
+        n = SSL_read(t->ssl, plain_buf, sizeof(plain_buf));
+        if (n > 0) {
+            c->ops->on_read(c, plain_buf, n);
+            continue;
+        }
+        err = SSL_get_error(t->ssl, n);
+        if (err == SSL_ERROR_WANT_READ) {
+            if (t->eof) {
+                report(t, 0);
+            }
+            break;
+        }
+        if (err == SSL_ERROR_ZERO_RETURN) {
+            report(t, 0);               /* close_notify, or TCP closed */
+            break;
+        }
+        if (err == SSL_ERROR_WANT_WRITE) {
+            break;
+        }
+        tls_fail_log(t, RX_LOG_INFO, true, "SSL_read() failed");
+        tls_flush(t);
+        report(t, -EPROTO);
+        break;
+    }
+}
+
+static bool
+looks_like_tls(const char *data, ssize_t len)
+{
+    /* a handshake record (0x16), or an SSLv2-style hello (high bit) */
+    return len <= 0 || (unsigned char) data[0] == 0x16
+           || ((unsigned char) data[0] & 0x80);
+}
+
+static void
+tls_drive(rx_tls_conn_t *t)
+{
+    rx_conn_t *c = t->c;
+    int        rc;
+
+    if (!t->handshaked) {
+        ERR_clear_error();
+        rc = SSL_do_handshake(t->ssl);
+        if (rc != 1) {
+            if (SSL_get_error(t->ssl, rc) == SSL_ERROR_WANT_READ && !t->eof) {
+                tls_flush(t);
+                rx_conn_arm_recv(c);
+                return;
+            }
+            handshake_failed(t, rc);
+            return;
+        }
+        t->handshaked = true;
+        set_action(t, false);
+        if (!c->want_read && !t->app_pending && c->reading
+            && t->kept_len == 0 && t->lent_len == 0) {
+            /* nobody reads now: no recv stays armed for nothing */
+            rx_ring_cancel(rx_conn_ud(c, RX_OP_RECV),
+                           rx_conn_ud(c, RX_OP_CANCEL));
+            c->inflight++;
+            c->reading = false;
+        }
+    }
+    if (c->want_read) {
+        tls_deliver(t);
+    }
+    if (c->state == RX_CONN_ACTIVE && c->tls == t && !t->reported) {
+        tls_write_step(t);
+    }
+}
+
+static void
+tls_recv_done(rx_conn_t *c, const char *data, ssize_t len)
+{
+    rx_tls_conn_t *t = c->tls;
+
+    if (len < 0) {
+        report(t, len);
+        return;
+    }
+    if (t->detect_plain) {
+        t->detect_plain = false;
+        if (!looks_like_tls(data, len)) {
+            /* plain HTTP on a TLS port: the protocol answers it (497) */
+            t->plain_http = true;
+            set_action(t, false);
+            c->transport = &rx_plain_transport;
+            c->ops->on_read(c, data, len);
+            return;
+        }
+    }
+    if (len == 0) {
+        t->eof = true;
+    }
+    t->lent = data;
+    t->lent_len = (size_t) len;
+    tls_drive(t);
+    if (c->state == RX_CONN_ACTIVE && c->tls == t && !keep_lent(t)) {
+        rx_log_error(RX_LOG_ALERT, &c->log, ENOMEM, "cannot keep TLS input");
+        report(t, -ENOMEM);
+    }
+    t->lent = NULL;
+    t->lent_len = 0;
+    if (t->kept_len == 0 && t->kept_cap > 0) {
+        free_buf(&t->kept, &t->kept_cap);
+        t->kept_start = 0;
+    }
+    if (c->state == RX_CONN_ACTIVE && !c->reading && !t->eof
+        && (c->want_read || !t->handshaked || t->app_pending)) {
+        rx_conn_arm_recv(c);
+    }
+}
+
+static void
+posted_handler(rx_posted_t *p)
+{
+    rx_tls_conn_t *t = p->data;
+
+    if (t->c->state == RX_CONN_ACTIVE && t->c->tls == t && !t->reported) {
+        tls_drive(t);
+    }
+}
+
+static void
+tls_start_read(rx_conn_t *c)
+{
+    rx_tls_conn_t *t = c->tls;
+
+    c->want_read = true;
+    rx_conn_arm_recv(c);
+    if (t->handshaked && (t->kept_len > 0 || SSL_has_pending(t->ssl)
+                          || t->eof)) {
+        rx_post(&t->posted);       /* what waits inside goes out next */
+    }
+}
+
+static void
+tls_stop_read(rx_conn_t *c)
+{
+    rx_tls_conn_t *t = c->tls;
+
+    c->want_read = false;
+    rx_post_cancel(&t->posted);
+    if (!c->reading || !t->handshaked) {
+        return;                     /* the handshake keeps reading */
+    }
+    rx_ring_cancel(rx_conn_ud(c, RX_OP_RECV), rx_conn_ud(c, RX_OP_CANCEL));
+    c->inflight++;
+    c->reading = false;
+}
+
+/* Lingering close: close_notify, then the TCP half-close after it. */
+static void
+tls_shutdown_write(rx_conn_t *c)
+{
+    rx_tls_conn_t *t = c->tls;
+
+    if (t->handshaked) {
+        ERR_clear_error();
+        if (SSL_shutdown(t->ssl) < 0) {
+            ERR_clear_error();
+        }
+    }
+    t->shutdown = true;
+    tls_flush(t);
+}
+
+static const rx_transport_t rx_tls_transport = {
+    "tls", tls_start_read, tls_stop_read, tls_send, tls_shutdown_write,
+    tls_recv_done, tls_send_done
+};
+
+/* ---- queries -------------------------------------------------------------- */
+
+SSL *
+rx_tls_ssl(const rx_conn_t *c)
+{
+    return c->tls && !c->tls->plain_http ? c->tls->ssl : NULL;
+}
+
+rx_conn_t *
+rx_tls_conn(const SSL *ssl)
+{
+    return conn_index < 0 ? NULL : SSL_get_ex_data(ssl, conn_index);
+}
+
+const char *
+rx_tls_error(const rx_conn_t *c)
+{
+    return c->tls && c->tls->error[0] ? c->tls->error : NULL;
+}
+
+bool
+rx_tls_handshake_done(const rx_conn_t *c)
+{
+    return c->tls && c->tls->handshaked;
+}
+
+bool
+rx_tls_plain_http(const rx_conn_t *c)
+{
+    return c->tls && c->tls->plain_http;
+}
+
+bool
+rx_tls_ktls_send(const rx_conn_t *c)
+{
+    (void) c;
+    return false;
+}
+
+bool
+rx_tls_ktls_available(void)
+{
+    struct sockaddr_in sin;
+    socklen_t          len = sizeof(sin);
+    int                l, s;
+
+    if (ktls_probe != -1) {
+        return ktls_probe == 1;
+    }
+    /* the ULP attaches to a connected TCP socket only: a loopback pair */
+    ktls_probe = 0;
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l != -1 && s != -1
+        && bind(l, (struct sockaddr *) &sin, sizeof(sin)) == 0
+        && listen(l, 1) == 0
+        && getsockname(l, (struct sockaddr *) &sin, &len) == 0
+        && connect(s, (struct sockaddr *) &sin, sizeof(sin)) == 0
+        && setsockopt(s, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) == 0) {
+        ktls_probe = 1;
+    }
+    if (l != -1) close(l);
+    if (s != -1) close(s);
+    return ktls_probe == 1;
+}
+
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
 

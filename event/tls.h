@@ -11,10 +11,16 @@
  *
  * Errors reach the protocol as they would over TCP: a failed handshake or
  * a TLS error is on_read(c, NULL, -EPROTO) (or on_sent(c, -EPROTO) when a
- * send is pending), after tls.c has logged it with the connection's log
- * context: at "info" for a client's fault on the server side (as nginx),
- * at "error" on the client (upstream) side. A close_notify, or the peer
- * closing the TCP connection, is on_read(c, NULL, 0).
+ * send is pending). On the server side tls.c has logged it at "info" (a
+ * client's fault, as nginx) with ", client: ADDR, server: ADDR". On the
+ * client (upstream) side nothing is logged: rx_tls_error(c) gives the
+ * text in nginx's words ("upstream SSL certificate verify error: (20:...)",
+ * "upstream SSL certificate does not match \"NAME\"", "SSL_do_handshake()
+ * failed (SSL: ...)", "peer closed connection in SSL handshake") for the
+ * upstream to log with its request's context and "while SSL handshaking
+ * to upstream". A close_notify, or the peer closing the TCP connection, is
+ * on_read(c, NULL, 0) (on_sent(c, -ECONNRESET) if a send waits for the
+ * handshake).
  */
 #ifndef RX_TLS_H
 #define RX_TLS_H
@@ -46,6 +52,9 @@ rx_int_t rx_tls_server_start(rx_conn_t *c, SSL_CTX *ctx, bool detect_plain);
  */
 rx_int_t rx_tls_client_start(rx_conn_t *c, SSL_CTX *ctx, const char *sni,
     SSL_SESSION *session);
+
+/* Client side: why the connection failed, NULL if it did not. */
+const char *rx_tls_error(const rx_conn_t *c);
 
 /* The SSL of a TLS connection, NULL on plain TCP. */
 SSL *rx_tls_ssl(const rx_conn_t *c);

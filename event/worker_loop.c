@@ -205,7 +205,8 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
 
     rc = RX_OK;
     while (!w->terminate && !(w->quit && !connections_left(w))) {
-        if (rx_ring_wait(rx_timers_next_wait(w)) != RX_OK) {
+        if (rx_ring_wait(w->posted_head ? 0 : rx_timers_next_wait(w))
+            != RX_OK) {
             rx_log_error(RX_LOG_ALERT, cycle->log, errno,
                          "io_uring_submit_and_wait() failed");
             rc = RX_ERROR;
@@ -213,6 +214,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
         }
         rx_time_update();
         rx_ring_dispatch(dispatch, w);
+        rx_posted_run(w);
         rx_timers_expire(w);
         rx_conn_free_closed(w);
     }
