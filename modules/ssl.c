@@ -531,17 +531,6 @@ rx_http_ssl_verify_error_optional(long rc)
         || rc == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
 }
 
-/* A failed verification must not be resumed into a later success. */
-static void
-drop_session(SSL *ssl)
-{
-    SSL_SESSION *sess = SSL_get0_session(ssl);
-
-    if (sess) {
-        SSL_CTX_remove_session(SSL_get_SSL_CTX(ssl), sess);
-    }
-}
-
 rx_int_t
 rx_http_ssl_check_request(rx_http_request_t *r)
 {
@@ -579,14 +568,14 @@ rx_http_ssl_check_request(rx_http_request_t *r)
                             || !rx_http_ssl_verify_error_optional(rc))) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client SSL certificate "
             "verify error: (%ld:%s)", rc, X509_verify_cert_error_string(rc));
-        drop_session(ssl);
+        rx_http_ssl_session_drop(ssl);
         return RX_HTTPS_CERT_ERROR;
     }
     if (sscf->verify == RX_SSL_VERIFY_ON
         && SSL_get0_peer_certificate(ssl) == NULL) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent no required "
                                   "SSL certificate");
-        drop_session(ssl);
+        rx_http_ssl_session_drop(ssl);
         return RX_HTTPS_NO_CERT;
     }
     return RX_OK;

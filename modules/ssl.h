@@ -121,6 +121,8 @@ const char *rx_http_ssl_set_session_cache(rx_conf_t *cf,
 const char *rx_http_ssl_set_ticket_key(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
 rx_int_t rx_http_ssl_session_setup(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf);
+/* A failed client verification must not resume into a later success. */
+void rx_http_ssl_session_drop(SSL *ssl);
 
 /* ssl_variables.c */
 rx_int_t rx_http_ssl_add_variables(rx_conf_t *cf);

@@ -342,20 +342,31 @@ get_session(SSL *ssl, const unsigned char *id, int id_len, int *copy)
     return len ? d2i_SSL_SESSION(NULL, &p, (long) len) : NULL;
 }
 
-static void
-remove_session(SSL_CTX *ctx, SSL_SESSION *sess)
+/* OpenSSL removes a session from the cache of the SSL_CTX itself when a
+ * connection is freed without a close_notify sent (and when it finds one
+ * expired); nginx never lets that happen, so there is no remove callback:
+ * sessions leave the zone by expiry, by eviction, or here, when a client
+ * certificate failed verification. */
+void
+rx_http_ssl_session_drop(SSL *ssl)
 {
-    rx_http_ssl_srv_conf_t *sscf = rx_http_ssl_ctx_conf(ctx);
+    rx_http_ssl_srv_conf_t *sscf = session_conf(ssl);
+    SSL_SESSION            *sess = SSL_get0_session(ssl);
     const unsigned char    *id;
     unsigned int            id_len;
 
-    if (sscf == NULL || sscf->shm_cache == NULL) {
+    if (sess == NULL || sscf == NULL) {
         return;
     }
-    id = SSL_SESSION_get_id(sess, &id_len);
-    zone_lock(sscf->shm_cache);
-    remove_id(sscf->shm_cache, id, id_len);
-    zone_unlock(sscf->shm_cache);
+    if (sscf->ctx) {
+        SSL_CTX_remove_session(sscf->ctx, sess);
+    }
+    if (sscf->shm_cache) {
+        id = SSL_SESSION_get_id(sess, &id_len);
+        zone_lock(sscf->shm_cache);
+        remove_id(sscf->shm_cache, id, id_len);
+        zone_unlock(sscf->shm_cache);
+    }
 }
 
 /* ---- ticket keys ---------------------------------------------------------------- */
@@ -669,7 +680,6 @@ rx_http_ssl_session_setup(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf)
     if (sscf->shm_cache) {
         SSL_CTX_sess_set_new_cb(ctx, new_session);
         SSL_CTX_sess_set_get_cb(ctx, get_session);
-        SSL_CTX_sess_set_remove_cb(ctx, remove_session);
     }
     return RX_OK;
 }
