@@ -254,9 +254,9 @@ set_early_data(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     const char *rv = rx_conf_set_flag_slot(cf, cmd, conf);
 
     if (rv == RX_CONF_OK && *field == 1) {
-        rx_conf_log_error(RX_LOG_NOTICE, cf, 0, "\"ssl_early_data on\" is not "
-            "supported by this ringx build: TLS 1.3 early data is refused "
-            "and the request is sent after the handshake");
+        rx_conf_log_error(RX_LOG_WARN, cf, 0, "\"ssl_early_data on\" ignored:"
+            " this ringx build does not accept TLS 1.3 early data (requests "
+            "are read after the handshake)");
     }
     return rv;
 }
