@@ -92,8 +92,9 @@ zone_init(rx_ssl_cache_t *c, rx_log_t *log)
         return RX_ERROR;
     }
     z = c->zone = c->shm.addr;
-    /* about 512 bytes of zone per session: an entry, a bucket, a record */
-    n = c->size / 512;
+    /* about 256 bytes of zone per session (an entry, a bucket, a record
+     * of a TLS 1.2 session): some 4000 a megabyte, as nginx says */
+    n = c->size / 256;
     fixed = (sizeof(zone_t) + n * sizeof(uint32_t) + 7) & ~(size_t) 7;
     c->entries = (entry_t *) ((char *) z + fixed);
     fixed += n * sizeof(entry_t);

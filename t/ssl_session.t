@@ -44,6 +44,12 @@ http {
         location / { return 200 "pid=$pid reused=$ssl_session_reused\n"; }
     }
     server {
+        listen 127.0.0.1:%%PORT_4%% ssl;
+        ssl_session_cache shared:SMALL:32k;
+        ssl_session_tickets off;
+        location / { return 200 "pid=$pid reused=$ssl_session_reused\n"; }
+    }
+    server {
         listen 127.0.0.1:%%PORT_3%% ssl;
         ssl_session_cache off;
         ssl_session_tickets off;
@@ -98,6 +104,26 @@ is($reused, 0, 'no cache and no tickets: nothing resumes');
 s_client($t->port(1), "-tls1_2 -sess_out $sess.other", "GET / HTTP/1.0\r\n\r\n");
 my $o = s_client($t->port(3), "-tls1_2 -sess_in $sess.other");
 like($o, qr/^New, /m, 'a session of another server is not resumed');
+
+# a full zone drops its oldest sessions: 32k hold 128
+SKIP: {
+    eval { require IO::Socket::SSL; 1 } or skip('no IO::Socket::SSL', 3);
+    my $first = "$sess.first";
+    s_client($t->port(4), "-tls1_2 -no_ticket -sess_out $first", "GET / HTTP/1.0\r\n\r\n");
+    my $made = 0;
+    for (1 .. 140) {
+        my $s = IO::Socket::SSL->new(PeerAddr => '127.0.0.1', PeerPort => $t->port(4),
+            SSL_version => 'TLSv1_2', SSL_verify_mode => 0,
+            SSL_session_cache_size => 0) or next;
+        $made++;
+        $s->close(SSL_fast_shutdown => 1);
+    }
+    is($made, 140, '140 more sessions');
+    like(s_client($t->port(4), "-tls1_2 -no_ticket -sess_in $first"), qr/^New, /m,
+         'a full shared cache has dropped the oldest session');
+    ($reused) = resume($t->port(4), '-tls1_2 -no_ticket', 3);
+    is($reused, 3, 'and keeps resuming new ones');
+}
 
 # ticket keys: a ticket made under key A ...
 ($reused, undef, $npids) = resume($t->port(2), '-tls1_2', 6);

@@ -56,7 +56,9 @@ sub make {
 }
 
 # openssl s_client against 127.0.0.1:PORT with extra options; sends
-# INPUT (if any) and returns everything it printed (stdout and stderr).
+# INPUT (if any; then it waits for the server to close) and returns
+# everything it printed (stdout and stderr). Without INPUT it leaves once
+# the handshake is done.
 sub s_client {
     my ($port, $opts, $input) = @_;
     $input //= '';
@@ -64,7 +66,8 @@ sub s_client {
     open my $fh, '>', $tmp or die;
     print $fh $input;
     close $fh;
-    my $out = qx{timeout 10 openssl s_client -connect 127.0.0.1:$port $opts -ign_eof < $tmp 2>&1};
+    my $wait = length $input ? '-ign_eof' : '';
+    my $out = qx{timeout 10 openssl s_client -connect 127.0.0.1:$port $opts $wait < $tmp 2>&1};
     unlink $tmp;
     return $out;
 }
