@@ -479,6 +479,15 @@ free_cache(void *data)
     rx_shm_free(&c->shm);
 }
 
+/* The list goes with its cycle (also one whose load failed). */
+static void
+forget_caches(void *data)
+{
+    if (caches == data) {
+        caches = NULL;
+    }
+}
+
 static rx_ssl_cache_t *
 shared_zone(rx_conf_t *cf, const rx_str_t *name, size_t size)
 {
@@ -487,10 +496,14 @@ shared_zone(rx_conf_t *cf, const rx_str_t *name, size_t size)
     rx_uint_t        i;
 
     if (caches == NULL || caches->pool != cf->cycle->pool) {
+        cln = rx_pool_cleanup_add(cf->cycle->pool, 0);
         caches = rx_array_create(cf->cycle->pool, 2, sizeof(void *));
-        if (caches == NULL) {
+        if (caches == NULL || cln == NULL) {
+            caches = NULL;
             return NULL;
         }
+        cln->handler = forget_caches;
+        cln->data = caches;
     }
     all = caches->elts;
     for (i = 0; i < caches->nelts; i++) {
