@@ -348,6 +348,13 @@ fastcgi_handler(void *data)
     u->process_header = rx_http_fastcgi_process_header;
     u->input_filter = rx_http_fastcgi_input_filter;
     u->on_eof = rx_http_fastcgi_on_eof;
+    u->file_body = 1;              /* a large body is sent from its file */
+    /* fastcgi_request_buffering off: a body of known length goes to the
+     * application as it comes (a chunked one is read whole, as nginx) */
+    if (!flcf->upstream.request_buffering
+        && r->headers_in.content_length_n >= 0) {
+        u->frame_body = rx_http_fastcgi_frame_body;
+    }
     return rx_http_upstream_start(u);
 }
 

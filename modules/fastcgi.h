@@ -51,6 +51,8 @@ extern rx_module_t rx_http_fastcgi_module;
 
 /* fastcgi_upstream.c: the callbacks of the upstream engine */
 rx_int_t rx_http_fastcgi_create_request(rx_http_upstream_t *u);
+rx_int_t rx_http_fastcgi_frame_body(rx_http_upstream_t *u, const char *data,
+    size_t len, bool last);
 void rx_http_fastcgi_reinit_request(rx_http_upstream_t *u);
 rx_int_t rx_http_fastcgi_process_header(rx_http_upstream_t *u,
     const char *data, size_t len, size_t *used);

@@ -211,47 +211,105 @@ body_slice(rx_http_request_t *r, char *pos, size_t n)
     return d;
 }
 
-/* STDIN records of up to 32 KiB around the body's own memory (nothing is
- * copied; a record spans as many body buffers as it needs), then the
- * empty record that ends the stream. */
+/* A buffer over n bytes of the body's temporary file from off. */
+static rx_buf_t *
+file_slice(rx_http_request_t *r, int fd, int64_t off, size_t n)
+{
+    rx_buf_t *d = rx_calloc_buf(r->pool);
+
+    if (d != NULL) {
+        d->in_file = 1;
+        d->fd = fd;
+        d->file_pos = off;
+        d->file_last = off + (int64_t) n;
+    }
+    return d;
+}
+
+/* STDIN records of up to 32 KiB around the body where it is: its memory
+ * buffers, then the temporary file holding the rest of a large body (the
+ * engine reads file buffers as it sends them). Nothing is copied; a
+ * record spans as many pieces as it needs. Then the empty record that
+ * ends the stream. */
 static rx_chain_t **
 stdin_records(rx_http_request_t *r, rx_chain_t **ll, bool body)
 {
-    rx_chain_t *first = body && r->request_body ? r->request_body->bufs : NULL;
-    rx_chain_t *in;
-    size_t      padding = 0, left = 0, n;
-    int64_t     total = 0;
-    rx_buf_t   *b;
+    rx_http_request_body_t *rb = body ? r->request_body : NULL;
+    rx_chain_t             *in = rb ? rb->bufs : NULL;
+    int64_t                 total = 0, file_len, file_off = 0;
+    size_t                  padding = 0, left = 0, n;
+    rx_buf_t               *b;
+    char                   *pos = in ? in->buf->pos : NULL;
 
-    for (in = first; in; in = in->next) {
+    file_len = rb && rb->file ? (int64_t) rb->file->written : 0;
+    for (; in; in = in->next) {
         total += in->buf->last - in->buf->pos;
     }
-    for (in = first; in && ll; in = in->next) {
-        char *pos = in->buf->pos;
-
-        while (ll && pos < in->buf->last) {
-            if (left == 0) {
-                left = (size_t) rx_min(total, (int64_t) RX_FCGI_STDIN_CONTENT);
-                total -= (int64_t) left;
-                b = stdin_header(r, padding, left);
-                ll = b ? append(r, ll, b) : NULL;
-                padding = rx_fcgi_padding(left);
-                if (ll == NULL) {
-                    return NULL;
-                }
-            }
+    total += file_len;
+    in = rb ? rb->bufs : NULL;
+    while (ll && total > 0) {
+        if (left == 0) {
+            left = (size_t) rx_min(total, (int64_t) RX_FCGI_STDIN_CONTENT);
+            b = stdin_header(r, padding, left);
+            ll = b ? append(r, ll, b) : NULL;
+            padding = rx_fcgi_padding(left);
+            continue;
+        }
+        if (in && pos == in->buf->last) {
+            in = in->next;
+            pos = in ? in->buf->pos : NULL;
+            continue;
+        }
+        if (in) {
             n = rx_min((size_t) (in->buf->last - pos), left);
             b = body_slice(r, pos, n);
-            ll = b ? append(r, ll, b) : NULL;
-            left -= n;
             pos += n;
+        } else {
+            n = (size_t) rx_min(file_len - file_off, (int64_t) left);
+            b = file_slice(r, rb->file->fd, file_off, n);
+            file_off += (int64_t) n;
         }
+        ll = b ? append(r, ll, b) : NULL;
+        left -= n;
+        total -= (int64_t) n;
     }
     if (ll) {
         b = stdin_header(r, padding, 0);
         ll = b ? append(r, ll, b) : NULL;
     }
     return ll;
+}
+
+/* fastcgi_request_buffering off: each piece of the body as it arrives in
+ * STDIN records (padding and header in one small copy), the empty record
+ * after the last. */
+rx_int_t
+rx_http_fastcgi_frame_body(rx_http_upstream_t *u, const char *data,
+    size_t len, bool last)
+{
+    char   head[RX_FCGI_HEADER_LEN];
+    static const char zeros[8];
+    size_t n;
+
+    while (len > 0) {
+        n = rx_min(len, (size_t) RX_FCGI_STDIN_CONTENT);
+        rx_fcgi_write_header(head, RX_FCGI_STDIN, RX_FCGI_ID, n,
+                             rx_fcgi_padding(n));
+        if (rx_http_upstream_out_append(u, head, sizeof(head)) != RX_OK
+            || rx_http_upstream_out_append(u, data, n) != RX_OK
+            || (rx_fcgi_padding(n)
+                && rx_http_upstream_out_append(u, zeros, rx_fcgi_padding(n))
+                   != RX_OK)) {
+            return RX_ERROR;
+        }
+        data += n;
+        len -= n;
+    }
+    if (last) {
+        rx_fcgi_write_header(head, RX_FCGI_STDIN, RX_FCGI_ID, 0, 0);
+        return rx_http_upstream_out_append(u, head, sizeof(head));
+    }
+    return RX_OK;
 }
 
 rx_int_t
@@ -275,8 +333,13 @@ rx_http_fastcgi_create_request(rx_http_upstream_t *u)
     }
     u->request_bufs = NULL;
     ll = append(r, &u->request_bufs, b);
-    if (ll == NULL
-        || stdin_records(r, ll, flcf->upstream.pass_request_body) == NULL) {
+    if (ll == NULL) {
+        return RX_ERROR;
+    }
+    if (u->streaming) {
+        return RX_OK;           /* STDIN records follow as the body comes */
+    }
+    if (stdin_records(r, ll, flcf->upstream.pass_request_body) == NULL) {
         return RX_ERROR;
     }
     return RX_OK;

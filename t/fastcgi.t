@@ -17,7 +17,7 @@ use IO::Socket::IP;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Test::Ringx;
-use Time::HiRes qw(sleep);
+use Time::HiRes qw(sleep time);
 
 my ($FPM_BIN) = grep { -x $_ } ($ENV{RINGX_PHP_FPM} // (),
     '/usr/sbin/php-fpm8.2', glob('/usr/sbin/php-fpm*'),
@@ -247,6 +247,23 @@ http {
             fastcgi_pass php_unix;
         }
         location /dead/ { fastcgi_pass 127.0.0.1:$DEAD; }
+        location /fakefile/ {
+            include fastcgi_params;
+            client_body_buffer_size 16k;
+            fastcgi_pass 127.0.0.1:$FAKE;
+        }
+        location /fakestream/ {
+            include fastcgi_params;
+            fastcgi_request_buffering off;
+            fastcgi_pass 127.0.0.1:$FAKE;
+        }
+        location /bigpost/ {
+            rewrite ^ /post.php break;
+            include fastcgi.conf;
+            client_body_buffer_size 16k;
+            client_max_body_size 8m;
+            fastcgi_pass unix:$SOCK;
+        }
         location /fake/ {
             include fastcgi_params;
             fastcgi_keep_conn on;
@@ -469,6 +486,44 @@ is $seen{stdin_records}, 5, 'in records of at most 32 KiB, then an empty one';
 is $seen{stdin_max}, 32768, 'the largest is 32 KiB';
 is $seen{aligned}, 1, 'every record padded to a multiple of 8';
 
+# a body beyond client_body_buffer_size waits in client_body_temp_path and
+# goes to the application from there
+$body = join '', map { chr(($_ * 7 + 3) % 251) } 0 .. 300_000 - 1;
+$r = req("POST /fakefile/echo HTTP/1.1\r\nHost: fcgi.test\r\nContent-Length: "
+         . length($body) . "\r\nConnection: close\r\n\r\n$body");
+%seen = map { /^(\w+)=(.*)$/ ? ($1 => $2) : () } split /\n/, $r->{body};
+is $seen{stdin_len}, 300_000, 'a body spilled to its temporary file reaches the application';
+is $seen{stdin_sha}, sha256_hex($body), 'unchanged and in order';
+is $seen{stdin_records}, 11, 'in records of at most 32 KiB across memory and file';
+is $seen{aligned}, 1, 'every record padded';
+
+my $big = join '', map { chr(($_ * 13 + 5) % 256) } 0 .. 5 * 1024 * 1024 - 1;
+$r = req("POST /bigpost/ HTTP/1.1\r\nHost: fcgi.test\r\nContent-Length: "
+         . length($big) . "\r\nContent-Type: application/octet-stream\r\n"
+         . "Connection: close\r\n\r\n$big");
+is field($r->{body}, 'len'), length($big), '5 MB through a 16k body buffer reach PHP';
+is field($r->{body}, 'sha'), sha256_hex($big), 'every byte in order (sha256)';
+
+# fastcgi_request_buffering off: records leave as the body arrives
+for my $case (['/fakestream/echo', 1], ['/fake/echo', 0]) {
+    my ($uri, $streamed) = @$case;
+    my $half = 'S' x 100_000;
+    my $c = $t->raw($P, timeout => 10);
+    $c->send("POST $uri HTTP/1.1\r\nHost: fcgi.test\r\nContent-Length: "
+             . (2 * length $half) . "\r\nConnection: close\r\n\r\n$half");
+    sleep 1.5;
+    $c->send($half);
+    my $resp = $c->read_response;
+    my %got = map { /^(\w+)=(.*)$/ ? ($1 => $2) : () } split /\n/, $resp->{body};
+    is $got{stdin_len}, 200_000, "$uri: the whole body arrives";
+    if ($streamed) {
+        cmp_ok $got{stdin_span}, '>=', 1.0,
+            'request buffering off: the first half reached the application before the client sent the rest';
+    } else {
+        cmp_ok $got{stdin_span}, '<', 1.0, 'request buffering on: the body goes once whole';
+    }
+}
+
 $r = get('/fake/teapot');
 is $r->{status}, 418, 'Status: 418 with a reason';
 like $r->{head}, qr{^HTTP/1\.1 418 I Am A Teapot\r\n}, 'the reason is kept';
@@ -558,6 +613,8 @@ sub read_request {
             $q{params} .= $content;
         } elsif ($type == 5) {
             $q{stdin_records}++;
+            $q{t_first} //= time if $len > 0;
+            $q{t_last} = time if $len == 0;
             $q{stdin_max} = $len if $len > $q{stdin_max};
             $q{stdin} .= $content;
             last if $len == 0;
@@ -599,7 +656,7 @@ sub answer {
             sleep 0.001;
         }
         return 1;
-    } elsif ($uri =~ m{^/fake/echo}) {
+    } elsif ($uri =~ m{^/fake\w*/echo}) {
         my $e = $q->{env};
         my $text = "role=$q->{role}\nflags=$q->{flags}\n"
             . "long=" . length($e->{HTTP_X_LONG} // '') . "\n"
@@ -607,7 +664,8 @@ sub answer {
             . "stdin_records=$q->{stdin_records}\nstdin_max=$q->{stdin_max}\n"
             . "stdin_len=" . length($q->{stdin}) . "\n"
             . "stdin_sha=" . sha256_hex($q->{stdin}) . "\n"
-            . "aligned=$q->{aligned}\n";
+            . "aligned=$q->{aligned}\n"
+            . sprintf("stdin_span=%.3f\n", ($q->{t_last} // 0) - ($q->{t_first} // 0));
         $out = rec(6, "Content-Type: text/plain\r\n\r\n$text") . rec(6, '') . $end;
     } elsif ($uri =~ m{^/fake/teapot}) {
         $out = rec(6, "Status: 418 I Am A Teapot\r\n\r\n") . rec(6, '') . $end;

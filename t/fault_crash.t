@@ -90,7 +90,7 @@ my $body = "slept 200\n";
 my $load = Test::Load->start(
     port    => $P,
     clients => 20,
-    seconds => 3,
+    seconds => 5,
     retry   => 0,
     path    => sub { "/sleep/200?c=$_[0]&n=$_[1]" },
     check   => sub { $_[0]{body} eq $body },
