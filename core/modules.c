@@ -12,6 +12,7 @@ extern rx_module_t rx_http_core_module;
 extern rx_module_t rx_http_variables_module;
 extern rx_module_t rx_http_open_file_module;
 extern rx_module_t rx_http_log_module;
+extern rx_module_t rx_http_ssl_module;
 extern rx_module_t rx_http_geo_module;
 extern rx_module_t rx_http_map_module;
 extern rx_module_t rx_http_split_clients_module;
@@ -48,6 +49,9 @@ rx_module_t *const rx_modules[] = {
     &rx_http_variables_module,  /* the $variable registry, core variables */
     &rx_http_open_file_module,  /* open_file_cache, disable_symlinks */
     &rx_http_log_module,        /* access_log, log_format */
+#if (RX_HAVE_OPENSSL)
+    &rx_http_ssl_module,        /* ssl_*, listen ... ssl, $ssl_* */
+#endif
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
     &rx_http_upstream_hash_module,          /* hash, ip_hash */
     &rx_http_upstream_least_conn_module,
@@ -105,7 +109,7 @@ const rx_uint_t rx_modules_n = rx_nelems(rx_modules);
  * ringx does not have (so that scripts parsing -V see the truth). */
 const rx_module_flag_t rx_module_flags[] = {
     /* nginx's optional modules: "--with-" when compiled in */
-    { "http_ssl_module", false, false },
+    { "http_ssl_module", RX_HAVE_OPENSSL, false },
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
     { "http_gzip_static_module", RX_HTTP_GZIP, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */

@@ -68,6 +68,9 @@ typedef struct rx_http_variable_value_s rx_http_variable_value_t;
 /* nginx's internal codes: logged as such, sent as 400 / closed */
 #define RX_HTTP_CLOSE                    444
 #define RX_HTTP_REQUEST_HEADER_TOO_LARGE 494
+#define RX_HTTPS_CERT_ERROR              495
+#define RX_HTTPS_NO_CERT                 496
+#define RX_HTTP_TO_HTTPS                 497
 #define RX_HTTP_CLIENT_CLOSED_REQUEST    499
 #define RX_HTTP_INTERNAL_SERVER_ERROR    500
 #define RX_HTTP_NOT_IMPLEMENTED          501
@@ -317,6 +320,7 @@ struct rx_http_connection_s {
     int                       niov;
     rx_msec_t                 linger_deadline;
     const char               *action;        /* "while <action>" in logs */
+    rx_http_core_srv_conf_t  *ssl_server;    /* chosen by SNI (modules/ssl.c) */
     unsigned                  keepalive:1;
     unsigned                  close_after:1; /* close once the response is sent */
     unsigned                  client_eof:1;
@@ -381,6 +385,16 @@ const char *rx_http_status_text(rx_uint_t status);
 /* http_connection.c */
 uint64_t rx_http_op_ud(rx_http_request_t *r, rx_op_kind_t kind);
 void rx_http_init_connection(rx_conn_t *c);
+
+#if (RX_HAVE_OPENSSL)
+/* modules/ssl.c: TLS on an address with `listen ... ssl` (def is its
+ * default server), and the request's verdict once its server is known:
+ * RX_OK or 497, 495, 496, 421 (logged). */
+rx_int_t rx_http_ssl_init_connection(rx_conn_t *c, rx_http_core_srv_conf_t *def);
+rx_int_t rx_http_ssl_check_request(rx_http_request_t *r);
+#endif
+/* Whether the connection is TLS ($https, $scheme, redirects). */
+bool rx_http_conn_is_tls(const rx_conn_t *c);
 void rx_http_request_done(rx_http_request_t *r);
 void rx_http_connection_send(rx_http_connection_t *hc);
 rx_int_t rx_http_read_client_request_body(rx_http_request_t *r,

@@ -16,6 +16,7 @@
 #include "http_server.h"
 #include "http_stats.h"
 #include "clock.h"
+#include "tls.h"
 
 #define IOV_BATCH  8     /* buffers per send; the rest go in the next one */
 _Static_assert(IOV_BATCH == sizeof(((rx_http_connection_t *) 0)->iov)
@@ -91,9 +92,28 @@ rx_http_init_connection(rx_conn_t *c)
         rx_log_error(RX_LOG_ALERT, &c->log, errno, "setsockopt(TCP_NODELAY) "
                      "failed");
     }
-    /* a new connection waits for its first byte as long as for a header */
+#if (RX_HAVE_OPENSSL)
+    if (rx_http_server_names_ssl(hc->names)
+        && rx_http_ssl_init_connection(c, hc->default_server) != RX_OK) {
+        rx_conn_close(c);
+        return;
+    }
+#endif
+    /* a new connection waits for its first byte as long as for a header
+     * (over TLS: the handshake is bounded by it too) */
     rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
     c->transport->start_read(c);
+}
+
+bool
+rx_http_conn_is_tls(const rx_conn_t *c)
+{
+#if (RX_HAVE_OPENSSL)
+    return rx_tls_ssl(c) != NULL && !rx_tls_plain_http(c);
+#else
+    (void) c;
+    return false;
+#endif
 }
 
 static void

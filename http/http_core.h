@@ -26,6 +26,7 @@ typedef struct {
     bool                      reuseport;
     bool                      deferred;
     bool                      bind;
+    bool                      ssl;           /* the address speaks TLS */
     bool                      set;           /* any socket option given */
     rx_str_t                  file;          /* where, for conflict errors */
     rx_uint_t                 line;

@@ -424,6 +424,20 @@ var_const(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
     return RX_OK;
 }
 
+/* $scheme and $https: data is { plain, tls } */
+static rx_int_t
+var_tls(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    const char *const *pair = (const char *const *) data;
+    const char        *s = pair[rx_http_conn_is_tls(r->conn)];
+
+    rx_http_var_str(v, s, strlen(s));
+    return RX_OK;
+}
+
+static const char *const scheme_values[] = { "http", "https" };
+static const char *const https_values[] = { "", "on" };
+
 static rx_int_t
 var_hostname(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
@@ -754,9 +768,8 @@ static const core_var_t core_vars[] = {
     { "server_addr",         var_addr, NULL, 1, 0 },
     { "server_port",         var_port, NULL, 1, 0 },
     { "server_name",         var_server_name, NULL, 0, 0 },
-    /* "https" and "on" once event/tls.c serves the connection */
-    { "scheme",              var_const, NULL, (uintptr_t) "http", 0 },
-    { "https",               var_const, NULL, (uintptr_t) "", 0 },
+    { "scheme",              var_tls, NULL, (uintptr_t) scheme_values, 0 },
+    { "https",               var_tls, NULL, (uintptr_t) https_values, 0 },
     /* set by auth_basic when it exists; until then always absent ("-") */
     { "remote_user",         var_remote_user, NULL, 0, 0 },
     { "status",              var_status, NULL, 0, NC },

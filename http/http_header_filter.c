@@ -21,6 +21,8 @@ absolute_location(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
     in_port_t                p = 0;
     char                    *abs;
     size_t                   n;
+    bool                     tls = rx_http_conn_is_tls(r->conn);
+    const char              *scheme = tls ? "https://" : "http://";
 
     if (!clcf->absolute_redirect || loc->len == 0 || loc->data[0] != '/') {
         return RX_OK;
@@ -33,15 +35,15 @@ absolute_location(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
     local = rx_conn_local(r->conn);
     if (local->u.sa.sa_family == AF_INET) p = ntohs(local->u.sin.sin_port);
     if (local->u.sa.sa_family == AF_INET6) p = ntohs(local->u.sin6.sin6_port);
-    if (clcf->port_in_redirect && p && p != 80) {
+    if (clcf->port_in_redirect && p && p != (tls ? 443 : 80)) {
         snprintf(port, sizeof(port), ":%u", p);
     }
-    n = sizeof("http://") - 1 + host->len + strlen(port) + loc->len;
+    n = strlen(scheme) + host->len + strlen(port) + loc->len;
     abs = rx_pnalloc(r->pool, n + 1);
     if (abs == NULL) {
         return RX_ERROR;
     }
-    snprintf(abs, n + 1, "http://%.*s%s%.*s", (int) host->len, host->data,
+    snprintf(abs, n + 1, "%s%.*s%s%.*s", scheme, (int) host->len, host->data,
              port, (int) loc->len, loc->data);
     loc->data = abs;
     loc->len = n;

@@ -67,6 +67,12 @@ parse_option(rx_conf_t *cf, rx_http_listen_opt_t *lo, rx_str_t *v)
         lo->default_server = true;
         return true;
     }
+#if (RX_HAVE_OPENSSL)
+    if (rx_str_eq(v, "ssl")) {
+        lo->ssl = true;             /* not a socket option: lo->set stays */
+        return true;
+    }
+#endif
     lo->set = true;
     if (rx_str_eq(v, "reuseport")) {
         lo->reuseport = true;

@@ -33,6 +33,7 @@ struct rx_http_server_names_s {
     rx_uint_t                 nexact, nhead, ntail;
     sn_regex_t               *regex;
     rx_uint_t                 nregex;
+    bool                      ssl;     /* `ssl` on one of its listen lines */
 };
 
 /* The addresses sharing one listening socket (stored in ls->names). */
@@ -395,6 +396,9 @@ rx_http_build_server_names(rx_conf_t *cf, rx_array_t *listen_opts)
         goto failed;
     }
     sn->addr_text = lo[0]->addr_text;
+    for (i = 0; i < listen_opts->nelts; i++) {
+        sn->ssl = sn->ssl || lo[i]->ssl;
+    }
     s = servers.elts;
     for (i = 0; i < servers.nelts; i++) {
         total += s[i]->server_names.nelts;
@@ -676,6 +680,12 @@ rx_http_core_srv_conf_t *
 rx_http_default_server(const rx_http_server_names_t *names)
 {
     return names->default_server;
+}
+
+bool
+rx_http_server_names_ssl(const rx_http_server_names_t *names)
+{
+    return names && names->ssl;
 }
 
 const rx_str_t *

@@ -60,6 +60,9 @@ closes_connection(rx_uint_t status)
     case RX_HTTP_INTERNAL_SERVER_ERROR:
     case RX_HTTP_NOT_IMPLEMENTED:
     case RX_HTTP_VERSION_NOT_SUPPORTED:
+    case RX_HTTPS_CERT_ERROR:
+    case RX_HTTPS_NO_CERT:
+    case RX_HTTP_TO_HTTPS:
         return true;
     }
     return false;
@@ -120,9 +123,22 @@ builtin_page(rx_http_request_t *r, rx_uint_t status)
     rx_chain_t *cl;
 
     /* nginx's internal codes go out as 400 with an explanation */
-    if (status == RX_HTTP_REQUEST_HEADER_TOO_LARGE) {
-        sent = RX_HTTP_BAD_REQUEST;
+    switch (status) {
+    case RX_HTTP_REQUEST_HEADER_TOO_LARGE:
         extra = "Request Header Or Cookie Too Large";
+        break;
+    case RX_HTTPS_CERT_ERROR:
+        extra = "The SSL certificate error";
+        break;
+    case RX_HTTPS_NO_CERT:
+        extra = "No required SSL certificate was sent";
+        break;
+    case RX_HTTP_TO_HTTPS:
+        extra = "The plain HTTP request was sent to HTTPS port";
+        break;
+    }
+    if (extra) {
+        sent = RX_HTTP_BAD_REQUEST;
     }
     text = rx_http_status_text(sent);
     r->headers_out.status = sent;
