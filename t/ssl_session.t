@@ -163,4 +163,43 @@ like($err, qr{\[emerg\] "\S+/keys/short\.key" must be 48 or 80 bytes in \S+bad\.
      'with the file and the line');
 
 $t->stop;
+
+# ssl_session_cache builtin: OpenSSL's own cache, per worker (one here). A
+# session must survive its connection being closed by the server without
+# a close_notify from the client (Connection: close, s_client leaving).
+{
+    my $b = Test::Ringx->new;
+    Test::Ringx::Certs::make($b->prefix . '/conf/certs', 'localhost');
+    $b->write_config(<<'EOF');
+daemon off;
+master_process on;
+worker_processes 1;
+error_log logs/error.log info;
+events { worker_connections 64; }
+http {
+    access_log off;
+    server {
+        listen 127.0.0.1:%%PORT_0%% ssl;
+        ssl_certificate certs/ec-localhost.crt;
+        ssl_certificate_key certs/ec-localhost.key;
+        ssl_session_cache builtin:1000;
+        ssl_session_tickets off;
+        location / { return 200 "reused=$ssl_session_reused\n"; }
+    }
+}
+EOF
+    $b->run;
+    unlink $sess;
+    s_client($b->port(0), "-tls1_2 -no_ticket -sess_out $sess",
+             "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    my $reused = 0;
+    for (1 .. 4) {
+        my $o = s_client($b->port(0), "-tls1_2 -no_ticket -sess_in $sess",
+                         "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        $reused++ if $o =~ /^Reused, /m && $o =~ /reused=r$/m;
+    }
+    is($reused, 4, 'builtin cache: sessions of connections the server closed resume');
+    $b->stop;
+}
+
 done_testing;
