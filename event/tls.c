@@ -69,6 +69,8 @@ struct rx_tls_conn_s {
     unsigned             eof:1;          /* the peer closed TCP */
     unsigned             reported:1;     /* an end or an error was reported */
     unsigned             shutdown:1;     /* shut down write after flight */
+    unsigned             early:1;        /* reading TLS 1.3 early data */
+    unsigned             early_used:1;   /* plaintext came as early data */
     const char          *saved_action;
     char                 error[256];    /* client side: why it failed */
 };
@@ -410,6 +412,7 @@ rx_tls_server_start(rx_conn_t *c, SSL_CTX *ctx, bool detect_plain)
         return RX_ERROR;
     }
     t->detect_plain = detect_plain;
+    t->early = SSL_get_max_early_data(t->ssl) > 0;
     SSL_set_accept_state(t->ssl);
     return RX_OK;
 }
@@ -713,12 +716,58 @@ looks_like_tls(const char *data, ssize_t len)
            || ((unsigned char) data[0] & 0x80);
 }
 
+/*
+ * TLS 1.3 early data (ssl_early_data on): what the client sent with its
+ * ClientHello is handed over before the handshake ends, so a request can
+ * be read and processed during the round trip; its response still waits
+ * for the handshake (the write side starts once it is done). Returns
+ * true once there is no more early data and the handshake may go on.
+ */
+static bool
+tls_read_early(rx_tls_conn_t *t)
+{
+    rx_conn_t *c = t->c;
+    size_t     n;
+    int        rc;
+
+    while (c->state == RX_CONN_ACTIVE && c->tls == t && !t->reported) {
+        if (!c->want_read) {
+            return false;           /* resumed by start_read */
+        }
+        ERR_clear_error();
+        n = 0;
+        rc = SSL_read_early_data(t->ssl, plain_buf, sizeof(plain_buf), &n);
+        if (rc == SSL_READ_EARLY_DATA_SUCCESS) {
+            if (n > 0) {
+                t->early_used = true;
+                c->ops->on_read(c, plain_buf, (ssize_t) n);
+            }
+            continue;
+        }
+        if (rc == SSL_READ_EARLY_DATA_FINISH) {
+            t->early = false;
+            return true;
+        }
+        if (SSL_get_error(t->ssl, (int) rc) == SSL_ERROR_WANT_READ && !t->eof) {
+            tls_flush(t);
+            rx_conn_arm_recv(c);
+            return false;
+        }
+        handshake_failed(t, 0);
+        return false;
+    }
+    return false;
+}
+
 static void
 tls_drive(rx_tls_conn_t *t)
 {
     rx_conn_t *c = t->c;
     int        rc;
 
+    if (t->early && !tls_read_early(t)) {
+        return;
+    }
     if (!t->handshaked) {
         ERR_clear_error();
         rc = SSL_do_handshake(t->ssl);
@@ -809,8 +858,8 @@ tls_start_read(rx_conn_t *c)
 
     c->want_read = true;
     rx_conn_arm_recv(c);
-    if (t->handshaked && (t->kept_len > 0 || SSL_has_pending(t->ssl)
-                          || t->eof)) {
+    if ((t->handshaked || t->early)
+        && (t->kept_len > 0 || SSL_has_pending(t->ssl) || t->eof)) {
         rx_post(&t->posted);       /* what waits inside goes out next */
     }
 }
@@ -875,6 +924,12 @@ bool
 rx_tls_handshake_done(const rx_conn_t *c)
 {
     return c->tls && c->tls->handshaked;
+}
+
+bool
+rx_tls_early_data(const rx_conn_t *c)
+{
+    return c->tls && c->tls->early_used && !c->tls->handshaked;
 }
 
 bool

@@ -65,6 +65,11 @@ rx_conn_t *rx_tls_conn(const SSL *ssl);
 /* The handshake has finished (variables, verify results are known). */
 bool rx_tls_handshake_done(const rx_conn_t *c);
 
+/* Plaintext was read as TLS 1.3 early data and the handshake has not
+ * finished yet: it may be a replay ($ssl_early_data). Early data is read
+ * when the SSL_CTX allows it (SSL_CTX_set_max_early_data > 0). */
+bool rx_tls_early_data(const rx_conn_t *c);
+
 /* Plain HTTP arrived on a TLS port (detect_plain): answer 497/400. */
 bool rx_tls_plain_http(const rx_conn_t *c);
 

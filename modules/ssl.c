@@ -22,8 +22,6 @@ static const char *set_conf_command(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static const char *set_verify(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
-static const char *set_early_data(rx_conf_t *cf, const rx_command_t *cmd,
-    void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static rx_int_t postconfiguration(rx_conf_t *cf);
 static void *create_srv_conf(rx_conf_t *cf);
@@ -91,7 +89,7 @@ static const rx_command_t ssl_commands[] = {
       RX_HTTP_SRV_CONF_OFFSET, OFF(stapling_file), NULL },
     { "ssl_stapling_verify", SRV | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_SRV_CONF_OFFSET, OFF(stapling_verify), NULL },
-    { "ssl_early_data", SRV | RX_CONF_FLAG, set_early_data,
+    { "ssl_early_data", SRV | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_SRV_CONF_OFFSET, OFF(early_data), NULL },
     { "ssl_reject_handshake", SRV | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_SRV_CONF_OFFSET, OFF(reject_handshake), NULL },
@@ -240,23 +238,6 @@ set_verify(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     if (rv == RX_CONF_OK) {
         sscf->verify_pos.file = cf->conf_file->name;
         sscf->verify_pos.line = cf->conf_file->line;
-    }
-    return rv;
-}
-
-/* TLS 1.3 early data needs the transport to read it before the
- * handshake ends; event/tls.c does not, so "on" is accepted and said to
- * do nothing (see docs/tls.md: 0-RTT requests are replayable anyway). */
-static const char *
-set_early_data(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    rx_int_t   *field = rx_conf_field(conf, cmd, rx_int_t);
-    const char *rv = rx_conf_set_flag_slot(cf, cmd, conf);
-
-    if (rv == RX_CONF_OK && *field == 1) {
-        rx_conf_log_error(RX_LOG_WARN, cf, 0, "\"ssl_early_data on\" ignored:"
-            " this ringx build does not accept TLS 1.3 early data (requests "
-            "are read after the handshake)");
     }
     return rv;
 }

@@ -502,6 +502,15 @@ rx_http_ssl_build_ctx(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf)
     if (sscf->prefer_server_ciphers) {
         SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
     }
+    if (sscf->early_data == 1) {
+        /* one record of 0-RTT data, as nginx; tickets announce it */
+        SSL_CTX_set_max_early_data(ctx, 16384);
+        SSL_CTX_set_recv_max_early_data(ctx, 16384);
+        /* OpenSSL's anti-replay needs single-use session ids from one
+         * cache; tickets across workers cannot be: the application judges
+         * replays by $ssl_early_data, as with nginx */
+        SSL_CTX_set_options(ctx, SSL_OP_NO_ANTI_REPLAY);
+    }
     if (certificates(cf, sscf) != RX_OK) {
         return RX_ERROR;
     }

@@ -142,7 +142,8 @@ static rx_int_t
 get_early_data(rx_http_request_t *r, SSL *ssl, rx_http_variable_value_t *v)
 {
     (void) ssl;
-    return set_text(r, v, "");      /* early data is never accepted */
+    /* "1" while the request came as 0-RTT data before the handshake ended */
+    return set_text(r, v, rx_tls_early_data(r->conn) ? "1" : "");
 }
 
 /* nginx: FAILED:reason, then NONE without a certificate, else SUCCESS */
