@@ -6,7 +6,6 @@
  * decoded as they come (split anywhere), STDOUT holding the CGI header
  * then the body, STDERR logged, END_REQUEST ending the exchange.
  */
-#include <ctype.h>
 #include "fastcgi.h"
 
 #define RX_FCGI_ID  1          /* one request per connection at a time */
@@ -49,7 +48,9 @@ header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
         }
         memcpy(p, "HTTP_", 5);
         for (k = 0; k < h[i].key.len; k++) {
-            char ch = (char) toupper((unsigned char) h[i].key.data[k]);
+            char ch = h[i].key.data[k];
+
+            ch = (char) (ch >= 'a' && ch <= 'z' ? ch & ~0x20 : ch);
             p[5 + k] = ch == '-' ? '_' : ch;
         }
         for (j = 0; j < ngiven; j++) {
@@ -365,11 +366,10 @@ stderr_add(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx, const char *data,
     return RX_OK;
 }
 
-static bool
-key_is(const rx_table_elt_t *e, const char *lowcase)
-{
-    return strcmp(e->lowcase_key, lowcase) == 0;
-}
+/* Compares the length first: most names are none of those asked for. */
+#define key_is(e, lit)                                                      \
+    ((e)->key.len == sizeof(lit) - 1                                      \
+     && memcmp((e)->lowcase_key, lit, sizeof(lit) - 1) == 0)
 
 static rx_int_t
 add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
@@ -386,7 +386,9 @@ add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
     e->value = *value;
     e->deleted = false;
     for (i = 0; i < name->len; i++) {
-        e->lowcase_key[i] = (char) tolower((unsigned char) name->data[i]);
+        char ch = name->data[i];     /* a token: ASCII only */
+
+        e->lowcase_key[i] = (char) (ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
     }
     e->lowcase_key[i] = '\0';
     if (key_is(e, "status")) {
@@ -459,24 +461,53 @@ header_complete(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
     }
 }
 
+/* The length of the CGI header when all of it (up to the empty line) is
+ * in data; 0 when it is not. */
+static size_t
+whole_header(const char *data, size_t len)
+{
+    const char *p = data, *end = data + len, *lf;
+
+    while (p < end && (lf = memchr(p, '\n', (size_t) (end - p))) != NULL) {
+        if (lf == p || (lf == p + 1 && *p == '\r')) {
+            return (size_t) (lf + 1 - data);
+        }
+        p = lf + 1;
+    }
+    return 0;
+}
+
 /* A piece of STDOUT while the header is incomplete. *rest: how many of its
- * bytes follow the header (body). */
+ * bytes follow the header (body). When the first piece holds the whole
+ * header (the usual case: one record), its lines are parsed where they
+ * are: the engine's header buffer, which the request keeps. Otherwise the
+ * pieces are gathered in hbuf first. */
 static rx_int_t
 header_text(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
     const rx_fcgi_event_t *ev, size_t *rest)
 {
-    size_t    cap = u->conf->buffer_size, take;
-    rx_str_t  name, value;
-    rx_int_t  rc;
+    size_t      cap = u->conf->buffer_size, take, whole;
+    const char *text;
+    rx_str_t    name, value;
+    rx_int_t    rc;
 
-    if (ctx->hbuf == NULL && (ctx->hbuf = rx_pnalloc(u->r->pool, cap)) == NULL) {
-        return RX_ERROR;
+    if (ctx->hlen == 0 && (whole = whole_header(ev->data, ev->len)) != 0
+        && whole <= cap) {
+        text = ev->data;
+        take = ev->len;
+        ctx->hlen = take;
+    } else {
+        if (ctx->hbuf == NULL
+            && (ctx->hbuf = rx_pnalloc(u->r->pool, cap)) == NULL) {
+            return RX_ERROR;
+        }
+        take = rx_min(ev->len, cap - ctx->hlen);
+        memcpy(ctx->hbuf + ctx->hlen, ev->data, take);
+        ctx->hlen += take;
+        text = ctx->hbuf;
     }
-    take = rx_min(ev->len, cap - ctx->hlen);
-    memcpy(ctx->hbuf + ctx->hlen, ev->data, take);
-    ctx->hlen += take;
     for ( ;; ) {
-        rc = rx_fcgi_parse_header_line(ctx->hbuf, ctx->hlen, &ctx->hparsed,
+        rc = rx_fcgi_parse_header_line(text, ctx->hlen, &ctx->hparsed,
                                        &name, &value);
         if (rc == RX_OK) {
             rc = add_header(u, ctx, &name, &value);
