@@ -129,6 +129,12 @@ rx_fcgi_decode(rx_fcgi_decoder_t *d, const char **pos, const char *end,
     for ( ;; ) {
         switch (d->state) {
         case RX_FCGI_ST_HEADER:
+            if (d->header_got == 0 && end - p >= RX_FCGI_HEADER_LEN) {
+                /* the usual case: the whole header is here */
+                memcpy(d->header, p, RX_FCGI_HEADER_LEN);
+                d->header_got = RX_FCGI_HEADER_LEN;
+                p += RX_FCGI_HEADER_LEN;
+            }
             while (d->header_got < RX_FCGI_HEADER_LEN && p < end) {
                 d->header[d->header_got++] = (unsigned char) *p++;
             }
