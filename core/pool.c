@@ -195,7 +195,14 @@ palloc_slow(rx_pool_t *pool, size_t size, size_t align)
     if (size > pool->max) {
         return alloc_large(pool, size);
     }
-    for (b = pool->current->next; b; b = b->next) {
+    /* a block that keeps missing stops being tried first (without this
+     * the full first block of a request is tried before every
+     * allocation that lands in the second) */
+    b = pool->current;
+    if (b->failed++ > 4 && b->next) {
+        pool->current = b->next;
+    }
+    for (b = b->next; b; b = b->next) {
         m = (char *) rx_align((uintptr_t) b->last, align);
         if (m <= b->end && (size_t) (b->end - m) >= size) {
             b->last = m + size;
