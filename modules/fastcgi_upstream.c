@@ -99,9 +99,12 @@ header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
     return RX_OK;
 }
 
-/* BEGIN_REQUEST and the PARAMS stream (with its empty closing record). */
+/* BEGIN_REQUEST and the PARAMS stream (with its empty closing record);
+ * with end_stdin, the empty STDIN record too (a request without a body
+ * goes out as this one buffer). */
 static rx_buf_t *
-begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
+begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
+    bool end_stdin)
 {
     rx_http_fastcgi_param_t *prm = flcf->params ? flcf->params->elts : NULL;
     rx_array_t              *pairs;
@@ -109,7 +112,7 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
     rx_buf_t                *b;
     rx_uint_t                i, n = flcf->params ? flcf->params->nelts : 0;
     size_t                   len = 0;
-    char                    *stream, *p;
+    char                    *p;
 
     pairs = rx_array_create(r->pool, n + r->headers_in.headers.nelts + 1,
                             sizeof(pair_t));
@@ -140,17 +143,11 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
     for (i = 0; i < pairs->nelts; i++) {
         len += rx_fcgi_pair_size(pr[i].name.len, pr[i].value.len);
     }
-    stream = rx_pnalloc(r->pool, len ? len : 1);
     b = rx_create_temp_buf(r->pool, 2 * RX_FCGI_HEADER_LEN
                            + rx_fcgi_framed_size(len, RX_FCGI_MAX_CONTENT)
-                           + RX_FCGI_HEADER_LEN);
-    if (stream == NULL || b == NULL) {
+                           + (end_stdin ? 2 : 1) * RX_FCGI_HEADER_LEN);
+    if (b == NULL) {
         return NULL;
-    }
-    p = stream;
-    for (i = 0; i < pairs->nelts; i++) {
-        p = rx_fcgi_write_pair(p, pr[i].name.data, pr[i].name.len,
-                               pr[i].value.data, pr[i].value.len);
     }
     p = b->last;
     rx_fcgi_write_header(p, RX_FCGI_BEGIN_REQUEST, RX_FCGI_ID, 8, 0);
@@ -159,10 +156,40 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
     p[1] = RX_FCGI_RESPONDER;
     p[2] = flcf->keep_conn ? RX_FCGI_KEEP_CONN : 0;
     p += 8;
-    p = rx_fcgi_frame(p, RX_FCGI_PARAMS, RX_FCGI_ID, stream, len,
-                      RX_FCGI_MAX_CONTENT);
+    if (len && len <= RX_FCGI_MAX_CONTENT) {
+        /* one record (the usual case): the pairs go straight in */
+        size_t pad = rx_fcgi_padding(len);
+
+        rx_fcgi_write_header(p, RX_FCGI_PARAMS, RX_FCGI_ID, len, pad);
+        p += RX_FCGI_HEADER_LEN;
+        for (i = 0; i < pairs->nelts; i++) {
+            p = rx_fcgi_write_pair(p, pr[i].name.data, pr[i].name.len,
+                                   pr[i].value.data, pr[i].value.len);
+        }
+        memset(p, 0, pad);
+        p += pad;
+    } else if (len) {
+        /* split in records: written whole first, then framed */
+        char *stream = rx_pnalloc(r->pool, len), *q;
+
+        if (stream == NULL) {
+            return NULL;
+        }
+        q = stream;
+        for (i = 0; i < pairs->nelts; i++) {
+            q = rx_fcgi_write_pair(q, pr[i].name.data, pr[i].name.len,
+                                   pr[i].value.data, pr[i].value.len);
+        }
+        p = rx_fcgi_frame(p, RX_FCGI_PARAMS, RX_FCGI_ID, stream, len,
+                          RX_FCGI_MAX_CONTENT);
+    }
     rx_fcgi_write_header(p, RX_FCGI_PARAMS, RX_FCGI_ID, 0, 0);
-    b->last = p + RX_FCGI_HEADER_LEN;
+    p += RX_FCGI_HEADER_LEN;
+    if (end_stdin) {
+        rx_fcgi_write_header(p, RX_FCGI_STDIN, RX_FCGI_ID, 0, 0);
+        p += RX_FCGI_HEADER_LEN;
+    }
+    b->last = p;
     return b;
 }
 
@@ -263,6 +290,7 @@ rx_http_fastcgi_create_request(rx_http_upstream_t *u)
                                           rx_http_fastcgi_module);
     rx_buf_t                   *b;
     rx_chain_t                **ll;
+    bool                        body;
 
     if (u->headers_in.headers.elts == NULL
         && rx_array_init(&u->headers_in.headers, r->pool, 16,
@@ -270,14 +298,15 @@ rx_http_fastcgi_create_request(rx_http_upstream_t *u)
         return RX_ERROR;
     }
     rx_http_fastcgi_reinit_request(u);
-    b = begin_and_params(r, flcf);
+    body = flcf->upstream.pass_request_body && r->request_body
+           && rx_chain_size(r->request_body->bufs) > 0;
+    b = begin_and_params(r, flcf, !body);
     if (b == NULL) {
         return RX_ERROR;
     }
     u->request_bufs = NULL;
     ll = append(r, &u->request_bufs, b);
-    if (ll == NULL
-        || stdin_records(r, ll, flcf->upstream.pass_request_body) == NULL) {
+    if (ll == NULL || (body && stdin_records(r, ll, true) == NULL)) {
         return RX_ERROR;
     }
     return RX_OK;
