@@ -36,7 +36,15 @@ rx_create_temp_buf(rx_pool_t *pool, size_t size)
 rx_chain_t *
 rx_alloc_chain_link(rx_pool_t *pool)
 {
-    return rx_pcalloc(pool, sizeof(rx_chain_t));
+    /* two fields: set here rather than by memset (a dozen links a
+     * response) */
+    rx_chain_t *cl = rx_palloc(pool, sizeof(rx_chain_t));
+
+    if (cl) {
+        cl->buf = NULL;
+        cl->next = NULL;
+    }
+    return cl;
 }
 
 rx_chain_t *

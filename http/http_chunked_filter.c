@@ -61,6 +61,25 @@ append(rx_http_request_t *r, rx_chain_t ***ll, rx_buf_t *b, const char *text,
     return cl;
 }
 
+/* "%zx\r\n" without printf (once per chunk). */
+static size_t
+chunk_size_line(char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    char              tmp[2 * sizeof(size_t)], *t = tmp + sizeof(tmp);
+    size_t            n;
+
+    do {
+        *--t = hex[size & 0xf];
+        size >>= 4;
+    } while (size);
+    n = (size_t) (tmp + sizeof(tmp) - t);
+    memcpy(out, t, n);
+    out[n] = '\r';
+    out[n + 1] = '\n';
+    return n + 2;
+}
+
 rx_int_t
 rx_http_chunked_body_filter(rx_http_request_t *r, rx_chain_t *in)
 {
@@ -81,8 +100,8 @@ rx_http_chunked_body_filter(rx_http_request_t *r, rx_chain_t *in)
         if (size == 0) {
             continue;
         }
-        int n = snprintf(hdr, sizeof(hdr), "%zx\r\n", size);
-        if (append(r, &ll, NULL, hdr, (size_t) n) == NULL
+        size_t n = chunk_size_line(hdr, size);
+        if (append(r, &ll, NULL, hdr, n) == NULL
             || append(r, &ll, cl->buf, NULL, 0) == NULL
             || append(r, &ll, NULL, "\r\n", 2) == NULL) {
             return RX_ERROR;

@@ -129,6 +129,12 @@ rx_fcgi_decode(rx_fcgi_decoder_t *d, const char **pos, const char *end,
     for ( ;; ) {
         switch (d->state) {
         case RX_FCGI_ST_HEADER:
+            if (d->header_got == 0 && end - p >= RX_FCGI_HEADER_LEN) {
+                /* the usual case: the whole header is here */
+                memcpy(d->header, p, RX_FCGI_HEADER_LEN);
+                d->header_got = RX_FCGI_HEADER_LEN;
+                p += RX_FCGI_HEADER_LEN;
+            }
             while (d->header_got < RX_FCGI_HEADER_LEN && p < end) {
                 d->header[d->header_got++] = (unsigned char) *p++;
             }
@@ -207,17 +213,30 @@ rx_fcgi_decoder_unread(rx_fcgi_decoder_t *d, size_t n)
     d->state = RX_FCGI_ST_CONTENT;
 }
 
-/* RFC 9110 token characters: a header name. */
+/* RFC 9110 token characters: a header name (a table: this runs for every
+ * byte of every name). */
+static const unsigned char token_chars[256] = {
+    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
+    ['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
+    ['`'] = 1, ['|'] = 1, ['~'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+    ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+    ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+    ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+    ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+};
+
 static bool
 is_token(unsigned char ch)
 {
-    if (ch >= '0' && ch <= '9') {
-        return true;
-    }
-    if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') {
-        return true;
-    }
-    return ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
+    return token_chars[ch];
 }
 
 rx_int_t
@@ -252,10 +271,9 @@ rx_fcgi_parse_header_line(const char *buf, size_t len, size_t *pos,
     while (line_end > v && (line_end[-1] == ' ' || line_end[-1] == '\t')) {
         line_end--;
     }
-    for (p = v; p < line_end; p++) {
-        if (*p == '\0' || *p == '\r') {
-            return RX_ERROR;
-        }
+    if (memchr(v, '\0', (size_t) (line_end - v))
+        || memchr(v, '\r', (size_t) (line_end - v))) {
+        return RX_ERROR;
     }
     value->data = (char *) v;
     value->len = (size_t) (line_end - v);

@@ -59,6 +59,20 @@ put(char **p, const char *s, size_t n)
 
 #define PUT_LIT(p, lit)  put(p, lit, sizeof(lit) - 1)
 
+/* A decimal number, at least min digits (printf costs ~1k instructions a
+ * call, and this runs for every response). */
+static void
+put_uint(char **p, uint64_t n, int min)
+{
+    char tmp[24], *t = tmp + sizeof(tmp);
+
+    do {
+        *--t = (char) ('0' + n % 10);
+        n /= 10;
+    } while (n || tmp + sizeof(tmp) - t < min);
+    put(p, t, (size_t) (tmp + sizeof(tmp) - t));
+}
+
 rx_int_t
 rx_http_header_filter(rx_http_request_t *r)
 {
@@ -68,7 +82,7 @@ rx_http_header_filter(rx_http_request_t *r)
     rx_table_elt_t          *h = ho->headers.elts;
     rx_uint_t                status = ho->status ? ho->status : RX_HTTP_OK;
     const char              *text = rx_http_status_text(status);
-    char                     lm[64], line[64], *sl = line;
+    char                     lm[64], line[96], *sl = line;
     size_t                   len, i, ll;
     rx_buf_t                *b;
     rx_chain_t              *cl;
@@ -98,13 +112,25 @@ rx_http_header_filter(rx_http_request_t *r)
         if (sl == NULL) {
             return RX_ERROR;
         }
-        ll = (size_t) sprintf(sl, "HTTP/1.1 %.*s\r\n", (int) ho->status_line.len,
-                              ho->status_line.data);
+        p = sl;
+        PUT_LIT(&p, "HTTP/1.1 ");
+        put(&p, ho->status_line.data, ho->status_line.len);
+        PUT_LIT(&p, "\r\n");
+        ll = (size_t) (p - sl);
     } else {
-        ll = text ? (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu %s\r\n",
-                                      (unsigned long) status, text)
-                  : (size_t) snprintf(line, sizeof(line), "HTTP/1.1 %03lu \r\n",
-                                      (unsigned long) status);
+        /* "HTTP/1.1 " (9) + the status (3 digits, 20 at most) + " " +
+         * the reason phrase (64 at most) + CRLF fits line[96] */
+        size_t tl = text ? strnlen(text, sizeof(line) - 32) : 0;
+
+        p = line;
+        PUT_LIT(&p, "HTTP/1.1 ");
+        put_uint(&p, status, 3);
+        PUT_LIT(&p, " ");
+        if (tl) {
+            put(&p, text, tl);
+        }
+        PUT_LIT(&p, "\r\n");
+        ll = (size_t) (p - line);
     }
     len = ll;
     len += sizeof("Server: " RINGX_VER "\r\n") - 1;
@@ -146,7 +172,9 @@ rx_http_header_filter(rx_http_request_t *r)
     } else {
         PUT_LIT(&p, "Server: " RINGX_NAME "\r\n");
     }
-    p += sprintf(p, "Date: %s\r\n", rx_http_time);
+    PUT_LIT(&p, "Date: ");
+    put(&p, rx_http_time, strlen(rx_http_time));
+    PUT_LIT(&p, "\r\n");
     if (ho->content_type.len) {
         PUT_LIT(&p, "Content-Type: ");
         put(&p, ho->content_type.data, ho->content_type.len);
@@ -157,7 +185,9 @@ rx_http_header_filter(rx_http_request_t *r)
         PUT_LIT(&p, "\r\n");
     }
     if (ho->content_length_n >= 0) {
-        p += sprintf(p, "Content-Length: %" PRId64 "\r\n", ho->content_length_n);
+        PUT_LIT(&p, "Content-Length: ");
+        put_uint(&p, (uint64_t) ho->content_length_n, 1);
+        PUT_LIT(&p, "\r\n");
     }
     if (ho->last_modified_time != -1) {
         p += sprintf(p, "Last-Modified: %s\r\n", lm);
@@ -170,8 +200,9 @@ rx_http_header_filter(rx_http_request_t *r)
     } else if (keepalive) {
         PUT_LIT(&p, "Connection: keep-alive\r\n");
         if (clcf->keepalive_header) {
-            p += sprintf(p, "Keep-Alive: timeout=%ld\r\n",
-                         (long) (clcf->keepalive_header / 1000));
+            PUT_LIT(&p, "Keep-Alive: timeout=");
+            put_uint(&p, (uint64_t) (clcf->keepalive_header / 1000), 1);
+            PUT_LIT(&p, "\r\n");
         }
     } else {
         PUT_LIT(&p, "Connection: close\r\n");

@@ -377,17 +377,35 @@ build_request_line(rx_http_request_t *r, const rx_http_message_info_t *info)
     if (r->http_protocol.data == NULL) {
         return RX_ERROR;
     }
-    r->http_protocol.len = (size_t) sprintf(r->http_protocol.data, "HTTP/%u.%u",
-                                            info->http_major, info->http_minor);
+    if (info->http_major < 10 && info->http_minor < 10) {
+        /* the usual case, without printf (per request, it counts) */
+        p = r->http_protocol.data;
+        memcpy(p, "HTTP/", 5);
+        p[5] = (char) ('0' + info->http_major);
+        p[6] = '.';
+        p[7] = (char) ('0' + info->http_minor);
+        p[8] = '\0';
+        r->http_protocol.len = 8;
+    } else {
+        r->http_protocol.len = (size_t) sprintf(r->http_protocol.data, "HTTP/%u.%u",
+                                                info->http_major, info->http_minor);
+    }
     n = ml + 1 + r->unparsed_uri.len + 1 + r->http_protocol.len;
     p = rx_pnalloc(r->pool, n + 1);
     if (p == NULL) {
         return RX_ERROR;
     }
-    snprintf(p, n + 1, "%s %.*s %s", info->method_name, (int) r->unparsed_uri.len,
-             r->unparsed_uri.data, r->http_protocol.data);
     r->request_line.data = p;
     r->request_line.len = n;
+    memcpy(p, info->method_name, ml);
+    p += ml;
+    *p++ = ' ';
+    if (r->unparsed_uri.len) {
+        memcpy(p, r->unparsed_uri.data, r->unparsed_uri.len);
+        p += r->unparsed_uri.len;
+    }
+    *p++ = ' ';
+    memcpy(p, r->http_protocol.data, r->http_protocol.len + 1);
     return RX_OK;
 }
 

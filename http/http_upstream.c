@@ -665,29 +665,41 @@ on_sent(rx_conn_t *c, ssize_t res)
     send_request(u);
 }
 
+/* A header name, lower case, against a literal: the length first (most
+ * names are not the one asked for; this runs for every upstream header). */
 static bool
-hidden(const rx_http_upstream_conf_t *conf, const char *lowcase, bool upgrade)
+lc_eq(const rx_table_elt_t *e, const char *lit, size_t len)
 {
-    static const char *const hop[] = {
-        "connection", "keep-alive", "transfer-encoding", "te", "trailer",
-        "upgrade", "proxy-connection", NULL
+    return e->key.len == len && memcmp(e->lowcase_key, lit, len) == 0;
+}
+
+#define LC_IS(e, lit)  lc_eq(e, lit, sizeof(lit) - 1)
+
+static bool
+hidden(const rx_http_upstream_conf_t *conf, const rx_table_elt_t *e,
+    bool upgrade)
+{
+    static const rx_str_t hop[] = {
+        rx_string("connection"), rx_string("keep-alive"),
+        rx_string("transfer-encoding"), rx_string("te"),
+        rx_string("trailer"), rx_string("upgrade"),
+        rx_string("proxy-connection")
     };
     const rx_str_t *s;
     rx_uint_t       i;
 
-    if (upgrade && strcmp(lowcase, "upgrade") == 0) {
+    if (upgrade && LC_IS(e, "upgrade")) {
         return false;        /* the protocol switched to */
     }
-    for (i = 0; hop[i]; i++) {
-        if (strcmp(lowcase, hop[i]) == 0) {
+    for (i = 0; i < sizeof(hop) / sizeof(hop[0]); i++) {
+        if (lc_eq(e, hop[i].data, hop[i].len)) {
             return true;
         }
     }
     if (conf->hide_headers) {
         s = conf->hide_headers->elts;
         for (i = 0; i < conf->hide_headers->nelts; i++) {
-            if (strlen(lowcase) == s[i].len
-                && memcmp(lowcase, s[i].data, s[i].len) == 0) {
+            if (lc_eq(e, s[i].data, s[i].len)) {
                 return true;
             }
         }
@@ -708,15 +720,15 @@ copy_headers(rx_http_upstream_t *u)
     r->headers_out.status_line = h->status_line;
     r->headers_out.content_length_n = h->content_length_n;
     for (i = 0; i < h->headers.nelts; i++) {
-        const char *k = in[i].lowcase_key;
+        const rx_table_elt_t *k = &in[i];
 
         if (hidden(u->conf, k, h->status == RX_HTTP_SWITCHING_PROTOCOLS)) {
             continue;
         }
-        if (strcmp(k, "content-length") == 0) {
+        if (LC_IS(k, "content-length")) {
             continue;          /* content_length_n carries it */
         }
-        if (strcmp(k, "content-type") == 0) {
+        if (LC_IS(k, "content-type")) {
             r->headers_out.content_type = in[i].value;
             continue;
         }
@@ -725,7 +737,7 @@ copy_headers(rx_http_upstream_t *u)
             return RX_ERROR;
         }
         *out = in[i];
-        if (strcmp(k, "location") == 0 || strcmp(k, "refresh") == 0) {
+        if (LC_IS(k, "location") || LC_IS(k, "refresh")) {
             rx_int_t rc = u->rewrite_redirect ? u->rewrite_redirect(u, out)
                                               : RX_DECLINED;
             if (rc == RX_ERROR) {
@@ -734,22 +746,22 @@ copy_headers(rx_http_upstream_t *u)
             /* as nginx: the header filter makes a Location absolute when
              * proxy_redirect rewrote it; the upstream's own relative one
              * goes out as it came */
-            if (strcmp(k, "location") == 0
+            if (LC_IS(k, "location")
                 && (rc == RX_OK || out->value.len == 0
                     || out->value.data[0] != '/')) {
                 r->headers_out.location = out;
             }
-        } else if (strcmp(k, "set-cookie") == 0) {
+        } else if (LC_IS(k, "set-cookie")) {
             if (u->rewrite_cookie && u->rewrite_cookie(u, out) == RX_ERROR) {
                 return RX_ERROR;
             }
-        } else if (strcmp(k, "etag") == 0) {
+        } else if (LC_IS(k, "etag")) {
             r->headers_out.etag = out;
-        } else if (strcmp(k, "content-encoding") == 0) {
+        } else if (LC_IS(k, "content-encoding")) {
             r->headers_out.content_encoding = out;
-        } else if (strcmp(k, "expires") == 0) {
+        } else if (LC_IS(k, "expires")) {
             r->headers_out.expires = out;
-        } else if (strcmp(k, "accept-ranges") == 0) {
+        } else if (LC_IS(k, "accept-ranges")) {
             r->headers_out.accept_ranges = out;
         }
     }

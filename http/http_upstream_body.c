@@ -242,12 +242,28 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
         return;
     }
     if (u->pending) {
+        /* the rest of the body and its end in one pass down the filters:
+         * a body that came whole in one read (with the header, often)
+         * leaves in one send, the last chunk included, not two */
         rx_chain_t *cl = u->pending;
+        rx_buf_t   *b = rx_calloc_buf(r->pool);
+        rx_chain_t *end = rx_alloc_chain_link(r->pool);
+
         u->pending = NULL;
-        if (rx_http_output_filter(r, cl) == RX_ERROR) {
+        u->eof_pending = 0;
+        if (b == NULL || end == NULL) {
             rx_conn_close(r->conn);
             return;
         }
+        b->last_buf = 1;
+        b->sync = 1;
+        end->buf = b;
+        end->next = NULL;
+        *u->pending_last = end;
+        if (rx_http_output_filter(r, cl) == RX_ERROR) {
+            rx_conn_close(r->conn);
+        }
+        return;
     }
     send_last(u);
 }

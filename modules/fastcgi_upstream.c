@@ -6,7 +6,6 @@
  * decoded as they come (split anywhere), STDOUT holding the CGI header
  * then the body, STDERR logged, END_REQUEST ending the exchange.
  */
-#include <ctype.h>
 #include "fastcgi.h"
 
 #define RX_FCGI_ID  1          /* one request per connection at a time */
@@ -49,7 +48,9 @@ header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
         }
         memcpy(p, "HTTP_", 5);
         for (k = 0; k < h[i].key.len; k++) {
-            char ch = (char) toupper((unsigned char) h[i].key.data[k]);
+            char ch = h[i].key.data[k];
+
+            ch = (char) (ch >= 'a' && ch <= 'z' ? ch & ~0x20 : ch);
             p[5 + k] = ch == '-' ? '_' : ch;
         }
         for (j = 0; j < ngiven; j++) {
@@ -98,9 +99,12 @@ header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
     return RX_OK;
 }
 
-/* BEGIN_REQUEST and the PARAMS stream (with its empty closing record). */
+/* BEGIN_REQUEST and the PARAMS stream (with its empty closing record);
+ * with end_stdin, the empty STDIN record too (a request without a body
+ * goes out as this one buffer). */
 static rx_buf_t *
-begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
+begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
+    bool end_stdin)
 {
     rx_http_fastcgi_param_t *prm = flcf->params ? flcf->params->elts : NULL;
     rx_array_t              *pairs;
@@ -108,7 +112,7 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
     rx_buf_t                *b;
     rx_uint_t                i, n = flcf->params ? flcf->params->nelts : 0;
     size_t                   len = 0;
-    char                    *stream, *p;
+    char                    *p;
 
     pairs = rx_array_create(r->pool, n + r->headers_in.headers.nelts + 1,
                             sizeof(pair_t));
@@ -139,17 +143,11 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
     for (i = 0; i < pairs->nelts; i++) {
         len += rx_fcgi_pair_size(pr[i].name.len, pr[i].value.len);
     }
-    stream = rx_pnalloc(r->pool, len ? len : 1);
     b = rx_create_temp_buf(r->pool, 2 * RX_FCGI_HEADER_LEN
                            + rx_fcgi_framed_size(len, RX_FCGI_MAX_CONTENT)
-                           + RX_FCGI_HEADER_LEN);
-    if (stream == NULL || b == NULL) {
+                           + (end_stdin ? 2 : 1) * RX_FCGI_HEADER_LEN);
+    if (b == NULL) {
         return NULL;
-    }
-    p = stream;
-    for (i = 0; i < pairs->nelts; i++) {
-        p = rx_fcgi_write_pair(p, pr[i].name.data, pr[i].name.len,
-                               pr[i].value.data, pr[i].value.len);
     }
     p = b->last;
     rx_fcgi_write_header(p, RX_FCGI_BEGIN_REQUEST, RX_FCGI_ID, 8, 0);
@@ -158,10 +156,40 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
     p[1] = RX_FCGI_RESPONDER;
     p[2] = flcf->keep_conn ? RX_FCGI_KEEP_CONN : 0;
     p += 8;
-    p = rx_fcgi_frame(p, RX_FCGI_PARAMS, RX_FCGI_ID, stream, len,
-                      RX_FCGI_MAX_CONTENT);
+    if (len && len <= RX_FCGI_MAX_CONTENT) {
+        /* one record (the usual case): the pairs go straight in */
+        size_t pad = rx_fcgi_padding(len);
+
+        rx_fcgi_write_header(p, RX_FCGI_PARAMS, RX_FCGI_ID, len, pad);
+        p += RX_FCGI_HEADER_LEN;
+        for (i = 0; i < pairs->nelts; i++) {
+            p = rx_fcgi_write_pair(p, pr[i].name.data, pr[i].name.len,
+                                   pr[i].value.data, pr[i].value.len);
+        }
+        memset(p, 0, pad);
+        p += pad;
+    } else if (len) {
+        /* split in records: written whole first, then framed */
+        char *stream = rx_pnalloc(r->pool, len), *q;
+
+        if (stream == NULL) {
+            return NULL;
+        }
+        q = stream;
+        for (i = 0; i < pairs->nelts; i++) {
+            q = rx_fcgi_write_pair(q, pr[i].name.data, pr[i].name.len,
+                                   pr[i].value.data, pr[i].value.len);
+        }
+        p = rx_fcgi_frame(p, RX_FCGI_PARAMS, RX_FCGI_ID, stream, len,
+                          RX_FCGI_MAX_CONTENT);
+    }
     rx_fcgi_write_header(p, RX_FCGI_PARAMS, RX_FCGI_ID, 0, 0);
-    b->last = p + RX_FCGI_HEADER_LEN;
+    p += RX_FCGI_HEADER_LEN;
+    if (end_stdin) {
+        rx_fcgi_write_header(p, RX_FCGI_STDIN, RX_FCGI_ID, 0, 0);
+        p += RX_FCGI_HEADER_LEN;
+    }
+    b->last = p;
     return b;
 }
 
@@ -320,6 +348,7 @@ rx_http_fastcgi_create_request(rx_http_upstream_t *u)
                                           rx_http_fastcgi_module);
     rx_buf_t                   *b;
     rx_chain_t                **ll;
+    bool                        body;
 
     if (u->headers_in.headers.elts == NULL
         && rx_array_init(&u->headers_in.headers, r->pool, 16,
@@ -327,7 +356,11 @@ rx_http_fastcgi_create_request(rx_http_upstream_t *u)
         return RX_ERROR;
     }
     rx_http_fastcgi_reinit_request(u);
-    b = begin_and_params(r, flcf);
+    body = flcf->upstream.pass_request_body && r->request_body
+           && (u->streaming || rx_chain_size(r->request_body->bufs) > 0
+               || (r->request_body->file
+                   && r->request_body->file->written > 0));
+    b = begin_and_params(r, flcf, !body);
     if (b == NULL) {
         return RX_ERROR;
     }
@@ -336,10 +369,10 @@ rx_http_fastcgi_create_request(rx_http_upstream_t *u)
     if (ll == NULL) {
         return RX_ERROR;
     }
-    if (u->streaming) {
-        return RX_OK;           /* STDIN records follow as the body comes */
+    if (!body || u->streaming) {
+        return RX_OK;   /* the empty STDIN is in b, or records follow */
     }
-    if (stdin_records(r, ll, flcf->upstream.pass_request_body) == NULL) {
+    if (stdin_records(r, ll, true) == NULL) {
         return RX_ERROR;
     }
     return RX_OK;
@@ -428,11 +461,10 @@ stderr_add(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx, const char *data,
     return RX_OK;
 }
 
-static bool
-key_is(const rx_table_elt_t *e, const char *lowcase)
-{
-    return strcmp(e->lowcase_key, lowcase) == 0;
-}
+/* Compares the length first: most names are none of those asked for. */
+#define key_is(e, lit)                                                      \
+    ((e)->key.len == sizeof(lit) - 1                                      \
+     && memcmp((e)->lowcase_key, lit, sizeof(lit) - 1) == 0)
 
 static rx_int_t
 add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
@@ -449,7 +481,9 @@ add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
     e->value = *value;
     e->deleted = false;
     for (i = 0; i < name->len; i++) {
-        e->lowcase_key[i] = (char) tolower((unsigned char) name->data[i]);
+        char ch = name->data[i];     /* a token: ASCII only */
+
+        e->lowcase_key[i] = (char) (ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
     }
     e->lowcase_key[i] = '\0';
     if (key_is(e, "status")) {
@@ -522,24 +556,53 @@ header_complete(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
     }
 }
 
+/* The length of the CGI header when all of it (up to the empty line) is
+ * in data; 0 when it is not. */
+static size_t
+whole_header(const char *data, size_t len)
+{
+    const char *p = data, *end = data + len, *lf;
+
+    while (p < end && (lf = memchr(p, '\n', (size_t) (end - p))) != NULL) {
+        if (lf == p || (lf == p + 1 && *p == '\r')) {
+            return (size_t) (lf + 1 - data);
+        }
+        p = lf + 1;
+    }
+    return 0;
+}
+
 /* A piece of STDOUT while the header is incomplete. *rest: how many of its
- * bytes follow the header (body). */
+ * bytes follow the header (body). When the first piece holds the whole
+ * header (the usual case: one record), its lines are parsed where they
+ * are: the engine's header buffer, which the request keeps. Otherwise the
+ * pieces are gathered in hbuf first. */
 static rx_int_t
 header_text(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
     const rx_fcgi_event_t *ev, size_t *rest)
 {
-    size_t    cap = u->conf->buffer_size, take;
-    rx_str_t  name, value;
-    rx_int_t  rc;
+    size_t      cap = u->conf->buffer_size, take, whole;
+    const char *text;
+    rx_str_t    name, value;
+    rx_int_t    rc;
 
-    if (ctx->hbuf == NULL && (ctx->hbuf = rx_pnalloc(u->r->pool, cap)) == NULL) {
-        return RX_ERROR;
+    if (ctx->hlen == 0 && (whole = whole_header(ev->data, ev->len)) != 0
+        && whole <= cap) {
+        text = ev->data;
+        take = ev->len;
+        ctx->hlen = take;
+    } else {
+        if (ctx->hbuf == NULL
+            && (ctx->hbuf = rx_pnalloc(u->r->pool, cap)) == NULL) {
+            return RX_ERROR;
+        }
+        take = rx_min(ev->len, cap - ctx->hlen);
+        memcpy(ctx->hbuf + ctx->hlen, ev->data, take);
+        ctx->hlen += take;
+        text = ctx->hbuf;
     }
-    take = rx_min(ev->len, cap - ctx->hlen);
-    memcpy(ctx->hbuf + ctx->hlen, ev->data, take);
-    ctx->hlen += take;
     for ( ;; ) {
-        rc = rx_fcgi_parse_header_line(ctx->hbuf, ctx->hlen, &ctx->hparsed,
+        rc = rx_fcgi_parse_header_line(text, ctx->hlen, &ctx->hparsed,
                                        &name, &value);
         if (rc == RX_OK) {
             rc = add_header(u, ctx, &name, &value);
