@@ -33,6 +33,7 @@ extern rx_module_t rx_http_upstream_hash_module;
 extern rx_module_t rx_http_upstream_least_conn_module;
 extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
+extern rx_module_t rx_http_proxy_ssl_module;
 extern rx_module_t rx_http_fastcgi_module;
 
 rx_module_t *const rx_modules[] = {
@@ -90,6 +91,9 @@ rx_module_t *const rx_modules[] = {
     &rx_http_static_module,
 #if (RX_HTTP_PROXY)
     &rx_http_proxy_module,      /* a location's handler (proxy_pass) */
+#endif
+#if (RX_HTTP_PROXY && RX_HAVE_OPENSSL)
+    &rx_http_proxy_ssl_module,  /* proxy_ssl_*: proxy_pass https:// */
 #endif
 #if (RX_HTTP_FASTCGI)
     &rx_http_fastcgi_module,    /* a location's handler (fastcgi_pass) */

@@ -330,6 +330,12 @@ tls_cleanup(void *data)
     rx_tls_conn_t *t = data;
 
     rx_post_cancel(&t->posted);
+    if (t->handshaked) {
+        /* closed without close_notify (keepalive timeout, Connection:
+         * close): the session stays resumable, as after a clean shutdown.
+         * A fatal alert already removed it from the cache. */
+        SSL_set_shutdown(t->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    }
     SSL_free(t->ssl);
     free(t->kept);
     free(t->out);

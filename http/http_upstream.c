@@ -394,6 +394,13 @@ connect_peer(rx_http_upstream_t *u)
     set_log_upstream(u, &peer->name);
 
     uc = rx_http_upstream_keepalive_get(u->us, peer);
+    if (uc != NULL && uc->tls != (u->ssl != NULL)) {
+        /* the pool is the upstream's: a location that speaks the other
+         * protocol (http:// against https://) to the same peer cannot
+         * use this connection */
+        rx_conn_close(uc->c);
+        uc = NULL;
+    }
     if (uc != NULL) {
         bind_connection(u, uc);
         u->reused = 1;
@@ -507,7 +514,40 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
         return;
     }
     u->state->connect_time = rx_current_msec - u->try_start;
+#if (RX_HAVE_OPENSSL)
+    if (u->ssl) {
+        /* proxy_pass https://: the request waits in the TLS transport
+         * for the handshake, which runs under the connect timeout */
+        if (rx_http_upstream_ssl_start(u) != RX_OK) {
+            next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
+            return;
+        }
+        send_request(u);
+        if (u->uc && !u->request_sent && !u->freading) {
+            u->action = "SSL handshaking to upstream";
+            rx_timer_add(&c->timer, u->conf->connect_timeout);
+        }
+        return;
+    }
+#endif
     send_request(u);
+}
+
+/* A TLS connection failed (res: -EPROTO) or closed before its handshake
+ * ended: true when so and why is logged (http_upstream_ssl.c). */
+static bool
+tls_error(rx_http_upstream_t *u, ssize_t res)
+{
+#if (RX_HAVE_OPENSSL)
+    if (u->ssl == NULL || u->uc == NULL || !u->uc->tls) {
+        return false;
+    }
+    return rx_http_upstream_ssl_error(u, res);
+#else
+    (void) u;
+    (void) res;
+    return false;
+#endif
 }
 
 /* Sends what is left of the request, from offset u->sent (the chain is
@@ -520,8 +560,9 @@ send_request(rx_http_upstream_t *u)
     int64_t     skip = u->sent;
     int         n = 0;
 
-    if (!c->reading) {
-        /* an early answer or close is seen while the request goes out */
+    if (!c->want_read) {
+        /* an early answer or close is seen while the request goes out
+         * (want_read, not reading: TLS reads for its handshake alone) */
         c->transport->start_read(c);
     }
     for (cl = u->request_bufs; cl && n < (int) rx_nelems(u->iov); cl = cl->next) {
@@ -599,7 +640,7 @@ on_sent(rx_conn_t *c, ssize_t res)
         return;
     }
     if (res < 0) {
-        if (res != -ECANCELED) {
+        if (res != -ECANCELED && !tls_error(u, res)) {
             rx_http_upstream_log_error(u, RX_LOG_ERR, (int) -res, "send() failed");
         }
         next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
@@ -955,7 +996,10 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         return;
     }
     if (len < 0) {
-        rx_http_upstream_log_error(u, RX_LOG_ERR, (int) -len, "recv() failed");
+        if (!tls_error(u, len)) {
+            rx_http_upstream_log_error(u, RX_LOG_ERR, (int) -len,
+                                       "recv() failed");
+        }
         if (!u->header_done) {
             next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
         } else {
@@ -965,8 +1009,10 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
     }
     if (len == 0) {
         if (!u->header_done) {
-            rx_http_upstream_log_error(u, RX_LOG_ERR, 0,
-                               "upstream prematurely closed connection");
+            if (!tls_error(u, 0)) {
+                rx_http_upstream_log_error(u, RX_LOG_ERR, 0,
+                                   "upstream prematurely closed connection");
+            }
             next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
             return;
         }

@@ -72,6 +72,8 @@ typedef struct {
     rx_msec_t      checked;         /* when it last failed or was tried */
     rx_msec_t      accessed;
     bool           down;
+    void          *ssl_session;     /* TLS: the last session (per worker,
+                                       http_upstream_ssl.c's) */
 } rx_http_upstream_peer_t;
 
 /* A `server` line as written. */
@@ -136,6 +138,17 @@ struct rx_http_upstream_srv_conf_s {
     rx_uint_t                 nidle;
 };
 
+/* TLS to the peers (proxy_pass https://): filled by the protocol's
+ * directives (modules/proxy_ssl.c); the engine starts TLS on every new
+ * connection and keeps each peer's last session (http_upstream_ssl.c). */
+typedef struct {
+    void                        *ctx;             /* SSL_CTX */
+    rx_http_complex_value_t     *name;            /* NULL: the host */
+    rx_int_t                     server_name;     /* send SNI */
+    rx_int_t                     verify;
+    rx_int_t                     session_reuse;
+} rx_http_upstream_ssl_t;
+
 /* The engine's settings in a location: each protocol fills one from its
  * own directives (proxy_connect_timeout, fastcgi_connect_timeout ...). */
 typedef struct {
@@ -196,6 +209,8 @@ struct rx_http_upstream_conn_s {
     rx_http_upstream_t           *u;          /* NULL while idle */
     rx_uint_t                     requests;   /* served on it */
     bool                          counted;    /* in the peer's open count */
+    bool                          tls;        /* TLS was started on it */
+    char                         *ssl_name;   /* the name it was for */
     rx_msec_t                     start;
     rx_http_upstream_conn_t      *prev;       /* the idle list */
     rx_http_upstream_conn_t      *next;
@@ -210,6 +225,10 @@ struct rx_http_upstream_s {
     void                            *proto;      /* the protocol's state */
     rx_str_t                         schema;     /* "http://" for logs */
     rx_str_t                         uri;        /* for the log's upstream: */
+    /* TLS (the protocol sets both for https): NULL is plain TCP; ssl_host
+     * is the name *_pass gave, the default SNI and verified name */
+    const rx_http_upstream_ssl_t    *ssl;
+    rx_str_t                         ssl_host;
 
     /* The protocol. process_header gets the bytes received since the last
      * call (contiguous with earlier ones in the header buffer) and returns
@@ -400,6 +419,15 @@ bool rx_http_upstream_peer_available(const rx_http_upstream_srv_conf_t *us,
 /* Takes the peer for a try: counts its connection, notes the time. */
 void rx_http_upstream_take_peer(rx_http_upstream_peer_t *p);
 void rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed);
+
+/* http_upstream_ssl.c (with OpenSSL): TLS on a connected peer. start
+ * returns RX_OK or RX_ERROR (logged); error logs, in nginx's words, why a
+ * TLS connection failed (res: -errno, or 0 for a close) and returns false
+ * when TLS had no part in it. */
+rx_int_t rx_http_upstream_ssl_start(rx_http_upstream_t *u);
+bool rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res);
+/* For the SSL_CTX of *_ssl_session_reuse: keep each peer's last session. */
+void rx_http_upstream_ssl_cache_sessions(void *ssl_ctx);
 
 /* http_upstream_keepalive.c: the idle pool */
 rx_http_upstream_conn_t *rx_http_upstream_keepalive_get(

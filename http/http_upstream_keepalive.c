@@ -88,7 +88,7 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
     uc->peer->idle++;
     c->timer.handler = idle_timeout;
     rx_timer_add(&c->timer, us->keepalive_timeout);
-    if (!c->reading) {
+    if (!c->want_read) {           /* a TLS transport may read already */
         c->transport->start_read(c);
     }
     /* on the worker's idle list too, as nginx marks cached connections

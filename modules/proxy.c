@@ -14,6 +14,7 @@
 #include "http_script.h"
 #include "http_location.h"
 #include "proxy_rewrite.h"
+#include "proxy_ssl.h"
 
 typedef struct {
     rx_str_t                  name;       /* as written */
@@ -35,6 +36,10 @@ typedef struct {
     rx_http_complex_value_t  *method;
     rx_http_proxy_rewrite_conf_t rewrite;   /* proxy_redirect, proxy_cookie_* */
     rx_http_complex_value_t  *body;         /* proxy_set_body */
+    const rx_http_upstream_ssl_t *ssl;      /* https (or variables): the
+                                               location's proxy_ssl_* */
+    bool                      https;        /* proxy_pass https:// */
+    rx_str_t                  ssl_host;     /* its host, for the SNI */
 } rx_http_proxy_loc_conf_t;
 
 /* A request's view of the target (variables may make it differ per
@@ -292,25 +297,34 @@ merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
     return RX_CONF_OK;
 }
 
-/* "http://host[:port][/uri]", "http://unix:/path[:/uri]" or an upstream
- * name; fills host, port and the URI part. Returns NULL or an error. */
+/* "http[s]://host[:port][/uri]", "http[s]://unix:/path[:/uri]" or an
+ * upstream name; fills host, port, the URI part and whether it is https.
+ * Returns NULL or an error. */
 static const char *
 parse_url(const rx_str_t *url, rx_str_t *host, in_port_t *port, bool *no_port,
-    rx_str_t *uri, bool *has_uri)
+    rx_str_t *uri, bool *has_uri, bool *https)
 {
     const char *p, *last = url->data + url->len, *slash, *colon, *err;
     rx_str_t    authority;
+    in_port_t   default_port = 80;
 
+    *https = false;
     if (url->len > 7 && strncasecmp(url->data, "http://", 7) == 0) {
         p = url->data + 7;
     } else if (url->len > 8 && strncasecmp(url->data, "https://", 8) == 0) {
-        return "https is not supported yet";
+#if (RX_HAVE_OPENSSL)
+        p = url->data + 8;
+        *https = true;
+        default_port = 443;
+#else
+        return "https protocol requires SSL support";
+#endif
     } else {
         return "invalid URL prefix";
     }
     *has_uri = false;
     *no_port = true;
-    *port = 80;
+    *port = default_port;
     rx_str_null(uri);
     if (last - p > 5 && strncasecmp(p, "unix:", 5) == 0) {
         /* unix:/path, optionally followed by ":/uri" */
@@ -336,7 +350,7 @@ parse_url(const rx_str_t *url, rx_str_t *host, in_port_t *port, bool *no_port,
     authority.len = (size_t) ((slash ? slash : last) - p);
     err = rx_http_upstream_parse_host(&authority, host, port, no_port);
     if (*no_port) {
-        *port = 80;
+        *port = default_port;
     }
     return err;
 }
@@ -355,7 +369,7 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
                                         rx_http_core_module);
     rx_str_t                 *value = cf->args->elts, host, uri;
     in_port_t                 port;
-    bool                      no_port, has_uri;
+    bool                      no_port, has_uri, https;
     const char               *err;
     char                     *p;
 
@@ -366,6 +380,13 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     clcf->handler = proxy_handler;
     cmcf->upstreams = true;
     if (memchr(value[1].data, '$', value[1].len)) {
+#if (RX_HAVE_OPENSSL)
+        /* it may turn out https at run time */
+        plcf->ssl = rx_http_proxy_ssl_needed(cf);
+        if (plcf->ssl == NULL) {
+            return RX_CONF_ERROR;
+        }
+#endif
         plcf->upstream.url = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
         if (plcf->upstream.url == NULL
             || rx_http_compile_complex_value(cf, &value[1], plcf->upstream.url)
@@ -374,11 +395,21 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         }
         return RX_CONF_OK;
     }
-    err = parse_url(&value[1], &host, &port, &no_port, &uri, &has_uri);
+    err = parse_url(&value[1], &host, &port, &no_port, &uri, &has_uri, &https);
     if (err) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in \"%s\"", err, value[1].data);
         return RX_CONF_ERROR;
     }
+#if (RX_HAVE_OPENSSL)
+    if (https) {
+        plcf->ssl = rx_http_proxy_ssl_needed(cf);
+        if (plcf->ssl == NULL) {
+            return RX_CONF_ERROR;
+        }
+        plcf->https = true;
+        plcf->ssl_host = host;
+    }
+#endif
     if (has_uri && (clcf->match == RX_LOC_REGEX || clcf->match == RX_LOC_REGEX_CASELESS
                     || clcf->match == RX_LOC_NAMED || (cf->cmd_type & RX_HTTP_LIF_CONF))) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"proxy_pass\" cannot have URI "
@@ -406,7 +437,7 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     plcf->host_header.data = p;
     plcf->host_header.len = (size_t) sprintf(p, "%.*s", (int) host.len, host.data);
-    if (!no_port && port != 80) {
+    if (!no_port && port != (https ? 443 : 80)) {
         plcf->host_header.len += (size_t) sprintf(p + host.len, ":%u", (unsigned) port);
     }
     plcf->port_text.data = rx_pnalloc(cf->pool, 6);
@@ -842,16 +873,21 @@ proxy_handler(void *data)
     ctx->port_text = plcf->port_text;
     ctx->uri = plcf->uri;
     ctx->has_uri = plcf->has_uri;
+    if (plcf->https) {
+        u->ssl = plcf->ssl;
+        u->ssl_host = plcf->ssl_host;
+        rx_str_set(&u->schema, "https://");
+    }
     if (plcf->upstream.url) {
         rx_str_t url, host, uri;
         in_port_t port;
-        bool no_port, has_uri;
+        bool no_port, has_uri, https;
         const char *err;
 
         if (rx_http_complex_value(r, plcf->upstream.url, &url) != RX_OK) {
             return RX_HTTP_INTERNAL_SERVER_ERROR;
         }
-        err = parse_url(&url, &host, &port, &no_port, &uri, &has_uri);
+        err = parse_url(&url, &host, &port, &no_port, &uri, &has_uri, &https);
         if (err) {
             rx_http_request_log_error(r, RX_LOG_ERR, 0, "%s in upstream \"%.*s\"",
                                       err, (int) url.len, url.data);
@@ -866,6 +902,11 @@ proxy_handler(void *data)
         ctx->host_header = host;
         ctx->uri = uri;
         ctx->has_uri = has_uri;
+        if (https) {
+            u->ssl = plcf->ssl;
+            u->ssl_host = host;
+            rx_str_set(&u->schema, "https://");
+        }
     }
     u->create_request = create_request;
     u->reinit_request = reinit_request;
@@ -874,6 +915,7 @@ proxy_handler(void *data)
     u->on_eof = on_eof;
     if (rx_http_proxy_rewrites_redirects(&plcf->rewrite)) {
         u->rewrite_redirect = rewrite_redirect;
+    }
     u->file_body = 1;              /* a large body may come from its file */
     /* proxy_request_buffering off: a body of known length goes as it
      * comes; one of unknown length needs HTTP/1.1 chunks */
@@ -881,7 +923,6 @@ proxy_handler(void *data)
         && (r->headers_in.content_length_n >= 0
             || plcf->http_version == RX_HTTP_VERSION_11)) {
         u->frame_body = frame_body;
-    }
     }
     if (rx_http_proxy_rewrites_cookies(&plcf->rewrite)) {
         u->rewrite_cookie = rewrite_cookie;

@@ -129,6 +129,7 @@ http {
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             client_max_body_size 10m;
+            proxy_redirect off;     # streaming does not depend on it
         }
         location /next404/ {
             proxy_pass http://mixed;

@@ -44,6 +44,7 @@ http {
         listen 127.0.0.1:%%PORT_0%%;
         location /spill/ { proxy_pass http://127.0.0.1:%%PORT_1%%/; }
         location /ck/ { proxy_pass http://$UP; }
+        location /ckoff/ { proxy_pass http://$UP; proxy_redirect off; }
         location /nofile/ {
             proxy_pass http://127.0.0.1:%%PORT_1%%/;
             proxy_max_temp_file_size 0;
@@ -173,6 +174,18 @@ ok -d $t->prefix . '/proxy_temp', 'proxy_temp made by the master';
     ok $t->log_contains(qr/\[warn\] .*a client request body is buffered to a temporary file in \S+client_body_temp/),
         'nginx\'s warning';
     ok -d $t->prefix . '/client_body_temp', 'client_body_temp made by the master';
+
+    # the same without proxy_redirect: the body still goes through the file
+    my $count = () = ($t->read_file('logs/error.log') // '')
+                     =~ /a client request body is buffered to a temporary file/g;
+    $c = $t->raw($P);
+    $c->send("POST /ckoff/echo HTTP/1.1\r\nHost: x\r\nContent-Length: "
+             . length($body) . "\r\nConnection: close\r\n\r\n$body");
+    $r = $c->read_response(timeout => 20);
+    is $r && $r->{status}, 200, 'proxy_redirect off: the 6 MB body is proxied';
+    my $after = () = ($t->read_file('logs/error.log') // '')
+                     =~ /a client request body is buffered to a temporary file/g;
+    is $after, $count + 1, 'through client_body_temp_path as well';
 }
 
 $t->stop;

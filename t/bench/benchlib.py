@@ -3,14 +3,14 @@
 
 Subcommands (all used by t/bench/run; "summarize" is also handy by hand):
   conf        write a server's config from conf/main.conf + conf/SCEN.conf
-  data DIR    write the static test files (small.txt, mid.bin, big.bin, text.txt, hello.php)
+  data DIR    write the static test files (small.txt, 1k.bin, mid.bin, big.bin, text.txt, hello.php)
   freeport N  print the first port >= N on 127.0.0.1 that nobody listens on
   tree PID    print PID and all its descendants
-  check       one GET on 127.0.0.1: status 200, exact body, headers
+  check       one GET on 127.0.0.1 (--tls: over TLS): status 200, exact body, headers
   snap        JSON snapshot: CPU ticks of a server tree, per-CPU jiffies, all processes
   quiet       wait (bounded) until processes that are not ours go quiet
   record      wrk output + two snapshots -> one JSON line in the results file
-  fail        a JSON line saying a server failed a scenario
+  fail        a JSON line saying a server failed (--skip: could not run) a scenario
   summarize   Markdown table of one session of the results file
 
 Adapted from shared/bench/lib/benchlib.py (same measuring method).
@@ -66,6 +66,8 @@ def cmd_data(a):
         f.write(b"Hello, this is a 30-byte file\n")
     with open(os.path.join(d, "hello.php"), "wb") as f:
         f.write(b'<?php echo "hello, world\\n";\n')
+    with open(os.path.join(d, "1k.bin"), "wb") as f:
+        f.write(r.randbytes(1024))
     with open(os.path.join(d, "mid.bin"), "wb") as f:
         f.write(r.randbytes(16384))
     with open(os.path.join(d, "big.bin"), "wb") as f:
@@ -274,9 +276,16 @@ def parse_times(path):
 
 
 # ---------------------------------------------------------------- HTTP check
-def http_get(port, path, headers=None, timeout=5.0):
-    """Minimal HTTP/1.1 GET; returns (status, {lower-case header: value}, body)."""
+def http_get(port, path, headers=None, timeout=5.0, tls=False):
+    """Minimal HTTP/1.1 GET (tls: over TLS, the certificate unchecked);
+    returns (status, {lower-case header: value}, body)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    if tls:
+        import ssl
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        s = ctx.wrap_socket(s, server_hostname="localhost")
     try:
         hdr = {"Host": "localhost", "Connection": "close"}
         hdr.update(headers or {})
@@ -341,7 +350,7 @@ def cmd_check(a):
     last = None
     for _ in range(3):
         try:
-            st, h, body = http_get(a.port, a.path, hdrs)
+            st, h, body = http_get(a.port, a.path, hdrs, tls=a.tls)
             break
         except (ConnectionRefusedError, ConnectionResetError) as e:
             last = e
@@ -471,12 +480,15 @@ def cmd_record(a):
 def cmd_fail(a):
     rec = {"type": "run", "session": a.session, "scenario": a.scenario, "server": a.label,
            "run": 0, "ok": False, "why": a.why}
+    if a.skip:  # the server cannot run this scenario (a feature it lacks): no failure
+        rec["skipped"] = True
     if a.meta:
         for k, v in json.loads(a.meta).items():
             rec.setdefault(k, v)
     with open(a.out, "a") as f:
         f.write(json.dumps(rec, sort_keys=True) + "\n")
-    print(f"  {a.scenario:<11} {a.label:<8} FAILED: {a.why}", flush=True)
+    print(f"  {a.scenario:<11} {a.label:<8} {'SKIPPED' if a.skip else 'FAILED'}: {a.why}",
+          flush=True)
     return 0
 
 
@@ -556,7 +568,7 @@ def cmd_summarize(a):
     print("| scenario | server | req/s | min–max | spread | p50 ms | p99 ms | µs/req | RSS MiB "
           "| srv CPU % | wrk CPU % | foreign % | runs | errors |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    summary, failed = [], False
+    summary, failed, mbps_rows, skipped_sc = [], False, [], set()
     errs = {l: 0 for l in labels}
     for sc in order:
         med = {}
@@ -567,9 +579,13 @@ def cmd_summarize(a):
             if not rs:
                 why = "; ".join(sorted({str(r.get("why", "?")) for r in bad})) or "not run"
                 why = why.replace("|", "/").replace("\n", " ")[:160]
-                print(f"| {sc} | {l} | **FAILED** | {why} | | | | | | | | | | |")
+                skipped = bad and all(r.get("skipped") for r in bad)
+                print(f"| {sc} | {l} | **{'SKIPPED' if skipped else 'FAILED'}** | {why} "
+                      f"| | | | | | | | | | |")
                 med[l] = None
-                failed = True
+                failed = failed or not skipped
+                if skipped:
+                    skipped_sc.add(sc)
                 continue
             vals = [r["rps"] for r in rs]
             m = statistics.median(vals)
@@ -579,7 +595,9 @@ def cmd_summarize(a):
             noisy = sum(1 for r in rs if r.get("noisy"))
             p50, p99 = _med(rs, "p50_us"), _med(rs, "p99_us")
             med[l] = {"rps": m, "p50": p50, "p99": p99, "upr": _med(rs, "srv_us_per_req"),
-                      "rss": _med(rs, "rss_kb")}
+                      "rss": _med(rs, "rss_kb"), "mbps": _med(rs, "mbps")}
+            if m and med[l]["mbps"] and med[l]["mbps"] * 1e6 / m >= 65536:
+                mbps_rows.append(f"| {sc} | {l} | {med[l]['mbps']:.1f} |")
             fr = _num(_med(rs, "foreign_pct"), 1) + (f" ({noisy} noisy)" if noisy else "")
             err = f"{e_st}/{e_so}" + (f", {len(bad)} failed runs" if bad else "")
             print(f"| {sc} | {l} | {_num(m, 0)} | {_num(min(vals), 0)}–{_num(max(vals), 0)} "
@@ -592,7 +610,7 @@ def cmd_summarize(a):
         if len(labels) == 2:
             A, B = med.get(labels[0]), med.get(labels[1])
             if not A or not B:
-                summary.append(f"{sc}=FAILED")
+                summary.append(f"{sc}={'SKIPPED' if sc in skipped_sc else 'FAILED'}")
                 print(f"| {sc} | **{labels[0]}/{labels[1]}** | **–** | | | | | | | | | | | |")
                 continue
             rr = _ratio(A["rps"], B["rps"])
@@ -605,9 +623,14 @@ def cmd_summarize(a):
             summary.append(f"{sc}={f3(rr)} {sc}.cpu={f3(rc)}")
         else:
             A = med.get(labels[0]) if labels else None
-            summary.append(f"{sc}=FAILED" if not A else
+            summary.append(f"{sc}={'SKIPPED' if sc in skipped_sc else 'FAILED'}" if not A else
                            f"{sc}={A['rps']:.0f} {sc}.cpu={A['upr'] or 0:.1f}")
     print()
+    if mbps_rows:  # large bodies: the throughput is the figure that matters
+        print("| scenario | server | MB/s (median) |")
+        print("|---|---|---:|")
+        print("\n".join(mbps_rows))
+        print()
     kept = [r for r in runs if r.get("ok")]
     noisy = sum(1 for r in kept if r.get("noisy"))
     if noisy:
@@ -639,6 +662,7 @@ def main():
     p.add_argument("--port", type=int, required=True); p.add_argument("--path", required=True)
     p.add_argument("--prefix", default="."); p.add_argument("--header", action="append")
     p.add_argument("--body"); p.add_argument("--file"); p.add_argument("--expect-header", action="append")
+    p.add_argument("--tls", action="store_true", help="over TLS (https scenarios)")
     p = sub.add_parser("snap")
     p.add_argument("--pid", type=int, default=0); p.add_argument("--own", type=int, action="append", default=[])
     p = sub.add_parser("quiet")
@@ -657,6 +681,7 @@ def main():
     for k in ("scenario", "label", "why", "out", "session"):
         p.add_argument("--" + k, required=True)
     p.add_argument("--meta")
+    p.add_argument("--skip", action="store_true", help="skipped (cannot run), not failed")
     p = sub.add_parser("session")
     for k in ("session", "json", "out"):
         p.add_argument("--" + k, required=True)
