@@ -71,6 +71,14 @@ http {
         location / { return 200 "reused=\$ssl_session_reused\\n"; }
     }
     server {
+        listen 127.0.0.1:%%PORT_4%% ssl;
+        server_name localhost;
+        ssl_session_cache builtin;
+        ssl_session_tickets off;
+        keepalive_timeout 1s;
+        location / { return 200 "reused=\$ssl_session_reused\\n"; }
+    }
+    server {
         listen 127.0.0.1:%%PORT_3%% ssl;
         server_name localhost;
         ssl_session_cache off;
@@ -552,8 +560,13 @@ sub mem_finish {
     my $sess = $t->prefix . '/sess';
     my $close = "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     my $keep = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
-    for my $c (["$P2", 'session cache', $close, 'Connection: close'],
-               ["$P2", 'session cache', $keep, 'keepalive_timeout'],
+    my $P4 = $t->port(4);
+    # builtin: OpenSSL's own cache, from which SSL_free drops a session
+    # whose connection ended without a shutdown state
+    for my $c (["$P4", 'builtin cache', $close, 'Connection: close'],
+               ["$P4", 'builtin cache', $keep, 'keepalive_timeout'],
+               ["$P2", 'shared cache', $close, 'Connection: close'],
+               ["$P2", 'shared cache', $keep, 'keepalive_timeout'],
                ["$P3", 'tickets', $close, 'Connection: close']) {
         my ($port, $what, $req, $how) = @$c;
         for my $v ('-tls1_2', '-tls1_3') {
