@@ -99,6 +99,9 @@ rx_http_init_connection(rx_conn_t *c)
         return;
     }
 #endif
+    /* the peer's address now: after a reset getpeername() no longer
+     * knows it, and the line logging the reset needs it */
+    (void) rx_conn_peer(c);
     /* a new connection waits for its first byte as long as for a header
      * (over TLS: the handshake is bounded by it too) */
     rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
@@ -733,7 +736,16 @@ timer_handler(rx_timer_t *t)
     r = hc->r;
     switch (hc->state) {
     case RX_HC_WAIT:
-        close_connection(hc);                    /* keepalive_timeout */
+        if (hc->requests == 0) {
+            /* a new connection that never sent a request (nginx logs it;
+             * a keepalive_timeout is not worth a line) */
+            rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
+#if (RX_HAVE_OPENSSL)
+                rx_tls_ssl(c) && !rx_tls_handshake_done(c) ? "SSL handshaking" :
+#endif
+                "waiting for request", "client timed out");
+        }
+        close_connection(hc);
         return;
     case RX_HC_HEADER:
         rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT, hc->action,

@@ -57,7 +57,12 @@ log_verror(rx_http_connection_t *hc, unsigned level, int err,
             ? ((rx_http_server_name_t *) hc->server->server_names.elts)->name.data
             : "", (int) r->request_line.len, r->request_line.data, tail);
     } else {
-        rx_log_error(level, &hc->conn->log, 0, "%s, client: %s", msg, addr);
+        /* before a request: nginx names the listening address */
+        char local[128];
+
+        rx_sock_ntop(&hc->conn->listening->addr, local, sizeof(local), true);
+        rx_log_error(level, &hc->conn->log, 0, "%s, client: %s, server: %s",
+                     msg, addr, local);
     }
 }
 
