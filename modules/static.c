@@ -29,10 +29,9 @@
 
 #define STATIC_CHUNK       (128 * 1024)
 #define STATIC_MAX_RANGES  64
-#define SPLICE_MIN         (64 * 1024)
 #define SPLICE_CHUNK       (256 * 1024)
 #define SPARE_PIPES        16
-#define SENDFILE_MIN       (64 * 1024)
+#define ZEROCOPY_MIN       (64 * 1024)  /* sendfile_min_size's default */
 #define SENDFILE_MAX       0x7ffff000   /* the kernel's most per call */
 
 typedef struct {
@@ -65,6 +64,7 @@ static rx_uint_t nspare;
 typedef struct {
     rx_int_t   max_ranges;
     rx_int_t   splice;          /* sendfile_splice */
+    size_t     zc_min;          /* sendfile_min_size */
 } rx_http_static_conf_t;
 
 static rx_int_t static_postconfiguration(rx_conf_t *cf);
@@ -78,6 +78,9 @@ static const rx_command_t static_commands[] = {
     { "sendfile_splice", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
       | RX_CONF_FLAG, rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_static_conf_t, splice), NULL },
+    { "sendfile_min_size", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_HTTP_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_size_slot,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_static_conf_t, zc_min), NULL },
     rx_null_command
 };
 
@@ -99,6 +102,7 @@ create_conf(rx_conf_t *cf)
     if (scf) {
         scf->max_ranges = RX_CONF_UNSET;
         scf->splice = RX_CONF_UNSET;
+        scf->zc_min = RX_CONF_UNSET_SIZE;
     }
     return scf;
 }
@@ -110,6 +114,7 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
 
     rx_conf_merge_value(c->max_ranges, p->max_ranges, STATIC_MAX_RANGES);
     rx_conf_merge_value(c->splice, p->splice, 0);
+    rx_conf_merge_size(c->zc_min, p->zc_min, ZEROCOPY_MIN);
     if (c->max_ranges > STATIC_MAX_RANGES) {
         c->max_ranges = STATIC_MAX_RANGES;
     }
@@ -459,7 +464,8 @@ use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     return clcf->sendfile && scf->splice && !ctx->multipart
            && !r->filter_need_in_memory
            && r->conn->transport == &rx_plain_transport
-           && ctx->ranges[0].end - ctx->ranges[0].start >= SPLICE_MIN;
+           && ctx->ranges[0].end - ctx->ranges[0].start
+              >= (int64_t) scf->zc_min;
 }
 
 /* The next step of a spliced body: drain what the pipe holds, else move
@@ -577,9 +583,13 @@ use_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
 
+    rx_http_static_conf_t   *scf = rx_http_get_module_loc_conf(r,
+                                       rx_http_static_module);
+
     return clcf->sendfile && !ctx->multipart && !r->filter_need_in_memory
            && r->conn->transport == &rx_plain_transport
-           && ctx->ranges[0].end - ctx->ranges[0].start >= SENDFILE_MIN;
+           && ctx->ranges[0].end - ctx->ranges[0].start
+              >= (int64_t) scf->zc_min;
 }
 
 static rx_int_t
