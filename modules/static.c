@@ -54,6 +54,7 @@ typedef struct {
     int64_t           in_pipe;
     int               splices;
     bool              fill_first;       /* next CQE is file -> pipe */
+    bool              in_handler;       /* sendfile: called by the handler */
     rx_http_open_file_t *of;            /* the open (static_handler's) */
 } rx_http_static_ctx_t;
 
@@ -631,13 +632,15 @@ sendfile_next(rx_http_request_t *r)
     if (sent > 0) {
         ctx->offset += sent;
         r->bytes_sent += sent;
-        if (ctx->offset >= rg->end) {
+        if (ctx->offset >= rg->end && !ctx->in_handler) {
             rx_timer_del(&r->conn->timer);
             r->sending_file = 0;
             return rx_http_output_filter(r, NULL);
         }
         /* a short count: the socket is full; a whole chunk: others get
-         * their turn first. Either way POLLOUT says when to go on. */
+         * their turn first. Either way POLLOUT says when to go on. All
+         * sent from inside the content handler: the end waits for the
+         * poll too, as ending frees the request under its callers. */
         return sendfile_wait(r);
     }
     if (sent == -1 && errno == EAGAIN) {
@@ -736,7 +739,12 @@ start_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
         r->out = r->out->next;
     }
     if (r->out == NULL) {
-        return sendfile_next(r);
+        rx_int_t rc;
+
+        ctx->in_handler = true;
+        rc = sendfile_next(r);
+        ctx->in_handler = false;
+        return rc;
     }
 
 ring:
