@@ -5,13 +5,14 @@
  * body read through the ring in chunks that are sent before the next one
  * is read, so memory per response stays bounded whatever the file size.
  *
- * With `sendfile_splice on` (and `sendfile on`), a body of SPLICE_MIN bytes
- * or more goes out zero-copy instead: splice(file -> pipe) linked with
- * splice(pipe -> socket), one chunk at a time, through a pipe the
- * connection borrows from the worker. It is off by default because it
- * measured slower than reading into memory on this machine (the splices
- * run in io-wq threads; docs/performance.md). Smaller bodies always leave
- * with the header in one send.
+ * With `sendfile on`, a body of sendfile_min_size (64 KiB) or more goes
+ * out by sendfile(2) from the worker on the non-blocking socket, the
+ * header ahead of it with MSG_MORE, and a POLLOUT on the ring when the
+ * socket is full. With `sendfile_splice on` as well, it goes by
+ * splice(file -> pipe) linked with splice(pipe -> socket) instead, one
+ * chunk at a time, through a pipe the connection borrows from the worker.
+ * Smaller bodies always leave with the header in one send: the read path
+ * measured cheaper for them (docs/performance.md).
  *
  * The open itself (disable_symlinks, open_file_cache) is
  * http/http_open_file.c's; the fd is the request's until its pool goes.
