@@ -553,6 +553,7 @@ static rx_int_t
 start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
 {
     rx_pool_cleanup_t *cln;
+    int                fl;
 
     ctx->pipe[0] = ctx->pipe[1] = -1;
     cln = rx_pool_cleanup_add(r->pool, 0);
@@ -561,6 +562,13 @@ start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     }
     cln->handler = pipe_put;
     cln->data = ctx;
+    /* an earlier response on the connection went by sendfile and left the
+     * socket non-blocking: a splice into it would then fail with EAGAIN
+     * in io-wq instead of waiting */
+    fl = fcntl(r->conn->fd, F_GETFL);
+    if (fl != -1 && (fl & O_NONBLOCK)) {
+        (void) fcntl(r->conn->fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
     ctx->offset = ctx->ranges[0].start;
     r->sending_file = 1;
     /* the header goes first; the splices start when it is out */

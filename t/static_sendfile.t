@@ -41,6 +41,8 @@ http {
         location / { root html; sendfile_min_size 0; }
         location /d/ { alias html/; }
         location /slow/ { alias html/; send_timeout 1s; }
+        location /sp/ { alias html/; sendfile_splice on; }
+        location /rd/ { alias html/; sendfile off; }
         location /gz/ { alias html/; gzip on; gzip_types text/plain;
                         gzip_min_length 0; sendfile_min_size 0; }
     }
@@ -184,6 +186,34 @@ for my $c ([2**31 - 60000, 2**31 + 60000], [3 * $G - 70000, 3 * $G - 1],
     like($buf, qr{^HTTP/1\.1 200 OK\r\n}, 'slow reader: 200');
     ok(defined $head_len && sha256_hex(substr($buf, $head_len)) eq $sum{m8},
        'slow reader: 8 MiB arrives whole after the socket filled');
+    $c->close;
+}
+
+# sendfile leaves the socket non-blocking: a splice response and a read
+# response after it on the same connection, to a slow reader, still wait
+# for room instead of failing
+{
+    my $c = $t->raw($P);
+    setsockopt($c->sock, SOL_SOCKET, SO_RCVBUF, 16384);
+    $c->send("GET /m8.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"
+             . "GET /sp/m8.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"
+             . "GET /rd/m8.bin HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    my $buf = '';
+    my @r;
+    my $deadline = time + 60;
+    while (time < $deadline) {
+        my $n = sysread($c->sock, my $b, 32768);
+        last if !defined $n || $n == 0;
+        $buf .= $b;
+        sleep 0.02 if length($buf) % (512 * 1024) < 32768;
+        if (length($buf) >= 3 * 8 * 1048576) {
+            @r = Test::Ringx::parse_responses($buf);
+            last if @r == 3;
+        }
+    }
+    is(scalar @r, 3, 'sendfile, splice, read on one connection, slow reader: three responses');
+    ok(@r == 3 && !grep({ sha256_hex($_->{body}) ne $sum{m8} } @r),
+       'sendfile, splice, read on one connection: every body whole');
     $c->close;
 }
 

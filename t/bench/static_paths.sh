@@ -8,7 +8,9 @@
 # size takes the path named). One worker pinned to CPU 0, wrk on CPU 1.
 # Per run: requests/s, MB/s, and the worker's CPU time per request
 # (utime + stime of /proc/WORKER/stat, all its threads, io-wq included,
-# before and after the run). Prints one line per run, then the medians.
+# before and after the run). The servers run side by side on their own
+# ports and the runs alternate between them. Prints one line per run, then
+# the medians.
 #
 #   t/bench/static_paths.sh                        # everything, 5 runs x 5 s
 #   RUNS=3 SECS=4 SIZES="1m 100m" PATHS="read sendfile" t/bench/static_paths.sh
@@ -29,26 +31,27 @@ PORT=${PORT:-18990}
 SRV_CPU=${SRV_CPU:-0}
 WRK_CPU=${WRK_CPU:-1}
 TMP=$(mktemp -d /tmp/static_paths.XXXXXX)
-trap 'stop_server; rm -rf "$TMP"' EXIT INT TERM
+trap 'stop_server; rm -rf "$TMP"' EXIT
+trap 'exit 1' INT TERM
 
-MASTER=
-stop_server() {
-    if [ -n "$MASTER" ]; then
-        kill "$MASTER" 2>/dev/null || true
-        wait "$MASTER" 2>/dev/null || true
-        MASTER=
-    fi
+PIDS=
+stop_server() {     # every server started
+    for pid in $PIDS; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    PIDS=
 }
 
 chmod 755 "$TMP"     # workers may run as nobody
-mkdir -p "$TMP/html" "$TMP/logs" "$TMP/conf"
+mkdir -p "$TMP/html"
 head -c 30 /dev/urandom > "$TMP/html/30.bin"
 head -c 16384 /dev/urandom > "$TMP/html/16k.bin"
 head -c 1048576 /dev/urandom > "$TMP/html/1m.bin"
 head -c 104857600 /dev/urandom > "$TMP/html/100m.bin"
 cat "$TMP"/html/*.bin > /dev/null          # warm the page cache
 
-conf() {    # $1 = path
+conf() {    # $1 = path, $2 = port: writes $TMP/$1/conf/ringx.conf
     case $1 in
     read)     extra="sendfile off;" ;;
     splice)   extra="sendfile on; tcp_nopush on; sendfile_splice on; sendfile_min_size 0;" ;;
@@ -60,7 +63,9 @@ conf() {    # $1 = path
         # nginx's compiled-in temp paths may not be writable
         temps="client_body_temp_path /tmp; proxy_temp_path /tmp; fastcgi_temp_path /tmp; uwsgi_temp_path /tmp; scgi_temp_path /tmp;"
     fi
-    cat > "$TMP/conf/ringx.conf" <<EOF
+    mkdir -p "$TMP/$1/conf" "$TMP/$1/logs"
+    ln -sfn "$TMP/html" "$TMP/$1/html"
+    cat > "$TMP/$1/conf/ringx.conf" <<EOF
 daemon off; master_process on; worker_processes 1;
 error_log logs/error.log;
 pid logs/srv.pid;
@@ -70,28 +75,32 @@ http {
     default_type application/octet-stream;
     $temps
     $extra
-    server { listen 127.0.0.1:$PORT; root html; }
+    server { listen 127.0.0.1:$2; root html; }
 }
 EOF
 }
 
-start_server() {    # $1 = path
-    conf "$1"
+# Every server runs at once, each on its own port, all pinned to SRV_CPU;
+# the runs alternate between them (A B C A B C ...), so that drift in the
+# machine's load hits every path alike.
+start_server() {    # $1 = path, $2 = port; sets WORKER
+    conf "$1" "$2"
     bin=$RINGX_BIN
     [ "$1" = nginx ] && bin=$NGINX_BIN
-    taskset -c "$SRV_CPU" "$bin" -p "$TMP/" -c conf/ringx.conf 2>"$TMP/logs/stderr" &
-    MASTER=$!
+    taskset -c "$SRV_CPU" "$bin" -p "$TMP/$1/" -c conf/ringx.conf 2>"$TMP/$1/logs/stderr" &
+    master=$!
+    PIDS="$PIDS $master"
     i=0
     while [ $i -lt 50 ]; do
-        WORKER=$(pgrep -P "$MASTER" | head -1 || true)
-        if [ -n "$WORKER" ] && curl -s -o /dev/null "http://127.0.0.1:$PORT/30.bin"; then
+        WORKER=$(pgrep -P "$master" | head -1 || true)
+        if [ -n "$WORKER" ] && curl -s -o /dev/null "http://127.0.0.1:$2/30.bin"; then
             return 0
         fi
         sleep 0.1
         i=$((i + 1))
     done
     echo "server for $1 did not start:" >&2
-    cat "$TMP/logs/stderr" "$TMP/logs/error.log" >&2 || true
+    cat "$TMP/$1/logs/stderr" "$TMP/$1/logs/error.log" >&2 || true
     exit 1
 }
 
@@ -119,38 +128,50 @@ RESULTS=$TMP/results
 
 echo "# $(date -u '+%F %T') UTC, $(uname -r), $NCPU CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# size path run req/s MB/s us/req busy%"
+RUNPATHS=
+port=$PORT
+for path in $PATHS; do
+    if [ "$path" = nginx ] && [ ! -x "$NGINX_BIN" ]; then
+        continue
+    fi
+    start_server "$path" "$port"
+    eval "PORT_$path=$port WORKER_$path=$WORKER"
+    RUNPATHS="$RUNPATHS $path"
+    port=$((port + 1))
+done
+
 for size in $SIZES; do
-    for path in $PATHS; do
-        if [ "$path" = nginx ] && [ ! -x "$NGINX_BIN" ]; then
-            continue
-        fi
-        start_server "$path"
-        c=$(conns "$size")
-        code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$PORT/$size.bin")
-        if [ "$code" != "200 $(stat -c %s "$TMP/html/$size.bin")" ]; then
+    c=$(conns "$size")
+    bytes=$(stat -c %s "$TMP/html/$size.bin")
+    for path in $RUNPATHS; do
+        eval "p=\$PORT_$path"
+        code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "http://127.0.0.1:$p/$size.bin")
+        if [ "$code" != "200 $bytes" ]; then
             echo "$path: GET /$size.bin gave $code" >&2
             exit 1
         fi
-        taskset -c "$WRK_CPU" wrk -t1 -c"$c" -d1s "http://127.0.0.1:$PORT/$size.bin" >/dev/null 2>&1
-        run=1
-        while [ $run -le "$RUNS" ]; do
-            t0=$(ticks "$WORKER"); b0=$(busy); w0=$(date +%s%N)
+        taskset -c "$WRK_CPU" wrk -t1 -c"$c" -d1s "http://127.0.0.1:$p/$size.bin" >/dev/null 2>&1
+    done
+    run=1
+    while [ $run -le "$RUNS" ]; do
+        for path in $RUNPATHS; do
+            eval "p=\$PORT_$path w=\$WORKER_$path"
+            t0=$(ticks "$w"); b0=$(busy); w0=$(date +%s%N)
             out=$(taskset -c "$WRK_CPU" wrk -t1 -c"$c" -d"${SECS}s" --timeout 10s \
-                  "http://127.0.0.1:$PORT/$size.bin")
-            t1=$(ticks "$WORKER"); b1=$(busy); w1=$(date +%s%N)
+                  "http://127.0.0.1:$p/$size.bin")
+            t1=$(ticks "$w"); b1=$(busy); w1=$(date +%s%N)
             reqs=$(echo "$out" | awk '/requests in/ { print $1 }')
             echo "$out" | awk -v size="$size" -v path="$path" -v run="$run" \
-                -v reqs="$reqs" -v dt=$((t1 - t0)) -v hz="$HZ" -v secs="$SECS" \
-                -v busy=$((b1 - b0)) -v wall=$(((w1 - w0) / 1000000)) -v ncpu="$NCPU" -v bytes="$(stat -c %s "$TMP/html/$size.bin")" '
+                -v reqs="$reqs" -v dt=$((t1 - t0)) -v hz="$HZ" -v bytes="$bytes" \
+                -v busy=$((b1 - b0)) -v wall=$(((w1 - w0) / 1000000)) -v ncpu="$NCPU" '
                 /^Requests\/sec:/ { rps = $2 }
                 END {
                     us = reqs > 0 ? dt / hz * 1e6 / reqs : 0
                     printf "%s %s %d %.0f %.1f %.1f %.0f\n", size, path, run, rps,
                            rps * bytes / 1048576, us, busy / hz / (wall / 1000) / ncpu * 100
                 }' | tee -a "$RESULTS"
-            run=$((run + 1))
         done
-        stop_server
+        run=$((run + 1))
     done
 done
 
