@@ -4,7 +4,8 @@
 #   splice    sendfile on; sendfile_splice on: file -> pipe -> socket splices
 #   sendfile  sendfile on: sendfile(2) from the worker, POLLOUT on the ring
 #   nginx     /usr/sbin/nginx with sendfile on; tcp_nopush on (if installed)
-# on 30 B, 16 KiB, 1 MiB and 100 MiB files (sendfile_min_size 0, so every
+# on 30 B, 16 KiB, 1 MiB and 100 MiB files (also 64k and 256k when named
+# in SIZES, to find the crossover) (sendfile_min_size 0, so every
 # size takes the path named). One worker pinned to CPU 0, wrk on CPU 1.
 # Per run: requests/s, MB/s, and the worker's CPU time per request
 # (utime + stime of /proc/WORKER/stat, all its threads, io-wq included,
@@ -47,6 +48,8 @@ chmod 755 "$TMP"     # workers may run as nobody
 mkdir -p "$TMP/html"
 head -c 30 /dev/urandom > "$TMP/html/30.bin"
 head -c 16384 /dev/urandom > "$TMP/html/16k.bin"
+head -c 65536 /dev/urandom > "$TMP/html/64k.bin"
+head -c 262144 /dev/urandom > "$TMP/html/256k.bin"
 head -c 1048576 /dev/urandom > "$TMP/html/1m.bin"
 head -c 104857600 /dev/urandom > "$TMP/html/100m.bin"
 cat "$TMP"/html/*.bin > /dev/null          # warm the page cache
@@ -115,8 +118,8 @@ busy() {    # total non-idle jiffies of the machine
 
 conns() {
     case $1 in
-    30|16k) echo 50 ;;
-    1m) echo 10 ;;
+    30|16k|64k) echo 50 ;;
+    256k|1m) echo 10 ;;
     100m) echo 2 ;;
     esac
 }
