@@ -383,6 +383,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
     case RX_OP_READ:
     case RX_OP_WRITE:
     case RX_OP_SPLICE:
+    case RX_OP_POLL:
     case RX_OP_STATX:
         if (c->ops && c->ops->on_op) {
             c->ops->on_op(c, cqe);

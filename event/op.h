@@ -25,6 +25,7 @@ typedef enum {
     RX_OP_STATX,
     RX_OP_WRITE,       /* log files */
     RX_OP_READ,        /* file reads for responses */
+    RX_OP_POLL,        /* one-shot readiness (a full socket for sendfile) */
     RX_OP_KINDS
 } rx_op_kind_t;
 

@@ -234,6 +234,14 @@ rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
     io_uring_sqe_set_data64(sqe, ud);
 }
 
+void
+rx_ring_poll_add(int fd, unsigned events, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_poll_add(sqe, fd, events);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
 rx_int_t
 rx_ring_wait(rx_msec_t timeout_ms)
 {

@@ -59,6 +59,8 @@ void rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
     struct statx *st, uint64_t ud);
 void rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
     unsigned len, bool link, bool more, uint64_t ud);
+/* One-shot poll: completes with the ready events (POLLOUT...) in res. */
+void rx_ring_poll_add(int fd, unsigned events, uint64_t ud);
 
 /*
  * Submits what is pending and waits for at least one completion or until

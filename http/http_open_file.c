@@ -414,6 +414,15 @@ symlink_policy(rx_http_request_t *r, open_ctx_t *ctx)
     return RX_OK;
 }
 
+bool
+rx_http_open_file_cache_on(rx_http_request_t *r)
+{
+    rx_http_open_file_conf_t *conf = rx_http_get_module_loc_conf(r,
+                                        rx_http_open_file_module);
+
+    return conf->cache != NULL;
+}
+
 rx_int_t
 rx_http_open_file(rx_http_request_t *r, const rx_str_t *path,
     rx_http_open_file_t *of, rx_http_open_file_pt done)

@@ -1,10 +1,12 @@
 /*
  * index.c: the index directive. For a URI ending in '/', the first listed
  * file that exists is served through an internal redirect; each candidate
- * is checked with statx on the worker's ring, one after the other.
+ * is checked with statx on the worker's ring, one after the other (with
+ * open_file_cache on, through the cache instead, as nginx does).
  */
 #include <sys/stat.h>
 #include "http.h"
+#include "http_open_file.h"
 
 typedef struct {
     rx_array_t  *names;            /* rx_str_t; NULL: inherit / default */
@@ -16,6 +18,7 @@ typedef struct {
     rx_uint_t     next;            /* candidate being checked */
     bool          checking_dir;
     struct statx  st;
+    rx_http_open_file_t of;        /* with open_file_cache */
 } rx_http_index_ctx_t;
 
 static const char *set_index(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -105,6 +108,14 @@ set_index(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
+static void checked(rx_http_request_t *r, int err, const char *failed);
+
+static void
+index_opened(rx_http_request_t *r, rx_http_open_file_t *of)
+{
+    checked(r, of->err, of->failed);
+}
+
 static void
 check(rx_http_request_t *r)
 {
@@ -118,6 +129,21 @@ check(rx_http_request_t *r)
     } else {
         memcpy(ctx->dir.data + ctx->dir_len, name->data, name->len);
         ctx->dir.data[ctx->dir_len + name->len] = '\0';
+    }
+    if (rx_http_open_file_cache_on(r)) {
+        rx_str_t path;
+        rx_int_t rc;
+
+        path.data = ctx->dir.data;
+        path.len = strlen(ctx->dir.data);
+        /* an answer from the cache comes at once: go on with it here */
+        rc = rx_http_open_file(r, &path, &ctx->of, index_opened);
+        if (rc == RX_OK) {
+            index_opened(r, &ctx->of);
+        } else if (rc == RX_ERROR) {
+            rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        }
+        return;
     }
     rx_ring_statx(AT_FDCWD, ctx->dir.data, AT_STATX_SYNC_AS_STAT, STATX_TYPE,
                   &ctx->st, rx_http_op_ud(r, RX_OP_STATX));
@@ -148,11 +174,18 @@ redirect_to(rx_http_request_t *r, const rx_str_t *name)
 static void
 index_op(rx_http_request_t *r, const rx_cqe_t *cqe)
 {
+    checked(r, cqe->res < 0 ? -cqe->res : 0, "statx()");
+}
+
+/* A candidate's test came back: err 0 (it is there) or an errno from the
+ * call named failed. */
+static void
+checked(rx_http_request_t *r, int err, const char *failed)
+{
     rx_http_index_ctx_t  *ctx = r->ctx;
     rx_http_index_conf_t *icf = rx_http_get_module_loc_conf(r,
                                     rx_http_index_module);
     rx_str_t             *names = icf->names->elts;
-    int                   err = cqe->res < 0 ? -cqe->res : 0;
 
     if (ctx->checking_dir) {
         /* nothing to serve: is the directory there at all? */
@@ -171,8 +204,8 @@ index_op(rx_http_request_t *r, const rx_cqe_t *cqe)
         return;
     }
     if (err != ENOENT && err != ENOTDIR) {
-        rx_http_request_log_error(r, RX_LOG_CRIT, err, "statx() \"%s\" failed",
-                                  ctx->dir.data);
+        rx_http_request_log_error(r, RX_LOG_CRIT, err, "%s \"%s\" failed",
+                                  failed, ctx->dir.data);
         rx_http_finalize_request(r, err == EACCES ? RX_HTTP_FORBIDDEN
                                                   : RX_HTTP_INTERNAL_SERVER_ERROR);
         return;

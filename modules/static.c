@@ -5,18 +5,22 @@
  * body read through the ring in chunks that are sent before the next one
  * is read, so memory per response stays bounded whatever the file size.
  *
- * With `sendfile_splice on` (and `sendfile on`), a body of SPLICE_MIN bytes
- * or more goes out zero-copy instead: splice(file -> pipe) linked with
- * splice(pipe -> socket), one chunk at a time, through a pipe the
- * connection borrows from the worker. It is off by default because it
- * measured slower than reading into memory on this machine (the splices
- * run in io-wq threads; docs/performance.md). Smaller bodies always leave
- * with the header in one send.
+ * With `sendfile on`, a body of sendfile_min_size (64 KiB) or more goes
+ * out by sendfile(2) from the worker on the non-blocking socket, the
+ * header ahead of it with MSG_MORE, and a POLLOUT on the ring when the
+ * socket is full. With `sendfile_splice on` as well, it goes by
+ * splice(file -> pipe) linked with splice(pipe -> socket) instead, one
+ * chunk at a time, through a pipe the connection borrows from the worker.
+ * Smaller bodies always leave with the header in one send: the read path
+ * measured cheaper for them (docs/performance.md).
  *
  * The open itself (disable_symlinks, open_file_cache) is
  * http/http_open_file.c's; the fd is the request's until its pool goes.
  */
 #include <ctype.h>
+#include <poll.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include "http.h"
 #include "static.h"
@@ -26,9 +30,10 @@
 
 #define STATIC_CHUNK       (128 * 1024)
 #define STATIC_MAX_RANGES  64
-#define SPLICE_MIN         (64 * 1024)
 #define SPLICE_CHUNK       (256 * 1024)
 #define SPARE_PIPES        16
+#define ZEROCOPY_MIN       (64 * 1024)  /* sendfile_min_size's default */
+#define SENDFILE_MAX       0x7ffff000   /* the kernel's most per call */
 
 typedef struct {
     int               fd;
@@ -50,6 +55,7 @@ typedef struct {
     int64_t           in_pipe;
     int               splices;
     bool              fill_first;       /* next CQE is file -> pipe */
+    bool              in_handler;       /* sendfile: called by the handler */
     rx_http_open_file_t *of;            /* the open (static_handler's) */
 } rx_http_static_ctx_t;
 
@@ -60,6 +66,7 @@ static rx_uint_t nspare;
 typedef struct {
     rx_int_t   max_ranges;
     rx_int_t   splice;          /* sendfile_splice */
+    size_t     zc_min;          /* sendfile_min_size */
 } rx_http_static_conf_t;
 
 static rx_int_t static_postconfiguration(rx_conf_t *cf);
@@ -73,6 +80,9 @@ static const rx_command_t static_commands[] = {
     { "sendfile_splice", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
       | RX_CONF_FLAG, rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_static_conf_t, splice), NULL },
+    { "sendfile_min_size", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_HTTP_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_size_slot,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_static_conf_t, zc_min), NULL },
     rx_null_command
 };
 
@@ -94,6 +104,7 @@ create_conf(rx_conf_t *cf)
     if (scf) {
         scf->max_ranges = RX_CONF_UNSET;
         scf->splice = RX_CONF_UNSET;
+        scf->zc_min = RX_CONF_UNSET_SIZE;
     }
     return scf;
 }
@@ -105,6 +116,7 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
 
     rx_conf_merge_value(c->max_ranges, p->max_ranges, STATIC_MAX_RANGES);
     rx_conf_merge_value(c->splice, p->splice, 0);
+    rx_conf_merge_size(c->zc_min, p->zc_min, ZEROCOPY_MIN);
     if (c->max_ranges > STATIC_MAX_RANGES) {
         c->max_ranges = STATIC_MAX_RANGES;
     }
@@ -454,7 +466,8 @@ use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     return clcf->sendfile && scf->splice && !ctx->multipart
            && !r->filter_need_in_memory
            && r->conn->transport == &rx_plain_transport
-           && ctx->ranges[0].end - ctx->ranges[0].start >= SPLICE_MIN;
+           && ctx->ranges[0].end - ctx->ranges[0].start
+              >= (int64_t) scf->zc_min;
 }
 
 /* The next step of a spliced body: drain what the pipe holds, else move
@@ -540,6 +553,7 @@ static rx_int_t
 start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
 {
     rx_pool_cleanup_t *cln;
+    int                fl;
 
     ctx->pipe[0] = ctx->pipe[1] = -1;
     cln = rx_pool_cleanup_add(r->pool, 0);
@@ -548,10 +562,202 @@ start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     }
     cln->handler = pipe_put;
     cln->data = ctx;
+    /* an earlier response on the connection went by sendfile and left the
+     * socket non-blocking: a splice into it would then fail with EAGAIN
+     * in io-wq instead of waiting */
+    fl = fcntl(r->conn->fd, F_GETFL);
+    if (fl != -1 && (fl & O_NONBLOCK)) {
+        (void) fcntl(r->conn->fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
     ctx->offset = ctx->ranges[0].start;
     r->sending_file = 1;
     /* the header goes first; the splices start when it is out */
     r->write_handler = splice_next;
+    rx_http_connection_send(r->hc);
+    return RX_AGAIN;
+}
+
+/*
+ * The sendfile(2) path. io_uring has no sendfile opcode, so the worker
+ * calls sendfile(2) itself on the socket made non-blocking, at most
+ * sendfile_max_chunk per call; when the socket is full (EAGAIN, or a short
+ * count) or a chunk was sent and more remains, a one-shot POLLOUT on the
+ * ring brings it back, so one big body never holds the loop for longer
+ * than a chunk. The file's pages are read by the worker's own thread: a
+ * cold page cache blocks the loop while the disk answers, the trade-off
+ * nginx's `sendfile on` has without `aio threads` (docs/performance.md).
+ */
+static bool
+use_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    rx_http_static_conf_t   *scf = rx_http_get_module_loc_conf(r,
+                                       rx_http_static_module);
+
+    return clcf->sendfile && !ctx->multipart && !r->filter_need_in_memory
+           && r->conn->transport == &rx_plain_transport
+           && ctx->ranges[0].end - ctx->ranges[0].start
+              >= (int64_t) scf->zc_min;
+}
+
+static rx_int_t
+sendfile_wait(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    rx_ring_poll_add(r->conn->fd, POLLOUT, rx_http_op_ud(r, RX_OP_POLL));
+    rx_timer_add(&r->conn->timer, clcf->send_timeout);
+    return RX_AGAIN;
+}
+
+static rx_int_t
+sendfile_next(rx_http_request_t *r)
+{
+    rx_http_static_ctx_t    *ctx = r->ctx;
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_range_t         *rg = &ctx->ranges[0];
+    size_t                   n, max = clcf->sendfile_max_chunk;
+    off_t                    off;
+    ssize_t                  sent;
+
+    r->write_handler = NULL;
+    if (ctx->offset >= rg->end) {
+        r->sending_file = 0;
+        return rx_http_output_filter(r, NULL);      /* the end */
+    }
+    if (max == 0 || max > SENDFILE_MAX) {
+        max = SENDFILE_MAX;
+    }
+    n = (size_t) rx_min((int64_t) max, rg->end - ctx->offset);
+    off = (off_t) ctx->offset;
+    do {
+        sent = sendfile(r->conn->fd, ctx->fd, &off, n);
+    } while (sent == -1 && errno == EINTR);
+
+    if (sent > 0) {
+        ctx->offset += sent;
+        r->bytes_sent += sent;
+        if (ctx->offset >= rg->end && !ctx->in_handler) {
+            rx_timer_del(&r->conn->timer);
+            r->sending_file = 0;
+            return rx_http_output_filter(r, NULL);
+        }
+        /* a short count: the socket is full; a whole chunk: others get
+         * their turn first. Either way POLLOUT says when to go on. All
+         * sent from inside the content handler: the end waits for the
+         * poll too, as ending frees the request under its callers. */
+        return sendfile_wait(r);
+    }
+    if (sent == -1 && errno == EAGAIN) {
+        return sendfile_wait(r);
+    }
+    if (sent == 0) {
+        /* the file shrank under us: the promised length cannot be kept */
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "sendfile() reported "
+            "that \"%s\" was truncated at %" PRId64, ctx->path.data,
+            ctx->offset);
+    } else {
+        rx_http_log_error_action(r->hc, RX_LOG_INFO, errno,
+                                 "sending response to client",
+                                 "sendfile() failed");
+    }
+    r->hc->close_after = 1;
+    rx_conn_close(r->conn);
+    return RX_DONE;
+}
+
+static void
+on_poll(rx_http_request_t *r, int32_t res)
+{
+    rx_int_t rc;
+
+    if (res < 0) {
+        if (res != -ECANCELED) {
+            rx_http_log_error_action(r->hc, RX_LOG_INFO, -res,
+                                     "sending response to client",
+                                     "poll() failed");
+        }
+        rx_conn_close(r->conn);
+        return;
+    }
+    /* POLLERR / POLLHUP too: sendfile() reports what went wrong */
+    rc = sendfile_next(r);
+    if (rc != RX_AGAIN && rc != RX_OK && rc != RX_DONE) {
+        rx_conn_close(r->conn);
+    }
+}
+
+/*
+ * The header leaves now, from the worker, with MSG_MORE: it waits in the
+ * socket for the first body bytes and leaves in the same segments (what
+ * tcp_nopush's cork does for nginx, without the two setsockopt calls).
+ * Whatever does not fit goes through the ring, and the body after it.
+ */
+static rx_int_t
+start_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    struct iovec  iov[16];
+    struct msghdr msg;
+    rx_chain_t   *cl;
+    ssize_t       sent;
+    size_t        left;
+    int           n = 0, fl;
+
+    fl = fcntl(r->conn->fd, F_GETFL);
+    if (fl == -1 || (!(fl & O_NONBLOCK)
+                     && fcntl(r->conn->fd, F_SETFL, fl | O_NONBLOCK) == -1)) {
+        rx_log_error(RX_LOG_ALERT, &r->conn->log, errno,
+                     "fcntl(O_NONBLOCK) failed");
+        return RX_ERROR;
+    }
+    ctx->offset = ctx->ranges[0].start;
+    r->sending_file = 1;
+    for (cl = r->out; cl && n < (int) rx_nelems(iov); cl = cl->next) {
+        if (cl->buf->last > cl->buf->pos) {
+            iov[n].iov_base = cl->buf->pos;
+            iov[n].iov_len = (size_t) (cl->buf->last - cl->buf->pos);
+            n++;
+        }
+    }
+    if (n == 0 || r->conn->sending) {
+        goto ring;
+    }
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov;
+    msg.msg_iovlen = (size_t) n;
+    sent = sendmsg(r->conn->fd, &msg, MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent <= 0) {
+        goto ring;              /* the ring's send reports any error */
+    }
+    r->bytes_sent += sent;
+    left = (size_t) sent;
+    while (r->out) {
+        rx_buf_t *b = r->out->buf;
+        size_t    size = (size_t) (b->last - b->pos);
+
+        if (left < size) {
+            b->pos += left;
+            break;
+        }
+        b->pos = b->last;
+        left -= size;
+        r->out = r->out->next;
+    }
+    if (r->out == NULL) {
+        rx_int_t rc;
+
+        ctx->in_handler = true;
+        rc = sendfile_next(r);
+        ctx->in_handler = false;
+        return rc;
+    }
+
+ring:
+    r->write_handler = sendfile_next;
     rx_http_connection_send(r->hc);
     return RX_AGAIN;
 }
@@ -654,6 +860,9 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     if (use_splice(r, ctx)) {
         return start_splice(r, ctx);
     }
+    if (use_sendfile(r, ctx)) {
+        return start_sendfile(r, ctx);
+    }
     ctx->range = 0;
     ctx->offset = ctx->ranges[0].start;
     ctx->buf_size = (size_t) rx_min((int64_t) STATIC_CHUNK,
@@ -743,6 +952,9 @@ static_op(rx_http_request_t *r, const rx_cqe_t *cqe)
         return;
     case RX_OP_SPLICE:
         on_splice(r, cqe->res);
+        return;
+    case RX_OP_POLL:
+        on_poll(r, cqe->res);
         return;
     default:
         return;

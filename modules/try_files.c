@@ -2,7 +2,8 @@
  * try_files.c: `try_files file ... uri | =code;` in the precontent phase.
  * Each candidate (a complex value, so $uri and friends work) is mapped to a
  * path through the location's root or alias and checked with statx on the
- * worker's ring, one after the other; a name ending in '/' must be a
+ * worker's ring, one after the other (with open_file_cache on, through
+ * the cache instead, as nginx does); a name ending in '/' must be a
  * directory. The first that exists becomes the request's URI and the
  * request goes on to the content phase in the same location; if none does,
  * the last parameter decides: an internal redirect, a named location, or
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include "http.h"
 #include "http_script.h"
+#include "http_open_file.h"
 
 typedef struct {
     rx_http_complex_value_t  *values;     /* every parameter */
@@ -23,6 +25,7 @@ typedef struct {
     rx_str_t      candidate;              /* the URI being tried */
     rx_str_t      path;
     struct statx  st;
+    rx_http_open_file_t  of;              /* with open_file_cache */
 } rx_http_try_files_ctx_t;
 
 static const char *set_try_files(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -122,22 +125,20 @@ fallback(rx_http_request_t *r, rx_http_try_files_conf_t *tcf)
 
 static void try_next(rx_http_request_t *r);
 
+/* The candidate's test came back: err 0 (it is there) or an errno from
+ * the call named failed. */
 static void
-try_files_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+checked(rx_http_request_t *r, int err, bool is_dir, const char *failed)
 {
     rx_http_try_files_ctx_t *ctx = r->ctx;
     bool                     want_dir = ctx->candidate.len
                                  && ctx->candidate.data[ctx->candidate.len - 1] == '/';
-    bool                     found;
 
-    if (cqe->res < 0 && cqe->res != -ENOENT && cqe->res != -ENOTDIR
-        && cqe->res != -ENAMETOOLONG) {
-        rx_http_request_log_error(r, RX_LOG_CRIT, -cqe->res, "statx() \"%s\" "
-                                  "failed", ctx->path.data);
+    if (err && err != ENOENT && err != ENOTDIR && err != ENAMETOOLONG) {
+        rx_http_request_log_error(r, RX_LOG_CRIT, err, "%s \"%s\" failed",
+                                  failed, ctx->path.data);
     }
-    found = cqe->res == 0
-            && (want_dir ? S_ISDIR(ctx->st.stx_mode) : !S_ISDIR(ctx->st.stx_mode));
-    if (found) {
+    if (err == 0 && want_dir == is_dir) {
         /* the found name is the URI the content handlers serve */
         r->uri = ctx->candidate;
         r->op_handler = NULL;
@@ -147,6 +148,21 @@ try_files_op(rx_http_request_t *r, const rx_cqe_t *cqe)
     }
     ctx->next++;
     try_next(r);
+}
+
+static void
+try_files_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+{
+    rx_http_try_files_ctx_t *ctx = r->ctx;
+
+    checked(r, cqe->res < 0 ? -cqe->res : 0,
+            cqe->res == 0 && S_ISDIR(ctx->st.stx_mode), "statx()");
+}
+
+static void
+try_files_opened(rx_http_request_t *r, rx_http_open_file_t *of)
+{
+    checked(r, of->err, of->is_dir, of->failed);
 }
 
 static void
@@ -178,6 +194,16 @@ try_next(rx_http_request_t *r)
     r->uri = saved;
     if (rc != RX_OK) {
         rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    if (rx_http_open_file_cache_on(r)) {
+        /* an answer from the cache comes at once: go on with it here */
+        rc = rx_http_open_file(r, &ctx->path, &ctx->of, try_files_opened);
+        if (rc == RX_OK) {
+            try_files_opened(r, &ctx->of);
+        } else if (rc == RX_ERROR) {
+            rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        }
         return;
     }
     rx_ring_statx(AT_FDCWD, ctx->path.data, AT_STATX_SYNC_AS_STAT,
