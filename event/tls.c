@@ -363,6 +363,38 @@ rx_tls_init(rx_log_t *log)
     return RX_OK;
 }
 
+/* ---- configuration helpers --------------------------------------------- */
+
+int
+rx_tls_conf_commands(SSL_CTX *ctx, bool server, const rx_str_t *pairs,
+    rx_uint_t npairs)
+{
+    SSL_CONF_CTX *cctx;
+    rx_uint_t     i;
+    int           rc = RX_TLS_CONF_OK;
+
+    cctx = SSL_CONF_CTX_new();
+    if (cctx == NULL) {
+        return RX_TLS_CONF_NEW_FAILED;
+    }
+    SSL_CONF_CTX_set_flags(cctx, SSL_CONF_FLAG_FILE
+                           | (server ? SSL_CONF_FLAG_SERVER : SSL_CONF_FLAG_CLIENT)
+                           | SSL_CONF_FLAG_CERTIFICATE
+                           | SSL_CONF_FLAG_SHOW_ERRORS);
+    SSL_CONF_CTX_set_ssl_ctx(cctx, ctx);
+    for (i = 0; i < npairs; i++) {
+        if (SSL_CONF_cmd(cctx, pairs[2 * i].data, pairs[2 * i + 1].data) <= 0) {
+            rc = (int) i;
+            break;
+        }
+    }
+    if (rc == RX_TLS_CONF_OK && SSL_CONF_CTX_finish(cctx) != 1) {
+        rc = RX_TLS_CONF_FINISH_FAILED;
+    }
+    SSL_CONF_CTX_free(cctx);
+    return rc;
+}
+
 /* ---- life ------------------------------------------------------------ */
 
 static void

@@ -89,6 +89,19 @@ bool rx_tls_ktls_available(void);
 void rx_tls_log_error(rx_uint_t level, rx_log_t *log, int err,
     const char *fmt, ...);
 
+/*
+ * ssl_conf_command and proxy_ssl_conf_command: npairs "name value" pairs
+ * (pairs[2i], pairs[2i+1], NUL-terminated) through OpenSSL's SSL_CONF on
+ * ctx, as nginx. RX_TLS_CONF_OK, the index of the pair that failed, or a
+ * negative RX_TLS_CONF_*_FAILED; OpenSSL's errors stay queued for
+ * rx_tls_log_error.
+ */
+#define RX_TLS_CONF_OK             (-1)
+#define RX_TLS_CONF_NEW_FAILED     (-2)
+#define RX_TLS_CONF_FINISH_FAILED  (-3)
+int rx_tls_conf_commands(SSL_CTX *ctx, bool server, const rx_str_t *pairs,
+    rx_uint_t npairs);
+
 #endif /* RX_HAVE_OPENSSL */
 
 /* Version strings for -V. */

@@ -241,39 +241,27 @@ load_key(rx_conf_t *cf, rx_http_proxy_ssl_conf_t *pscf, SSL_CTX *ctx)
 static rx_int_t
 conf_commands(rx_conf_t *cf, rx_http_proxy_ssl_conf_t *pscf, SSL_CTX *ctx)
 {
-    SSL_CONF_CTX *cctx;
-    rx_str_t     *pair;
-    rx_uint_t     i;
-    rx_int_t      rc = RX_OK;
+    rx_str_t *pair;
+    int       rc;
 
     if (pscf->conf_commands == NULL) {
         return RX_OK;
     }
-    cctx = SSL_CONF_CTX_new();
-    if (cctx == NULL) {
-        rx_tls_log_error(RX_LOG_EMERG, cf->log, 0, "SSL_CONF_CTX_new() failed");
-        return RX_ERROR;
-    }
-    SSL_CONF_CTX_set_flags(cctx, SSL_CONF_FLAG_FILE | SSL_CONF_FLAG_CLIENT
-                                 | SSL_CONF_FLAG_CERTIFICATE
-                                 | SSL_CONF_FLAG_SHOW_ERRORS);
-    SSL_CONF_CTX_set_ssl_ctx(cctx, ctx);
     pair = pscf->conf_commands->elts;
-    for (i = 0; i < pscf->conf_commands->nelts; i++, pair += 2) {
-        if (SSL_CONF_cmd(cctx, pair[0].data, pair[1].data) <= 0) {
-            rx_tls_log_error(RX_LOG_EMERG, cf->log, 0, "SSL_CONF_cmd(\"%s\", "
-                             "\"%s\") failed", pair[0].data, pair[1].data);
-            rc = RX_ERROR;
-            break;
-        }
+    rc = rx_tls_conf_commands(ctx, false, pair, pscf->conf_commands->nelts);
+    if (rc == RX_TLS_CONF_OK) {
+        return RX_OK;
     }
-    if (rc == RX_OK && SSL_CONF_CTX_finish(cctx) != 1) {
-        rx_tls_log_error(RX_LOG_EMERG, cf->log, 0,
-                         "SSL_CONF_finish() failed");
-        rc = RX_ERROR;
+    if (rc >= 0) {
+        rx_tls_log_error(RX_LOG_EMERG, cf->log, 0, "SSL_CONF_cmd(\"%s\", "
+                         "\"%s\") failed", pair[2 * rc].data,
+                         pair[2 * rc + 1].data);
+    } else {
+        rx_tls_log_error(RX_LOG_EMERG, cf->log, 0, "%s failed",
+                         rc == RX_TLS_CONF_NEW_FAILED ? "SSL_CONF_CTX_new()"
+                                                      : "SSL_CONF_finish()");
     }
-    SSL_CONF_CTX_free(cctx);
-    return rc;
+    return RX_ERROR;
 }
 
 /* What the peer must prove: trusted CAs, the CRL, the chain's depth. */

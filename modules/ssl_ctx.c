@@ -260,38 +260,28 @@ dhparam(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf)
 static rx_int_t
 conf_commands(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf)
 {
-    SSL_CONF_CTX *cctx;
-    rx_str_t     *pair;
-    rx_uint_t     i;
-    rx_int_t      rc = RX_OK;
+    rx_str_t *pair;
+    int       rc;
 
     if (sscf->conf_commands == NULL) {
         return RX_OK;
     }
-    cctx = SSL_CONF_CTX_new();
-    if (cctx == NULL) {
-        rx_http_ssl_conf_error(cf, NULL, "SSL_CONF_CTX_new() failed");
-        return RX_ERROR;
-    }
-    SSL_CONF_CTX_set_flags(cctx, SSL_CONF_FLAG_FILE | SSL_CONF_FLAG_SERVER
-                           | SSL_CONF_FLAG_CERTIFICATE
-                           | SSL_CONF_FLAG_SHOW_ERRORS);
-    SSL_CONF_CTX_set_ssl_ctx(cctx, sscf->ctx);
     pair = sscf->conf_commands->elts;
-    for (i = 0; i + 1 < sscf->conf_commands->nelts; i += 2) {
-        if (SSL_CONF_cmd(cctx, pair[i].data, pair[i + 1].data) <= 0) {
-            rx_http_ssl_conf_error(cf, any_pos(sscf), "SSL_CONF_cmd(\"%s\", "
-                "\"%s\") failed", pair[i].data, pair[i + 1].data);
-            rc = RX_ERROR;
-            break;
-        }
+    rc = rx_tls_conf_commands(sscf->ctx, true, pair,
+                              sscf->conf_commands->nelts / 2);
+    if (rc == RX_TLS_CONF_OK) {
+        return RX_OK;
     }
-    if (rc == RX_OK && SSL_CONF_CTX_finish(cctx) != 1) {
-        rx_http_ssl_conf_error(cf, any_pos(sscf), "SSL_CONF_finish() failed");
-        rc = RX_ERROR;
+    if (rc >= 0) {
+        rx_http_ssl_conf_error(cf, any_pos(sscf), "SSL_CONF_cmd(\"%s\", "
+            "\"%s\") failed", pair[2 * rc].data, pair[2 * rc + 1].data);
+    } else {
+        rx_http_ssl_conf_error(cf, rc == RX_TLS_CONF_NEW_FAILED ? NULL
+                               : any_pos(sscf), "%s failed",
+                               rc == RX_TLS_CONF_NEW_FAILED
+                               ? "SSL_CONF_CTX_new()" : "SSL_CONF_finish()");
     }
-    SSL_CONF_CTX_free(cctx);
-    return rc;
+    return RX_ERROR;
 }
 
 /* ---- client certificates ------------------------------------------------------ */
