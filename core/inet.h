@@ -10,15 +10,20 @@
 #include <netinet/in.h>
 #include <sys/un.h>
 
+/* len first: a copy kept for an IP connection (its peer) may be cut
+ * after the address it holds (RX_SOCKADDR_IP_SIZE), see event/conn.c */
 typedef struct {
+    socklen_t len;
     union {
         struct sockaddr      sa;
         struct sockaddr_in   sin;
         struct sockaddr_in6  sin6;
         struct sockaddr_un   sun;
     } u;
-    socklen_t len;
 } rx_sockaddr_t;
+
+#define RX_SOCKADDR_IP_SIZE  (offsetof(rx_sockaddr_t, u) \
+                              + sizeof(struct sockaddr_in6))
 
 /* Parses a listen-style address; default_port is used when none is given
  * and listen is true ("*:80" and "80" allowed). Returns NULL or an error

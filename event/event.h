@@ -100,7 +100,6 @@ struct rx_conn_s {
     const rx_transport_t  *transport;
     rx_tls_conn_t         *tls;         /* NULL on plain TCP */
     void                  *data;        /* the protocol's connection */
-    struct msghdr          msg;         /* of the send in flight */
     rx_conn_t             *idle_prev;
     rx_conn_t             *idle_next;
     rx_msec_t              start_msec;

@@ -145,6 +145,14 @@ rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud)
 }
 
 void
+rx_ring_writev(int fd, const struct iovec *iov, unsigned n, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_writev(sqe, fd, iov, n, 0);      /* a socket: no offset */
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
 rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud)
 {
     struct io_uring_sqe *sqe = get_sqe();

@@ -44,6 +44,10 @@ void rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud);
 void rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud);
 void rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud);
 void rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud);
+/* The iovecs (not only the array's contents) must stay valid until the
+ * completion; SIGPIPE is ignored by the process, so a closed peer is
+ * -EPIPE. */
+void rx_ring_writev(int fd, const struct iovec *iov, unsigned n, uint64_t ud);
 void rx_ring_close(int fd, uint64_t ud);
 void rx_ring_cancel(uint64_t target_ud, uint64_t ud);
 void rx_ring_cancel_fd(int fd, uint64_t ud);

@@ -187,6 +187,9 @@ typedef enum {
 
 struct rx_http_request_s {
     rx_http_connection_t     *hc;
+    /* the send in flight (the request outlives it): kept here, not in the
+     * connection, so that an idle keepalive connection stays small */
+    struct iovec              send_iov[8];
     rx_conn_t                *conn;
     rx_pool_t                *pool;
     void                    **main_conf;
@@ -316,8 +319,6 @@ struct rx_http_connection_s {
     rx_http_request_t        *r;             /* the current request */
     rx_uint_t                 requests;      /* $connection_requests */
     rx_msec_t                 keepalive_start;
-    struct iovec              iov[8];        /* of the send in flight */
-    int                       niov;
     rx_msec_t                 linger_deadline;
     const char               *action;        /* "while <action>" in logs */
     rx_http_core_srv_conf_t  *ssl_server;    /* chosen by SNI (modules/ssl.c) */

@@ -19,8 +19,8 @@
 #include "tls.h"
 
 #define IOV_BATCH  8     /* buffers per send; the rest go in the next one */
-_Static_assert(IOV_BATCH == sizeof(((rx_http_connection_t *) 0)->iov)
-               / sizeof(struct iovec), "hc->iov holds IOV_BATCH entries");
+_Static_assert(IOV_BATCH == sizeof(((rx_http_request_t *) 0)->send_iov)
+               / sizeof(struct iovec), "r->send_iov holds IOV_BATCH entries");
 /* Pipelined bytes held while a response goes out; beyond this the
  * connection stops reading until the response is done. */
 #define PIPELINE_MAX  (64 * 1024)
@@ -618,8 +618,8 @@ rx_http_connection_send(rx_http_connection_t *hc)
         if (size == 0) {
             continue;
         }
-        hc->iov[n].iov_base = cl->buf->pos;
-        hc->iov[n].iov_len = size;
+        r->send_iov[n].iov_base = cl->buf->pos;
+        r->send_iov[n].iov_len = size;
         n++;
     }
     if (n == 0) {
@@ -630,8 +630,7 @@ rx_http_connection_send(rx_http_connection_t *hc)
         }
         return;
     }
-    hc->niov = n;
-    c->transport->send(c, hc->iov, n);
+    c->transport->send(c, r->send_iov, n);
     clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
     rx_timer_add(&c->timer, clcf->send_timeout);
 }
