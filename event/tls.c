@@ -72,7 +72,7 @@ struct rx_tls_conn_s {
     unsigned             early:1;        /* reading TLS 1.3 early data */
     unsigned             early_used:1;   /* plaintext came as early data */
     const char          *saved_action;
-    char                 error[256];    /* client side: why it failed */
+    char                *error;         /* client side: why it failed */
 };
 
 static int        conn_index = -1;
@@ -156,9 +156,13 @@ tls_fail_log(rx_tls_conn_t *t, unsigned level, bool ssl_errors,
             snprintf(msg + len, sizeof(msg) - len, " (SSL: %s)", ebuf);
         }
         ERR_clear_error();
-        len = rx_min(strlen(msg), sizeof(t->error) - 1);
-        memcpy(t->error, msg, len);
-        t->error[len] = '\0';
+        /* allocated only when it fails: a server-side connection (most
+         * of them, held idle by thousands) carries no room for it */
+        len = strlen(msg);
+        t->error = rx_pnalloc(c->pool, len + 1);
+        if (t->error != NULL) {
+            memcpy(t->error, msg, len + 1);
+        }
         return;
     }
     c->log.handler = c->listening ? server_log_ctx : NULL;
@@ -988,7 +992,7 @@ rx_tls_conn(const SSL *ssl)
 const char *
 rx_tls_error(const rx_conn_t *c)
 {
-    return c->tls && c->tls->error[0] ? c->tls->error : NULL;
+    return c->tls ? c->tls->error : NULL;
 }
 
 bool
