@@ -112,4 +112,34 @@ fuzz_show(const char *p, size_t n)
     return b;
 }
 
+/* What a target learned from an input, in order, as bytes: two runs of
+ * the same input (cut differently) must produce the same transcript. */
+typedef struct {
+    char    *data;
+    size_t   len, size;
+} transcript_t;
+
+FUZZ_FN void
+append(transcript_t *t, const void *bytes, size_t n)
+{
+    if (t->len + n > t->size) {
+        t->size = (t->len + n) * 2 + 64;
+        t->data = realloc(t->data, t->size);
+        FUZZ_CHECK(t->data != NULL, "no memory");
+    }
+    if (n) {
+        memcpy(t->data + t->len, bytes, n);
+    }
+    t->len += n;
+}
+
+/* A tagged field: the tag, the length, the bytes (unambiguous). */
+FUZZ_FN void
+append_tag(transcript_t *t, char tag, const void *s, size_t n)
+{
+    append(t, &tag, 1);
+    append(t, &n, sizeof(n));
+    append(t, s, n);
+}
+
 #endif /* RX_FUZZ_H */

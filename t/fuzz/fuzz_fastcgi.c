@@ -46,33 +46,6 @@
 #include "fuzz.h"
 #include "http_fastcgi_codec.h"
 
-typedef struct {
-    char    *data;
-    size_t   len, size;
-} transcript_t;
-
-static void
-append(transcript_t *t, const void *bytes, size_t n)
-{
-    if (t->len + n > t->size) {
-        t->size = (t->len + n) * 2 + 64;
-        t->data = realloc(t->data, t->size);
-        FUZZ_CHECK(t->data != NULL, "no memory");
-    }
-    if (n) {
-        memcpy(t->data + t->len, bytes, n);
-    }
-    t->len += n;
-}
-
-static void
-append_tag(transcript_t *t, char tag, const void *s, size_t n)
-{
-    append(t, &tag, 1);
-    append(t, &n, sizeof(n));
-    append(t, s, n);
-}
-
 static bool
 is_token(unsigned char c)
 {

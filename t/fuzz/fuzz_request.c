@@ -57,28 +57,9 @@
 #include "http_parse.h"
 #include "http_uri.h"
 
-/* What the owner learns, in order: compared between a run in two reads
- * and a run in one, which must agree (body bytes as one stream). */
-typedef struct {
-    char    *data;
-    size_t   len, size;
-} transcript_t;
-
-static void
-append(transcript_t *t, const void *bytes, size_t n)
-{
-    if (t->len + n > t->size) {
-        t->size = (t->len + n) * 2 + 64;
-        t->data = realloc(t->data, t->size);
-        FUZZ_CHECK(t->data != NULL, "no memory");
-    }
-    if (n) {
-        memcpy(t->data + t->len, bytes, n);
-    }
-    t->len += n;
-}
-
-/* A record "K<len>[bytes] ", readable and unambiguous. */
+/* The transcript (fuzz.h) holds what the owner learns, in order: a run
+ * in two reads and a run in one must agree (body bytes as one stream).
+ * A record "K<len>[bytes] ", readable and unambiguous. */
 static void
 note(transcript_t *t, char kind, const void *bytes, size_t n)
 {

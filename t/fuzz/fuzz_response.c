@@ -46,33 +46,6 @@
 #include "http.h"
 #include "http_response_parse.h"
 
-typedef struct {
-    char    *data;
-    size_t   len, size;
-} transcript_t;
-
-static void
-append(transcript_t *t, const void *bytes, size_t n)
-{
-    if (t->len + n > t->size) {
-        t->size = (t->len + n) * 2 + 64;
-        t->data = realloc(t->data, t->size);
-        FUZZ_CHECK(t->data != NULL, "no memory");
-    }
-    if (n) {
-        memcpy(t->data + t->len, bytes, n);
-    }
-    t->len += n;
-}
-
-static void
-append_str(transcript_t *t, char tag, const char *s, size_t n)
-{
-    append(t, &tag, 1);
-    append(t, &n, sizeof(n));
-    append(t, s, n);
-}
-
 static void
 append_num(transcript_t *t, char tag, int64_t v)
 {
@@ -136,7 +109,7 @@ check_header(run_t *r, const char *hbuf, size_t hlen, transcript_t *t)
                "status line %s for %lu",
                fuzz_show(h->status_line.data, h->status_line.len),
                (unsigned long) h->status);
-    append_str(t, 'S', h->status_line.data, h->status_line.len);
+    append_tag(t, 'S', h->status_line.data, h->status_line.len);
     for (i = 0; i < h->headers.nelts; i++) {
         FUZZ_CHECK(e[i].key.len > 0 && inside(e[i].key.data, e[i].key.len,
                                               hbuf, hlen),
@@ -159,8 +132,8 @@ check_header(run_t *r, const char *hbuf, size_t hlen, transcript_t *t)
                        fuzz_show(e[i].key.data, e[i].key.len));
         }
         FUZZ_CHECK(e[i].lowcase_key[k] == '\0', "lowcase_key unterminated");
-        append_str(t, 'K', e[i].key.data, e[i].key.len);
-        append_str(t, 'V', e[i].value.data, e[i].value.len);
+        append_tag(t, 'K', e[i].key.data, e[i].key.len);
+        append_tag(t, 'V', e[i].value.data, e[i].value.len);
     }
 #define POINTS_AT(p, name)                                                    \
     FUZZ_CHECK((p) == NULL || ((p) >= e && (p) < e + h->headers.nelts         \
@@ -297,9 +270,9 @@ run(const char *stream, size_t len, const size_t *cuts, size_t ncuts,
     }
     if (rc == RX_ERROR || eof_rc == RX_ERROR) {
         const char *e = rx_http_response_parser_error(r.p);
-        append_str(t, '!', e, strlen(e));
+        append_tag(t, '!', e, strlen(e));
     }
-    append_str(t, 'B', r.body_bytes.data, r.body_bytes.len);
+    append_tag(t, 'B', r.body_bytes.data, r.body_bytes.len);
 
     if (fuzz_verbose()) {
         fprintf(stderr, "fuzz_response: %zu cuts: rc %ld eof %ld status %lu "
