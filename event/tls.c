@@ -86,31 +86,38 @@ static void tls_flush(rx_tls_conn_t *t);
 
 /* ---- errors ---------------------------------------------------------- */
 
+/* Appends OpenSSL's error queue to msg (of len bytes) as nginx does,
+ * " (SSL: error:... error:...)", and empties the queue. */
+static void
+append_ssl_errors(char *msg, size_t size, size_t len)
+{
+    char           ebuf[256];
+    unsigned long  e;
+    const char    *sep = " (SSL: ";
+
+    while ((e = ERR_get_error()) != 0) {
+        ERR_error_string_n(e, ebuf, sizeof(ebuf));
+        if (len + strlen(sep) + strlen(ebuf) + 2 < size) {
+            len += (size_t) snprintf(msg + len, size - len, "%s%s", sep, ebuf);
+            sep = " ";
+        }
+    }
+    if (strcmp(sep, " ") == 0 && len + 1 < size) {
+        msg[len++] = ')';
+        msg[len] = '\0';
+    }
+}
+
 void
 rx_tls_log_error(rx_uint_t level, rx_log_t *log, int err, const char *fmt, ...)
 {
-    char           msg[1024], ebuf[256];
-    size_t         len;
-    unsigned long  e;
-    const char    *sep = " (SSL: ";
-    va_list        args;
+    char     msg[1024];
+    va_list  args;
 
     va_start(args, fmt);
     vsnprintf(msg, sizeof(msg), fmt, args);
     va_end(args);
-    len = strlen(msg);
-    while ((e = ERR_get_error()) != 0) {
-        ERR_error_string_n(e, ebuf, sizeof(ebuf));
-        if (len + strlen(sep) + strlen(ebuf) + 2 < sizeof(msg)) {
-            len += (size_t) snprintf(msg + len, sizeof(msg) - len, "%s%s",
-                                     sep, ebuf);
-            sep = " ";
-        }
-    }
-    if (strcmp(sep, " ") == 0 && len + 1 < sizeof(msg)) {
-        msg[len++] = ')';
-        msg[len] = '\0';
-    }
+    append_ssl_errors(msg, sizeof(msg), strlen(msg));
     rx_log_error((unsigned) level, log, err, "%s", msg);
 }
 
@@ -147,13 +154,10 @@ tls_fail_log(rx_tls_conn_t *t, unsigned level, bool ssl_errors,
     vsnprintf(msg, sizeof(msg), fmt, args);
     va_end(args);
     if (!t->server) {
-        size_t        len = strlen(msg);
-        unsigned long e;
-        char          ebuf[200];
+        size_t len;
 
-        if (ssl_errors && (e = ERR_peek_last_error()) != 0) {
-            ERR_error_string_n(e, ebuf, sizeof(ebuf));
-            snprintf(msg + len, sizeof(msg) - len, " (SSL: %s)", ebuf);
+        if (ssl_errors) {
+            append_ssl_errors(msg, sizeof(msg), strlen(msg));
         }
         ERR_clear_error();
         /* allocated only when it fails: a server-side connection (most

@@ -112,7 +112,7 @@ bool
 rx_http_conn_is_tls(const rx_conn_t *c)
 {
 #if (RX_HAVE_OPENSSL)
-    return rx_tls_ssl(c) != NULL && !rx_tls_plain_http(c);
+    return rx_tls_ssl(c) != NULL;      /* NULL for plain HTTP on a TLS port */
 #else
     (void) c;
     return false;

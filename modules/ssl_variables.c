@@ -277,7 +277,7 @@ get_cert(rx_http_request_t *r, SSL *ssl, rx_http_variable_value_t *v)
 static rx_int_t
 var_ssl(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
 {
-    SSL *ssl = rx_http_conn_is_tls(r->conn) ? rx_tls_ssl(r->conn) : NULL;
+    SSL *ssl = rx_tls_ssl(r->conn);
 
     if (ssl == NULL) {
         v->not_found = 1;
