@@ -417,14 +417,16 @@ sub run {
         }
         my $listening = !grep { !$up{"$_->[0]:$_->[1]"} } @addrs;
         my $pid_ok = -s $pidfile;
-        return $self if $listening && $pid_ok;
+        my $workers_ok = $listening && $pid_ok && $self->_workers_started(@args);
+        return $self if $workers_ok;
 
         if (time > $deadline) {
             my @down = map { "$_->[0]:$_->[1]" }
                        grep { !$up{"$_->[0]:$_->[1]"} } @addrs;
             my $why = join '; ',
                 (@down ? "not listening on @down" : ()),
-                ($pid_ok ? () : "no pid file $pidfile");
+                ($pid_ok ? () : "no pid file $pidfile"),
+                (!@down && $pid_ok ? "the master's workers are not all there" : ());
             $self->_kill_all('KILL');
             $self->{checked} = 1;
             die "Test::Ringx: ringx did not start in time: $why\n"
@@ -432,6 +434,19 @@ sub run {
         }
         sleep 0.05;
     }
+}
+
+# A master forks its workers after it listens and writes its pid file: a
+# test that looks for them in /proc right after run() must find them all
+# (under ASan the fork comes late enough for that to matter). 'auto'
+# waits for one.
+sub _workers_started {
+    my ($self, @args) = @_;
+    my $text = $self->_config_text . ' ' . join(' ', @args);
+    return 1 if $text =~ /(?:^|[;{}\s])master_process\s+off\s*;/;
+    my ($n) = $text =~ /(?:^|[;{}\s])worker_processes\s+(\d+)\s*;/;
+    $n //= 1;
+    return scalar($self->worker_pids) >= $n;
 }
 
 sub _startup_report {
