@@ -204,6 +204,17 @@ test:
 	@$(MAKE) --no-print-directory all unit
 	RINGX_BIN='$(CURDIR)/objs/ringx' $(PROVE) -I t/lib $(PROVE_FLAGS) t/*.t
 
+# The kTLS path under a kernel that has it (Debian's, in qemu: t/vm/run),
+# for hosts whose kernel has no tls ULP. Exit 125: the VM could not run.
+KTLS_TESTS ?= t/ssl_ktls.t t/tls_transport.t
+.PHONY: test-ktls
+test-ktls:
+	auto/deps test
+	@$(MAKE) --no-print-directory all
+	t/vm/run --timeout 1500 env RINGX_BIN='$(CURDIR)/objs/ringx' \
+	    RINGX_TIMEOUT_SCALE=4 RINGX_TEST_TIMEOUT=1200 \
+	    $(PROVE) -I t/lib $(PROVE_FLAGS) $(KTLS_TESTS)
+
 bench:
 	auto/deps bench
 	@$(MAKE) --no-print-directory all
@@ -266,6 +277,7 @@ help:
 	@echo '  all (default)  build objs/ringx (runs ./configure first if objs/Makefile.conf is missing)'
 	@echo '  unit           build the C unit tests t/unit/test_*.c into objs/t/test_*'
 	@echo '  test           auto/deps test, build, unit, then prove -I t/lib t/*.t'
+	@echo '  test-ktls      the kTLS tests under Debian'"'"'s kernel in qemu (t/vm/run)'
 	@echo '                 (RINGX_BIN=objs/ringx; t/unit.t runs objs/t/test_*)'
 	@echo '  run            auto/deps, build, then run objs/ringx in the foreground'
 	@echo '                 with prefix ./ and conf/ringx.conf (logs/ is created)'

@@ -440,8 +440,8 @@ plain_stop_read(rx_conn_t *c)
     c->reading = false;   /* the final recv CQE arrives with -ECANCELED */
 }
 
-static void
-plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
+void
+rx_conn_send_iov(rx_conn_t *c, const struct iovec *iov, int niov)
 {
     /* no msghdr: the connection would have to hold one (56 bytes in
      * every slot) for the length of the send; the iovecs are the
@@ -452,8 +452,14 @@ plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
     } else {
         rx_ring_writev(c->fd, iov, (unsigned) niov, rx_conn_ud(c, RX_OP_SEND));
     }
-    c->sending = true;
     c->inflight++;
+}
+
+static void
+plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
+{
+    rx_conn_send_iov(c, iov, niov);
+    c->sending = true;
 }
 
 static void

@@ -165,6 +165,10 @@ void rx_posted_run(rx_worker_t *w);
 /* conn.c: arms the multishot recv without changing want_read. */
 void rx_conn_arm_recv(rx_conn_t *c);
 
+/* Sends the iovecs as they are through the ring (one RX_OP_SEND): the
+ * plain transport's send, and TLS's once the kernel encrypts. */
+void rx_conn_send_iov(rx_conn_t *c, const struct iovec *iov, int niov);
+
 /* accept.c */
 rx_int_t rx_accept_init(rx_worker_t *w);
 void rx_accept_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);

@@ -12,6 +12,14 @@
  * stays bounded whatever the protocol sends), and reported done once the
  * kernel took the last byte of its ciphertext.
  *
+ * With kTLS (the kernel's TLS, when it has the "tls" ULP and OpenSSL was
+ * asked for it), OpenSSL gives the write keys to the kernel at the end of
+ * the handshake through this BIO: what it had encrypted goes out first,
+ * the protocol's sends go to the socket as they are (the kernel
+ * encrypts, so files may go by sendfile), and the few records OpenSSL
+ * still writes itself (session tickets, alerts, close_notify) are sent
+ * at once as control messages. Reading stays in user space.
+ *
  * Plaintext is handed to the protocol with on_read as it is decrypted,
  * while the protocol wants to read; when it stops, what is still inside
  * (kept ciphertext, a decrypted record) waits, and is handed over from a
@@ -25,11 +33,19 @@
 
 #include <stdarg.h>
 #include <netinet/tcp.h>
+#include <linux/tls.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
 #define TLS_RECORD       16384          /* plaintext per record */
 #define TLS_FLIGHT_MAX   (64 * 1024)    /* ciphertext encrypted ahead */
+
+/* OpenSSL's internal BIO controls for kTLS (include/internal/bio.h of
+ * OpenSSL 3; only the GET ones are public): a BIO of our own must answer
+ * them for OpenSSL to hand the kernel its keys */
+#define TLS_BIO_SET_KTLS            72
+#define TLS_BIO_SET_KTLS_CTRL_MSG   74
+#define TLS_BIO_CLEAR_KTLS_CTRL_MSG 75
 
 struct rx_tls_conn_s {
     SSL                 *ssl;
@@ -71,6 +87,9 @@ struct rx_tls_conn_s {
     unsigned             shutdown:1;     /* shut down write after flight */
     unsigned             early:1;        /* reading TLS 1.3 early data */
     unsigned             early_used:1;   /* plaintext came as early data */
+    unsigned             ktls_tx:1;      /* the kernel encrypts our sends */
+    unsigned             ktls_ctrl:1;    /* OpenSSL's next write: a record */
+    unsigned char        ktls_ctrl_type; /* ... of this type */
     const char          *saved_action;
     char                *error;         /* client side: why it failed */
 };
@@ -269,6 +288,135 @@ keep_lent(rx_tls_conn_t *t)
     return true;
 }
 
+/* ---- kTLS ------------------------------------------------------------- */
+
+/* The size of the kernel's crypto_info for a cipher (OpenSSL's own
+ * structure has a union of them first, then a length we do not rely on). */
+static size_t
+ktls_info_size(const struct tls_crypto_info *info)
+{
+    switch (info->cipher_type) {
+    case TLS_CIPHER_AES_GCM_128:
+        return sizeof(struct tls12_crypto_info_aes_gcm_128);
+    case TLS_CIPHER_AES_GCM_256:
+        return sizeof(struct tls12_crypto_info_aes_gcm_256);
+    case TLS_CIPHER_AES_CCM_128:
+        return sizeof(struct tls12_crypto_info_aes_ccm_128);
+    case TLS_CIPHER_CHACHA20_POLY1305:
+        return sizeof(struct tls12_crypto_info_chacha20_poly1305);
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Sends what OpenSSL encrypted so far, now, from the worker (before
+ * TLS_TX, after which the kernel would encrypt it a second time; a
+ * close_notify before the close). A socket that takes less keeps the rest
+ * for the ring.
+ */
+static bool
+send_out_now(rx_tls_conn_t *t)
+{
+    size_t  done = 0;
+    ssize_t n;
+
+    while (done < t->out_len) {
+        n = send(t->c->fd, t->out + done, t->out_len - done,
+                 MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n <= 0) {
+            if (n == -1 && errno == EINTR) {
+                continue;
+            }
+            break;
+        }
+        done += (size_t) n;
+    }
+    if (done > 0 && done < t->out_len) {
+        memmove(t->out, t->out + done, t->out_len - done);
+    }
+    t->out_len -= done;
+    return t->out_len == 0;
+}
+
+/*
+ * BIO_CTRL_SET_KTLS for sending: OpenSSL has the application write keys
+ * and asks whether the kernel takes them. Not while ciphertext of ours is
+ * with the ring (it must reach the socket before the switch), nor for
+ * reading (decryption stays here, where the ring's buffers are).
+ */
+static long
+ktls_start_tx(rx_tls_conn_t *t, long is_tx, const struct tls_crypto_info *info)
+{
+    rx_conn_t *c = t->c;
+    size_t     size = info ? ktls_info_size(info) : 0;
+
+    if (!is_tx || size == 0 || t->in_flight || c->state != RX_CONN_ACTIVE
+        || !send_out_now(t)) {
+        return 0;
+    }
+    if (setsockopt(c->fd, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) == -1
+        && errno != EEXIST) {
+        rx_log_debug(&c->log, errno, "kTLS: setsockopt(TCP_ULP) failed");
+        return 0;
+    }
+    if (setsockopt(c->fd, SOL_TLS, TLS_TX, info, (socklen_t) size) == -1) {
+        rx_log_debug(&c->log, errno, "kTLS: setsockopt(TLS_TX) failed");
+        return 0;
+    }
+    t->ktls_tx = true;
+    out_put(&t->out, &t->out_cap);
+    return 1;
+}
+
+/*
+ * A record OpenSSL writes once the kernel encrypts: its plaintext, sent at
+ * once with its type in a control message (the kernel sends the whole
+ * record or nothing). Only control records come this way (the protocol's
+ * data goes to the socket directly), and OpenSSL flushed first, so
+ * nothing of ours is ahead of it.
+ */
+static int
+ktls_write_record(rx_tls_conn_t *t, BIO *b, const char *data, int len)
+{
+    union {
+        struct cmsghdr hdr;
+        char           buf[CMSG_SPACE(sizeof(unsigned char))];
+    } cbuf;
+    struct msghdr   msg;
+    struct iovec    iov;
+    struct cmsghdr *cmsg;
+    ssize_t         n;
+
+    if (!t->ktls_ctrl || t->in_flight || len < 0) {
+        return -1;
+    }
+    memset(&msg, 0, sizeof(msg));
+    memset(&cbuf, 0, sizeof(cbuf));
+    iov.iov_base = (void *) data;
+    iov.iov_len = (size_t) len;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.buf;
+    msg.msg_controllen = sizeof(cbuf.buf);
+    cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_TLS;
+    cmsg->cmsg_type = TLS_SET_RECORD_TYPE;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(unsigned char));
+    *CMSG_DATA(cmsg) = t->ktls_ctrl_type;
+    do {
+        n = sendmsg(t->c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (n == -1 && errno == EINTR);
+    if (n == -1) {
+        if (errno == EAGAIN) {
+            BIO_set_retry_write(b);
+        }
+        return -1;
+    }
+    t->ktls_ctrl = false;
+    return len;
+}
+
 /* ---- the BIO --------------------------------------------------------- */
 
 static int
@@ -277,6 +425,9 @@ bio_write(BIO *b, const char *data, int len)
     rx_tls_conn_t *t = BIO_get_data(b);
 
     BIO_clear_retry_flags(b);
+    if (t->ktls_tx) {
+        return ktls_write_record(t, b, data, len);
+    }
     if (len <= 0) {
         return 0;
     }
@@ -328,18 +479,28 @@ bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
     rx_tls_conn_t *t = BIO_get_data(b);
 
-    (void) num; (void) ptr;
-
     switch (cmd) {
     case BIO_CTRL_FLUSH:
-        return 1;       /* the ring sends when the call returns */
+        /* the ring sends when the call returns; with kTLS, OpenSSL asks
+         * before a control record, which must not overtake a send */
+        return t->ktls_tx ? !t->in_flight : 1;
     case BIO_CTRL_EOF:
         /* OpenSSL asks after a read of 0: the peer closed TCP */
         return t->eof && t->kept_len == 0 && t->lent_len == 0;
+    case TLS_BIO_SET_KTLS:
+        return ktls_start_tx(t, num, ptr);
+    case BIO_CTRL_GET_KTLS_SEND:
+        return t->ktls_tx;
+    case BIO_CTRL_GET_KTLS_RECV:
+        return 0;
+    case TLS_BIO_SET_KTLS_CTRL_MSG:
+        t->ktls_ctrl = true;
+        t->ktls_ctrl_type = (unsigned char) num;
+        return 1;
+    case TLS_BIO_CLEAR_KTLS_CTRL_MSG:
+        t->ktls_ctrl = false;
+        return 1;
     default:
-        /* BIO_CTRL_SET_KTLS among them: the kernel cannot take over a
-         * connection whose bytes pass through user space buffers here;
-         * see rx_tls_ktls_available() and docs/performance.md */
         return 0;
     }
 }
@@ -601,6 +762,13 @@ tls_flush(rx_tls_conn_t *t)
     if (t->out_len == 0) {
         if (t->shutdown) {
             t->shutdown = false;
+            if (t->ktls_tx) {
+                /* close_notify behind the last send, as a control record */
+                ERR_clear_error();
+                if (SSL_shutdown(t->ssl) < 0) {
+                    ERR_clear_error();
+                }
+            }
             rx_ring_shutdown(c->fd, SHUT_WR, rx_conn_ud(c, RX_OP_CLOSE));
             c->inflight++;
         }
@@ -680,6 +848,14 @@ tls_write_step(rx_tls_conn_t *t)
         tls_flush(t);
         return;
     }
+    if (t->ktls_tx) {
+        /* the protocol's plaintext goes to the socket as it is */
+        if (!t->in_flight) {
+            rx_conn_send_iov(c, t->app_iov, t->app_niov);
+            t->in_flight = true;
+        }
+        return;
+    }
     if (t->app_i < t->app_niov && t->out_len < TLS_FLIGHT_MAX
         && !tls_encrypt(t)) {
         tls_flush(t);
@@ -719,6 +895,17 @@ tls_send_done(rx_conn_t *c, ssize_t res)
     rx_tls_conn_t *t = c->tls;
 
     t->in_flight = false;
+    if (t->ktls_tx && res > 0) {
+        /* a send of the protocol's own (kTLS): reported as it went, a
+         * short one too, as on a plain connection */
+        t->app_pending = false;
+        c->sending = false;
+        c->ops->on_sent(c, res);
+        if (c->state == RX_CONN_ACTIVE && c->tls == t && t->shutdown) {
+            tls_flush(t);
+        }
+        return;
+    }
     if (res <= 0) {
         if (res == 0) {
             res = -EPIPE;
@@ -964,14 +1151,32 @@ tls_shutdown_write(rx_conn_t *c)
 {
     rx_tls_conn_t *t = c->tls;
 
-    if (t->handshaked) {
+    if (t->handshaked && !t->ktls_tx) {
         ERR_clear_error();
         if (SSL_shutdown(t->ssl) < 0) {
             ERR_clear_error();
         }
     }
-    t->shutdown = true;
+    t->shutdown = true;             /* with kTLS, close_notify goes then */
     tls_flush(t);
+}
+
+void
+rx_tls_close_notify(rx_conn_t *c)
+{
+    rx_tls_conn_t *t = c->tls;
+
+    if (t == NULL || t->plain_http || !t->handshaked || t->reported
+        || t->in_flight || t->out_len > 0 || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    ERR_clear_error();
+    if (SSL_shutdown(t->ssl) < 0) {     /* with kTLS it is sent here */
+        ERR_clear_error();
+    }
+    if (!t->ktls_tx) {
+        send_out_now(t);
+    }
 }
 
 static const rx_transport_t rx_tls_transport = {
@@ -1020,8 +1225,7 @@ rx_tls_plain_http(const rx_conn_t *c)
 bool
 rx_tls_ktls_send(const rx_conn_t *c)
 {
-    (void) c;
-    return false;
+    return c->tls && c->tls->ktls_tx && !c->tls->plain_http;
 }
 
 bool

@@ -77,6 +77,11 @@ bool rx_tls_plain_http(const rx_conn_t *c);
  * file bodies may go by splice/sendfile. */
 bool rx_tls_ktls_send(const rx_conn_t *c);
 
+/* The connection closes after a finished exchange: close_notify goes
+ * now if the socket takes it (nginx's close, not after an error or a
+ * timeout, which close quietly). */
+void rx_tls_close_notify(rx_conn_t *c);
+
 /* Whether this kernel can do kTLS at all (the "tls" TCP ULP loads);
  * probed once. */
 bool rx_tls_ktls_available(void);

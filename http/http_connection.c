@@ -570,6 +570,9 @@ rx_http_request_done(rx_http_request_t *r)
             start_lingering(hc, clcf);
             return;
         }
+#if (RX_HAVE_OPENSSL)
+        rx_tls_close_notify(c);
+#endif
         close_connection(hc);
         return;
     }

@@ -488,6 +488,12 @@ rx_http_ssl_build_ctx(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf)
                         | SSL_OP_IGNORE_UNEXPECTED_EOF
                         | SSL_OP_SINGLE_DH_USE | SSL_OP_SINGLE_ECDH_USE);
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_NO_AUTO_CHAIN);
+    if (rx_tls_ktls_available()) {
+        /* on where the kernel has it (nginx waits for "ssl_conf_command
+         * Options KTLS"): files go by sendfile over TLS too;
+         * "ssl_conf_command Options -KTLS" turns it off */
+        SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
+    }
     protocols(ctx, sscf->protocols);
     if (sscf->prefer_server_ciphers) {
         SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);

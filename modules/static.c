@@ -27,6 +27,7 @@
 #include "http_range.h"
 #include "http_date.h"
 #include "clock.h"
+#include "tls.h"
 
 #define STATIC_CHUNK       (128 * 1024)
 #define STATIC_MAX_RANGES  64
@@ -454,6 +455,19 @@ pipe_put(void *data)
     ctx->pipe[0] = ctx->pipe[1] = -1;
 }
 
+/* Bodies may go from the file to the socket without passing through the
+ * worker: plain TCP, or TLS that the kernel encrypts (kTLS). */
+static bool
+socket_takes_files(const rx_conn_t *c)
+{
+#if (RX_HAVE_OPENSSL)
+    if (rx_tls_ktls_send(c)) {
+        return true;
+    }
+#endif
+    return c->transport == &rx_plain_transport;
+}
+
 static bool
 use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
 {
@@ -465,7 +479,7 @@ use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
 
     return clcf->sendfile && scf->splice && !ctx->multipart
            && !r->filter_need_in_memory
-           && r->conn->transport == &rx_plain_transport
+           && socket_takes_files(r->conn)
            && ctx->ranges[0].end - ctx->ranges[0].start
               >= (int64_t) scf->zc_min;
 }
@@ -597,7 +611,7 @@ use_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
                                        rx_http_static_module);
 
     return clcf->sendfile && !ctx->multipart && !r->filter_need_in_memory
-           && r->conn->transport == &rx_plain_transport
+           && socket_takes_files(r->conn)
            && ctx->ranges[0].end - ctx->ranges[0].start
               >= (int64_t) scf->zc_min;
 }
