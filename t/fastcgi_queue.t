@@ -197,19 +197,25 @@ my @kids;
 for my $k (1 .. $clients) {
     my $pid = fork // die "fork: $!";
     if (!$pid) {
-        my ($n, $fail, $slowest) = (0, 0, 0);
+        my ($n, $fail, $slowest, @why) = (0, 0, 0);
         my $end = time + 10;
         while (time < $end) {
-            my $c = $t->raw($P) or do { $fail++; next };
+            my $c = $t->raw($P) or do { $fail++; push @why, "connect: $!"; next };
             my $s = time;
             $c->send("GET /hello/ HTTP/1.1\r\nHost: q\r\nConnection: close\r\n\r\n");
             my $resp = $c->read_response(timeout => 10);
             my $d = time - $s;
             $slowest = $d if $d > $slowest;
-            ($resp && $resp->{status} == 200) ? $n++ : $fail++;
+            if ($resp && $resp->{status} == 200) {
+                $n++;
+            } else {
+                $fail++;
+                push @why, sprintf('%s after %.2f s', $resp ? "status $resp->{status}"
+                                   : 'no response', $d);
+            }
         }
         open my $fh, '>', "$dir/client.$k" or POSIX::_exit(1);
-        print $fh "$n $fail $slowest\n";
+        print $fh "$n $fail $slowest @why[0 .. ($#why < 2 ? $#why : 2)]\n";
         close $fh;
         POSIX::_exit(0);
     }
@@ -231,13 +237,16 @@ while (grep { waitpid($_, WNOHANG) == 0 } @kids) {
 waitpid($_, 0) for @kids;
 my ($total, $failed, $slowest) = (0, 0, 0);
 for my $k (1 .. $clients) {
-    my ($n, $f, $s) = split ' ', ($t->read_file("logs/client.$k") // '0 1 99');
+    my ($n, $f, $s, $why) = split ' ', ($t->read_file("logs/client.$k") // '0 1 99 no report'), 4;
+    diag("client $k: $f failed: $why") if $f;
     $total += $n;
     $failed += $f;
     $slowest = $s if $s > $slowest;
 }
 cmp_ok $total, '>', 100, "$clients clients, 2 workers, a pool of 2: requests served ($total)";
-is $failed, 0, 'none failed';
+is $failed, 0, 'none failed'
+    or diag(grep { /\[(?:warn|error|crit|alert)\]/ && !/upstream "small"/ }
+            split /\n/, $t->read_file('logs/error.log') // '');
 cmp_ok $slowest, '<', 2, 'no request stalled behind an idle pooled connection'
     or diag "slowest: $slowest s";
 cmp_ok $samples, '>', 20, 'php-fpm\'s open connections sampled during the run';
