@@ -87,7 +87,6 @@ struct rx_tls_conn_s {
     unsigned             shutdown:1;     /* shut down write after flight */
     unsigned             early:1;        /* reading TLS 1.3 early data */
     unsigned             early_used:1;   /* plaintext came as early data */
-    unsigned             tickets_due:3;  /* TLS 1.3 tickets not sent yet */
     unsigned             ktls_tx:1;      /* the kernel encrypts our sends */
     unsigned             ktls_ctrl:1;    /* OpenSSL's next write: a record */
     unsigned char        ktls_ctrl_type; /* ... of this type */
@@ -654,11 +653,6 @@ rx_tls_server_start(rx_conn_t *c, SSL_CTX *ctx, bool detect_plain)
     }
     t->detect_plain = detect_plain;
     t->early = SSL_get_max_early_data(t->ssl) > 0;
-    /* TLS 1.3 session tickets leave with the first response instead of
-     * alone after the handshake: one packet, and one wake-up of the
-     * client, fewer per connection (tls_send_tickets) */
-    t->tickets_due = rx_min(SSL_get_num_tickets(t->ssl), 7);
-    SSL_set_num_tickets(t->ssl, 0);
     SSL_set_accept_state(t->ssl);
     return RX_OK;
 }
@@ -844,26 +838,6 @@ tls_encrypt(rx_tls_conn_t *t)
     return true;
 }
 
-/* The tickets held back at the handshake, ahead of the first response:
- * into the output buffer, or with kTLS sent now (nothing is in flight). */
-static void
-tls_send_tickets(rx_tls_conn_t *t)
-{
-    unsigned n = t->tickets_due;
-
-    t->tickets_due = 0;
-    if (SSL_version(t->ssl) != TLS1_3_VERSION) {
-        return;                     /* TLS 1.2 sent its in the handshake */
-    }
-    while (n-- > 0) {
-        SSL_new_session_ticket(t->ssl);
-    }
-    ERR_clear_error();
-    if (SSL_do_handshake(t->ssl) != 1) {
-        ERR_clear_error();          /* no ticket: a full handshake next time */
-    }
-}
-
 /* Moves the protocol's send on: encrypt more, send, or report it done. */
 static void
 tls_write_step(rx_tls_conn_t *t)
@@ -877,16 +851,10 @@ tls_write_step(rx_tls_conn_t *t)
     if (t->ktls_tx) {
         /* the protocol's plaintext goes to the socket as it is */
         if (!t->in_flight) {
-            if (t->tickets_due) {
-                tls_send_tickets(t);
-            }
             rx_conn_send_iov(c, t->app_iov, t->app_niov);
             t->in_flight = true;
         }
         return;
-    }
-    if (t->tickets_due) {
-        tls_send_tickets(t);
     }
     if (t->app_i < t->app_niov && t->out_len < TLS_FLIGHT_MAX
         && !tls_encrypt(t)) {

@@ -13,7 +13,6 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use Test::Ringx;
 use Test::Ringx::Certs;
-use IO::Select;
 
 my $t = Test::Ringx->new;
 Test::Ringx::Certs::make($t->prefix . '/conf/certs', 'localhost');
@@ -201,62 +200,6 @@ EOF
     }
     is($reused, 4, 'builtin cache: sessions of connections the server closed resume');
     $b->stop;
-}
-
-# TLS 1.3 tickets leave with the first response, not alone after the
-# handshake: a client that has not asked for anything has none yet, one
-# that got a response has them (that they resume: the s_client checks
-# above, t/ssl_ktls.t, t/tls_transport.t)
-{
-    require IO::Socket::SSL;
-    require Net::SSLeay;
-    my $c = Test::Ringx->new;
-    Test::Ringx::Certs::make($c->prefix . '/conf/certs', 'localhost');
-    $c->write_config(<<'EOF');
-daemon off;
-master_process on;
-worker_processes 1;
-error_log logs/error.log info;
-events { worker_connections 64; }
-http {
-    access_log off;
-    server {
-        listen 127.0.0.1:%%PORT_0%% ssl;
-        ssl_certificate certs/ec-localhost.crt;
-        ssl_certificate_key certs/ec-localhost.key;
-        location / { return 200 "reused=$ssl_session_reused\n"; }
-    }
-}
-EOF
-    $c->run;
-    my @tickets;
-    my $ctx_cb = sub {
-        my $ctx = shift;
-        Net::SSLeay::CTX_set_session_cache_mode($ctx,
-            Net::SSLeay::SESS_CACHE_CLIENT() | Net::SSLeay::SESS_CACHE_NO_INTERNAL_STORE());
-        Net::SSLeay::CTX_sess_set_new_cb($ctx, sub {
-            push @tickets, Net::SSLeay::i2d_SSL_SESSION($_[1]);
-            return 0;
-        });
-    };
-    my $s = IO::Socket::SSL->new(PeerAddr => '127.0.0.1', PeerPort => $c->port(0),
-        SSL_version => 'TLSv1_3', SSL_verify_mode => 0,
-        SSL_create_ctx_callback => $ctx_cb, Timeout => 5)
-        or die "TLS connect: $IO::Socket::SSL::SSL_ERROR";
-    # read what the server sent after the handshake, if anything
-    $s->blocking(0);
-    for (1 .. 10) {
-        sysread($s, my $b, 100);
-        IO::Select->new($s)->can_read(0.05);
-    }
-    is(scalar @tickets, 0, 'TLS 1.3: no ticket before the first response');
-    $s->blocking(1);
-    print $s "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    my $resp = join '', <$s>;
-    like($resp, qr/reused=\.$/m, 'TLS 1.3: the first response');
-    is(scalar @tickets, 2, 'TLS 1.3: two tickets came with it');
-    close $s;
-    $c->stop;
 }
 
 done_testing;
