@@ -4,7 +4,10 @@
  *
  * OpenSSL never touches the socket: it reads ciphertext from, and writes
  * ciphertext to, a BIO of ours. The BIO is fed by the ring's multishot
- * recv and drained by ring sends, so no call blocks. Once started on a
+ * recv and drained by ring sends, so no call blocks. With kTLS (where the
+ * kernel has it) the BIO hands the write keys to the kernel at the end of
+ * the handshake, after sending what was already encrypted with a
+ * non-blocking send; then plaintext goes to the ring as over TCP. Once started on a
  * connection, the TLS transport replaces c->transport and the protocol
  * (HTTP, an upstream) keeps calling start_read / send / stop_read and
  * getting on_read / on_sent with plaintext, as over plain TCP.
