@@ -398,6 +398,10 @@ rx_int_t rx_http_ssl_check_request(rx_http_request_t *r);
 bool rx_http_conn_is_tls(const rx_conn_t *c);
 void rx_http_request_done(rx_http_request_t *r);
 void rx_http_connection_send(rx_http_connection_t *hc);
+
+/* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers
+ * they emptied dropped from the chain, the next one advanced. */
+void rx_http_out_sent(rx_http_request_t *r, size_t sent);
 rx_int_t rx_http_read_client_request_body(rx_http_request_t *r,
     rx_http_body_handler_pt post_handler);
 rx_int_t rx_http_discard_request_body(rx_http_request_t *r);

@@ -638,12 +638,29 @@ rx_http_connection_send(rx_http_connection_t *hc)
     rx_timer_add(&c->timer, clcf->send_timeout);
 }
 
+void
+rx_http_out_sent(rx_http_request_t *r, size_t sent)
+{
+    r->bytes_sent += (int64_t) sent;
+    while (r->out) {
+        rx_buf_t *b = r->out->buf;
+        size_t    size = (size_t) (b->last - b->pos);
+
+        if (sent < size) {
+            b->pos += sent;
+            break;
+        }
+        b->pos = b->last;
+        sent -= size;
+        r->out = r->out->next;
+    }
+}
+
 static void
 on_sent(rx_conn_t *c, ssize_t res)
 {
     rx_http_connection_t *hc = c->data;
     rx_http_request_t    *r = hc->r;
-    size_t                left = res > 0 ? (size_t) res : 0;
 
     if (r == NULL) {
         return;
@@ -660,19 +677,7 @@ on_sent(rx_conn_t *c, ssize_t res)
         close_connection(hc);
         return;
     }
-    r->bytes_sent += res;
-    while (r->out) {
-        rx_buf_t *b = r->out->buf;
-        size_t    size = (size_t) (b->last - b->pos);
-
-        if (left < size) {
-            b->pos += left;
-            break;
-        }
-        b->pos = b->last;
-        left -= size;
-        r->out = r->out->next;
-    }
+    rx_http_out_sent(r, (size_t) res);
     if (!r->out) {
         rx_timer_del(&c->timer);
         if (r->filter_buffered && !r->response_done) {

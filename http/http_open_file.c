@@ -415,12 +415,23 @@ symlink_policy(rx_http_request_t *r, open_ctx_t *ctx)
 }
 
 bool
-rx_http_open_file_cache_on(rx_http_request_t *r)
+rx_http_open_file_test(rx_http_request_t *r, const rx_str_t *path,
+    rx_http_open_file_t *of, rx_http_open_file_pt done)
 {
     rx_http_open_file_conf_t *conf = rx_http_get_module_loc_conf(r,
                                         rx_http_open_file_module);
+    rx_int_t                  rc;
 
-    return conf->cache != NULL;
+    if (conf->cache == NULL) {
+        return false;
+    }
+    rc = rx_http_open_file(r, path, of, done);
+    if (rc == RX_OK) {
+        done(r, of);            /* an answer from the cache comes at once */
+    } else if (rc == RX_ERROR) {
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+    }
+    return true;
 }
 
 rx_int_t

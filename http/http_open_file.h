@@ -34,10 +34,13 @@ typedef void (*rx_http_open_file_pt)(rx_http_request_t *r,
 rx_int_t rx_http_open_file(rx_http_request_t *r, const rx_str_t *path,
     rx_http_open_file_t *of, rx_http_open_file_pt done);
 
-/* Is open_file_cache on in r's location? index and try_files then test
- * their candidates through it (and so under disable_symlinks), as nginx
- * does, instead of a bare statx. */
-bool rx_http_open_file_cache_on(rx_http_request_t *r);
+/* For index and try_files: with open_file_cache on in r's location, a
+ * candidate path is tested through it (and so under disable_symlinks), as
+ * nginx does: done gets the answer (at once when the cache has it) and
+ * true is returned. false: the cache is off, the caller tests the path
+ * itself (statx). */
+bool rx_http_open_file_test(rx_http_request_t *r, const rx_str_t *path,
+    rx_http_open_file_t *of, rx_http_open_file_pt done);
 
 extern rx_module_t rx_http_open_file_module;
 

@@ -123,26 +123,16 @@ check(rx_http_request_t *r)
     rx_http_index_conf_t *icf = rx_http_get_module_loc_conf(r,
                                     rx_http_index_module);
     rx_str_t             *name = (rx_str_t *) icf->names->elts + ctx->next;
+    rx_str_t              path;
 
-    if (ctx->checking_dir) {
-        ctx->dir.data[ctx->dir_len] = '\0';
-    } else {
+    path.data = ctx->dir.data;
+    path.len = ctx->dir_len;
+    if (!ctx->checking_dir) {
         memcpy(ctx->dir.data + ctx->dir_len, name->data, name->len);
-        ctx->dir.data[ctx->dir_len + name->len] = '\0';
+        path.len += name->len;
     }
-    if (rx_http_open_file_cache_on(r)) {
-        rx_str_t path;
-        rx_int_t rc;
-
-        path.data = ctx->dir.data;
-        path.len = strlen(ctx->dir.data);
-        /* an answer from the cache comes at once: go on with it here */
-        rc = rx_http_open_file(r, &path, &ctx->of, index_opened);
-        if (rc == RX_OK) {
-            index_opened(r, &ctx->of);
-        } else if (rc == RX_ERROR) {
-            rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
-        }
+    path.data[path.len] = '\0';
+    if (rx_http_open_file_test(r, &path, &ctx->of, index_opened)) {
         return;
     }
     rx_ring_statx(AT_FDCWD, ctx->dir.data, AT_STATX_SYNC_AS_STAT, STATX_TYPE,

@@ -468,8 +468,10 @@ socket_takes_files(const rx_conn_t *c)
     return c->transport == &rx_plain_transport;
 }
 
+/* The body may go from the file to the socket without the worker reading
+ * it (by splice or sendfile, as the location says). */
 static bool
-use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+use_zero_copy(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
 {
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
@@ -477,8 +479,7 @@ use_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     rx_http_static_conf_t   *scf = rx_http_get_module_loc_conf(r,
                                        rx_http_static_module);
 
-    return clcf->sendfile && scf->splice && !ctx->multipart
-           && !r->filter_need_in_memory
+    return clcf->sendfile && !ctx->multipart && !r->filter_need_in_memory
            && socket_takes_files(r->conn)
            && ctx->ranges[0].end - ctx->ranges[0].start
               >= (int64_t) scf->zc_min;
@@ -601,21 +602,6 @@ start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
  * cold page cache blocks the loop while the disk answers, the trade-off
  * nginx's `sendfile on` has without `aio threads` (docs/performance.md).
  */
-static bool
-use_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
-{
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-
-    rx_http_static_conf_t   *scf = rx_http_get_module_loc_conf(r,
-                                       rx_http_static_module);
-
-    return clcf->sendfile && !ctx->multipart && !r->filter_need_in_memory
-           && socket_takes_files(r->conn)
-           && ctx->ranges[0].end - ctx->ranges[0].start
-              >= (int64_t) scf->zc_min;
-}
-
 static rx_int_t
 sendfile_wait(rx_http_request_t *r)
 {
@@ -718,7 +704,6 @@ start_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     struct msghdr msg;
     rx_chain_t   *cl;
     ssize_t       sent;
-    size_t        left;
     int           n = 0, fl;
 
     fl = fcntl(r->conn->fd, F_GETFL);
@@ -747,20 +732,7 @@ start_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     if (sent <= 0) {
         goto ring;              /* the ring's send reports any error */
     }
-    r->bytes_sent += sent;
-    left = (size_t) sent;
-    while (r->out) {
-        rx_buf_t *b = r->out->buf;
-        size_t    size = (size_t) (b->last - b->pos);
-
-        if (left < size) {
-            b->pos += left;
-            break;
-        }
-        b->pos = b->last;
-        left -= size;
-        r->out = r->out->next;
-    }
+    rx_http_out_sent(r, (size_t) sent);
     if (r->out == NULL) {
         rx_int_t rc;
 
@@ -871,11 +843,11 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     if (r->header_only || empty) {
         return rx_http_output_filter(r, NULL);
     }
-    if (use_splice(r, ctx)) {
-        return start_splice(r, ctx);
-    }
-    if (use_sendfile(r, ctx)) {
-        return start_sendfile(r, ctx);
+    if (use_zero_copy(r, ctx)) {
+        rx_http_static_conf_t *scf = rx_http_get_module_loc_conf(r,
+                                        rx_http_static_module);
+
+        return scf->splice ? start_splice(r, ctx) : start_sendfile(r, ctx);
     }
     ctx->range = 0;
     ctx->offset = ctx->ranges[0].start;

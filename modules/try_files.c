@@ -196,14 +196,7 @@ try_next(rx_http_request_t *r)
         rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
-    if (rx_http_open_file_cache_on(r)) {
-        /* an answer from the cache comes at once: go on with it here */
-        rc = rx_http_open_file(r, &ctx->path, &ctx->of, try_files_opened);
-        if (rc == RX_OK) {
-            try_files_opened(r, &ctx->of);
-        } else if (rc == RX_ERROR) {
-            rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
-        }
+    if (rx_http_open_file_test(r, &ctx->path, &ctx->of, try_files_opened)) {
         return;
     }
     rx_ring_statx(AT_FDCWD, ctx->path.data, AT_STATX_SYNC_AS_STAT,
