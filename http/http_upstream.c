@@ -166,6 +166,7 @@ stream_kick(rx_http_upstream_t *u)
         u->request_sent = 1;
         u->action = "reading response header from upstream";
         rx_timer_add(&c->timer, u->conf->read_timeout);
+        rx_http_upstream_learn_sent(u->uc);
     }
 }
 
@@ -461,6 +462,7 @@ connect_peer(rx_http_upstream_t *u)
         return;
     }
     uc->counted = true;
+    rx_http_upstream_learn_opened(uc);
     bind_connection(u, uc);
     if (build_request(u) != RX_OK) {
         return;
@@ -557,7 +559,7 @@ send_request(rx_http_upstream_t *u)
 {
     rx_conn_t  *c = u->uc->c;
     rx_chain_t *cl;
-    int64_t     skip = u->sent;
+    int64_t     skip = u->sent, split;
     int         n = 0;
 
     if (!c->want_read) {
@@ -623,7 +625,22 @@ send_request(rx_http_upstream_t *u)
         u->request_sent = 1;
         u->action = "reading response header from upstream";
         rx_timer_add(&c->timer, u->conf->read_timeout);
+        rx_http_upstream_learn_sent(u->uc);
         return;
+    }
+    split = rx_http_upstream_learn_split(u);
+    if (split > u->sent) {
+        /* the request's first part alone (http_upstream_learn.c) */
+        int64_t room = split - u->sent;
+        int     i;
+
+        for (i = 0; i < n && room > 0; i++) {
+            if ((int64_t) u->iov[i].iov_len > room) {
+                u->iov[i].iov_len = (size_t) room;
+            }
+            room -= (int64_t) u->iov[i].iov_len;
+        }
+        n = i;
     }
     u->action = "sending request to upstream";
     c->transport->send(c, u->iov, n);
@@ -1037,6 +1054,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         rx_http_upstream_finish_body(u);
         return;
     }
+    rx_http_upstream_learn_read(uc);
     on_data(u, data, (size_t) len);
 }
 
@@ -1078,6 +1096,7 @@ on_free(rx_conn_t *c)
         rx_http_upstream_keepalive_remove(uc);
     }
     c->data = NULL;
+    rx_http_upstream_learn_closed(uc);
     if (uc->counted) {
         uc->counted = false;
         rx_http_upstream_conn_put(uc->us, uc->peer);

@@ -74,6 +74,15 @@ typedef struct {
     bool           down;
     void          *ssl_session;     /* TLS: the last session (per worker,
                                        http_upstream_ssl.c's) */
+    /* the pool's capacity, learned (http_upstream_learn.c), this worker */
+    bool           learn;           /* a unix: peer without max_conns */
+    bool           probing;         /* a connection beyond it is out */
+    rx_uint_t      learned;         /* connections it takes; 0: unknown */
+    rx_uint_t      unconfirmed;     /* open, their request not read yet */
+    rx_uint_t      stuck;           /* of them, waiting in the backlog */
+    rx_msec_t      probe_after;
+    rx_msec_t      logged;          /* when it was last said to be full */
+    rx_msec_t      logged_up;       /* ... to take more */
 } rx_http_upstream_peer_t;
 
 /* A `server` line as written. */
@@ -130,6 +139,7 @@ struct rx_http_upstream_srv_conf_s {
     struct rx_http_upstream_shared_s *shared;  /* NULL: no limit, no queue */
     rx_uint_t                 queue_max;   /* 0: no queue */
     rx_msec_t                 queue_timeout;
+    bool                      learn;       /* a peer's capacity is learned */
     rx_http_upstream_t       *qhead;       /* this worker's waiters, FIFO */
     rx_http_upstream_t       *qtail;
     rx_uint_t                 nqueued;
@@ -214,6 +224,14 @@ struct rx_http_upstream_conn_s {
     rx_msec_t                     start;
     rx_http_upstream_conn_t      *prev;       /* the idle list */
     rx_http_upstream_conn_t      *next;
+    /* watched until the peer reads its first request
+     * (http_upstream_learn.c) */
+    bool                          unconfirmed;
+    bool                          stuck;      /* in the listen backlog */
+    bool                          probe;      /* beyond the learned count */
+    rx_msec_t                     sent_at;    /* 0: still going out */
+    rx_http_upstream_conn_t      *wprev;
+    rx_http_upstream_conn_t      *wnext;
 };
 
 struct rx_http_upstream_s {
@@ -395,6 +413,20 @@ void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
 void rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us);
 void rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us);
 void rx_http_upstream_note_pressure(rx_http_upstream_srv_conf_t *us);
+void rx_http_upstream_shared_stuck(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p, int delta);
+bool rx_http_upstream_stuck_elsewhere(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
+
+/* http_upstream_learn.c: a unix pool's capacity, learned (see there) */
+bool rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us);
+bool rx_http_upstream_learn_full(const rx_http_upstream_peer_t *p);
+void rx_http_upstream_learn_opened(rx_http_upstream_conn_t *uc);
+int64_t rx_http_upstream_learn_split(const rx_http_upstream_t *u);
+void rx_http_upstream_learn_sent(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_learn_read(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_learn_closed(rx_http_upstream_conn_t *uc);
+bool rx_http_upstream_learn_give_way(const rx_http_upstream_conn_t *uc);
 
 /* http_upstream_variables.c */
 rx_int_t rx_http_upstream_add_variables(rx_conf_t *cf);

@@ -37,7 +37,9 @@
 #define TICK_IDLE     10
 
 /* conns[] holds n totals (one per peer), then RX_MAX_WORKERS rows of
- * n + 1: a worker's open connections per peer, and its waiting requests. */
+ * 2n + 1: a worker's open connections per peer, its waiting requests, and
+ * its connections per peer stuck in the peer's listen backlog
+ * (http_upstream_learn.c); then n totals of those. */
 struct rx_http_upstream_shared_s {
     _Atomic uint32_t  waiting;        /* queued requests, every worker */
     /* when a worker last found every server at max_conns without a queue
@@ -52,14 +54,25 @@ static rx_timer_t    tick;
 
 static void tick_handler(rx_timer_t *t);
 
-/* This worker's share of counter k (a peer's index, or n: waiting). */
+#define ROW(n)  (2 * (n) + 1)
+
+/* This worker's share of counter k (a peer's index, n: waiting, n + 1 +
+ * a peer's index: stuck). */
 static _Atomic uint32_t *
 mine(const rx_http_upstream_srv_conf_t *us, rx_uint_t k)
 {
     rx_uint_t n = us->primary.n + us->backup.n;
 
-    return &us->shared->conns[n + (rx_worker_index % RX_MAX_WORKERS) * (n + 1)
+    return &us->shared->conns[n + (rx_worker_index % RX_MAX_WORKERS) * ROW(n)
                               + k];
+}
+
+static _Atomic uint32_t *
+stuck_total(const rx_http_upstream_srv_conf_t *us, rx_uint_t i)
+{
+    rx_uint_t n = us->primary.n + us->backup.n;
+
+    return &us->shared->conns[n + RX_MAX_WORKERS * ROW(n) + i];
 }
 
 static rx_int_t
@@ -92,9 +105,11 @@ rx_int_t
 rx_http_upstream_init_shared(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
 {
     rx_uint_t          i, n = us->primary.n + us->backup.n;
-    bool               limited = us->queue_max > 0;
+    bool               limited;
     rx_shm_t          *shm;
     rx_pool_cleanup_t *cln;
+
+    limited = rx_http_upstream_learn_init(us) || us->queue_max > 0;
 
     for (i = 0; i < n; i++) {
         rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]
@@ -108,8 +123,8 @@ rx_http_upstream_init_shared(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
     shm = rx_pcalloc(cf->pool, sizeof(*shm));
     cln = rx_pool_cleanup_add(cf->cycle->pool, 0);
     if (shm == NULL || cln == NULL
-        || rx_shm_alloc(shm, sizeof(*us->shared) + (n + RX_MAX_WORKERS
-                        * (n + 1)) * sizeof(uint32_t), cf->log) != RX_OK) {
+        || rx_shm_alloc(shm, sizeof(*us->shared) + (2 * n + RX_MAX_WORKERS
+                        * ROW(n)) * sizeof(uint32_t), cf->log) != RX_OK) {
         return RX_ERROR;
     }
     cln->handler = free_shm;
@@ -148,6 +163,8 @@ rx_http_upstream_shared_reclaim(rx_cycle_t *cycle)
             left = atomic_exchange(mine(g[i], k), 0);
             atomic_fetch_sub(&g[i]->shared->conns[k], left);
             conns += left;
+            left = atomic_exchange(mine(g[i], n + 1 + k), 0);
+            atomic_fetch_sub(stuck_total(g[i], k), left);
         }
         left = atomic_exchange(mine(g[i], n), 0);
         atomic_fetch_sub(&g[i]->shared->waiting, left);
@@ -214,7 +231,33 @@ rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
     }
 }
 
-/* Every server that is not down or failed is at max_conns: waiting helps. */
+/* A connection of this worker to p waits in p's listen backlog (+1), or no
+ * longer does (-1): every worker sees it (http_upstream_learn.c). */
+void
+rx_http_upstream_shared_stuck(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p, int delta)
+{
+    rx_uint_t n = us->primary.n + us->backup.n;
+
+    if (us->shared == NULL) {
+        return;
+    }
+    atomic_fetch_add(stuck_total(us, p->shared_index), (uint32_t) delta);
+    atomic_fetch_add(mine(us, n + 1 + p->shared_index), (uint32_t) delta);
+}
+
+/* Connections of other workers to p wait in its listen backlog. */
+bool
+rx_http_upstream_stuck_elsewhere(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p)
+{
+    return us->shared
+           && atomic_load_explicit(stuck_total(us, p->shared_index),
+                                   memory_order_relaxed) > p->stuck;
+}
+
+/* Every server that is not down or failed is at max_conns (or at what it
+ * was learned to take): waiting helps. */
 bool
 rx_http_upstream_full(rx_http_upstream_srv_conf_t *us)
 {
@@ -227,8 +270,9 @@ rx_http_upstream_full(rx_http_upstream_srv_conf_t *us)
         if (p->down) {
             continue;
         }
-        if (!p->max_conns || rx_http_upstream_peer_open(us, p) < p->max_conns
-            || p->idle) {
+        if (p->idle
+            || (p->max_conns ? rx_http_upstream_peer_open(us, p) < p->max_conns
+                             : !rx_http_upstream_learn_full(p))) {
             return false;        /* it could take the request now */
         }
         full = true;
@@ -267,6 +311,7 @@ static void
 tick_handler(rx_timer_t *t)
 {
     rx_http_upstream_srv_conf_t **g = shared_groups->elts;
+    rx_http_upstream_conn_t      *uc, *next;
     rx_uint_t                     i;
 
     for (i = 0; i < shared_groups->nelts; i++) {
@@ -286,6 +331,14 @@ tick_handler(rx_timer_t *t)
                 || (pressure && rx_current_msec - pressure < 1000))) {
             while (us->idle_head) {
                 rx_conn_close(us->idle_head->c);
+            }
+        }
+        /* a connection of another worker waits in the backlog of a
+         * peer whose child an idle one of ours holds */
+        for (uc = us->idle_head; uc; uc = next) {
+            next = uc->next;
+            if (rx_http_upstream_learn_give_way(uc)) {
+                rx_conn_close(uc->c);
             }
         }
     }

@@ -89,6 +89,9 @@ available(const rx_http_upstream_srv_conf_t *us, const rx_http_upstream_peer_t *
         && rx_http_upstream_peer_open(us, p) >= p->max_conns) {
         return false;
     }
+    if (p->learned && p->idle == 0 && rx_http_upstream_learn_full(p)) {
+        return false;
+    }
     if (single) {
         return true;     /* nginx: a lone server is never taken out */
     }

@@ -16,81 +16,17 @@ use IO::Select;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Test::Ringx;
+use Test::PhpFpm;
 use Time::HiRes qw(time sleep);
-
-my ($FPM_BIN) = grep { -x $_ } ($ENV{RINGX_PHP_FPM} // (),
-    '/usr/sbin/php-fpm8.2', glob('/usr/sbin/php-fpm*'),
-    map { "$_/php-fpm" } split /:/, $ENV{PATH} // '');
-plan skip_all => 'php-fpm not found (Debian: apt-get install php-fpm, or '
-    . '"auto/deps test"; RINGX_PHP_FPM names another binary)' unless $FPM_BIN;
 
 my $t = Test::Ringx->new;
 my $PREFIX = $t->prefix;
 my $SOCK = "$PREFIX/php.sock";
 my $SOCK2 = "$PREFIX/php2.sock";     # a pool of its own for the small queue
-my $as_root = $> == 0;
-my $owner = $as_root ? "user = root\ngroup = root\n" : '';
-
-$t->write_file_raw('php-fpm.conf', <<"EOF");
-[global]
-daemonize = no
-error_log = $PREFIX/logs/php-fpm.log
-
-[pool]
-${owner}listen = $SOCK
-listen.mode = 0666
-pm = static
-pm.max_children = 2
-clear_env = no
-php_admin_value[display_errors] = 0
-
-[pool2]
-${owner}listen = $SOCK2
-listen.mode = 0666
-pm = static
-pm.max_children = 2
-clear_env = no
-php_admin_value[display_errors] = 0
-EOF
-
-# sleep.php: how many scripts run at once (a counter under flock), then the
-# queue time and request start that ringx passed
-$t->write_file_raw('html/sleep.php', <<'EOF');
-<?php
-$f = fopen(__DIR__ . '/running', 'c+');
-flock($f, LOCK_EX);
-$n = (int) stream_get_contents($f) + 1;
-ftruncate($f, 0); rewind($f); fwrite($f, (string) $n);
-$max = (int) @file_get_contents(__DIR__ . '/max');
-if ($n > $max) { file_put_contents(__DIR__ . '/max', (string) $n); }
-flock($f, LOCK_UN);
-usleep((int) ($_GET['ms'] ?? 300) * 1000);
-flock($f, LOCK_EX);
-rewind($f);
-$n = (int) stream_get_contents($f) - 1;
-ftruncate($f, 0); rewind($f); fwrite($f, (string) $n);
-flock($f, LOCK_UN);
-echo "queue=", $_SERVER['QUEUE_TIME'] ?? '', "\n";
-echo "start=", $_SERVER['HTTP_X_REQUEST_START'] ?? '', "\n";
-EOF
-$t->write_file_raw('html/hello.php', "<?php echo 'hello ', getmypid(), \"\\n\";\n");
-chmod 0777, "$PREFIX/html";
-
-my $fpm_pid = fork // die "fork: $!";
-if (!$fpm_pid) {
-    open STDOUT, '>', "$PREFIX/logs/php-fpm.out";
-    open STDERR, '>&', \*STDOUT;
-    { exec $FPM_BIN, '-n', '-F', '-y', "$PREFIX/php-fpm.conf", $as_root ? '-R' : () };
-    POSIX::_exit(127);
-}
-END {
-    if ($fpm_pid) {
-        kill 'QUIT', $fpm_pid;
-        waitpid($fpm_pid, 0);
-    }
-}
-Test::Ringx::wait_for(sub { -S $SOCK && -S $SOCK2 }, 10)
-    or BAIL_OUT("php-fpm did not start: " . ($t->read_file('logs/php-fpm.out') // ''));
+Test::PhpFpm->start($t, [
+    { name => 'pool', sock => $SOCK, pm => "pm = static\npm.max_children = 2" },
+    { name => 'pool2', sock => $SOCK2, pm => "pm = static\npm.max_children = 2" },
+]);
 
 $t->write_config(<<"EOF");
 daemon off;
@@ -140,18 +76,8 @@ EOF
 $t->run;
 my $P = $t->port(0);
 
-# Sends n requests at once (each on its own connection), returns the
-# responses in order of sending.
-sub burst {
-    my ($n, $uri) = @_;
-    my @c = map { $t->raw($P) } 1 .. $n;
-    $_->send("GET $uri HTTP/1.1\r\nHost: q\r\nConnection: close\r\n\r\n") for @c;
-    return map { $_->read_response(timeout => 30) } @c;
-}
-
-sub reset_counters {
-    unlink "$PREFIX/html/max", "$PREFIX/html/running";
-}
+sub burst { Test::PhpFpm::burst($t, $P, @_) }
+sub reset_counters { Test::PhpFpm::reset_counters($t) }
 
 # --- the queue -------------------------------------------------------------
 
@@ -227,12 +153,7 @@ for my $k (1 .. $clients) {
 # the end and closes its side, while another child may already have
 # accepted the next one: a count over 2 is taken only if it is still
 # there 20 ms later.
-sub pool_open {
-    open my $fh, '<', '/proc/net/unix' or return undef;
-    my $n = grep { /\s03\s+\d+\s+\Q$SOCK\E$/ } <$fh>;
-    close $fh;
-    return $n;
-}
+sub pool_open { Test::PhpFpm::pool_open($SOCK) }
 my $max_open = 0;
 my $samples = 0;
 while (grep { waitpid($_, WNOHANG) == 0 } @kids) {
@@ -266,6 +187,8 @@ cmp_ok $slowest, '<', 2, 'no request stalled behind an idle pooled connection'
 cmp_ok $samples, '>', 20, 'php-fpm\'s open connections sampled during the run';
 cmp_ok $max_open, '<=', 2, "never more connections open to the pool than its 2 children ($max_open)";
 cmp_ok $max_open, '>=', 1, 'and they were seen (keepalive)';
+ok !$t->log_contains(qr/is saturated/),
+    'with max_conns, nothing is learned (t/fastcgi_learn.t is without)';
 
 $t->stop;
 done_testing;

@@ -1,0 +1,321 @@
+/*
+ * http_upstream_learn.c: how many connections a pool on a unix socket
+ * takes, learned without max_conns.
+ *
+ * A PHP-FPM child serves one connection until that connection closes. A
+ * connection beyond the pool's children waits in the socket's listen
+ * backlog, its request unread, while the connections the front end keeps
+ * (busy, or idle in its keepalive pool) hold every child; nothing frees a
+ * child until one of them closes: nginx's stall of seconds, with nothing
+ * logged. For a `server unix:` without max_conns in a group with
+ * `keepalive`, each worker watches its new connections instead: one whose
+ * request is still unread by the peer (SIOCOUTQ: what the receiver has not
+ * consumed yet) STUCK_MS after it went out waits in the backlog.
+ * A FastCGI responder reads the request's last record (the empty STDIN
+ * that ends it) only when it reads its next request, and the kernel
+ * counts a message in SIOCOUTQ until the reader consumed all of it: so the
+ * first request on a watched connection goes out in two sends, all but
+ * its last TAIL bytes, then those. A peer that read the first part leaves
+ * at most the tail's message queued; one that read nothing leaves both.
+ * Then
+ *
+ *  - the worker keeps at most as many connections to the peer as were
+ *    read (the learned capacity); requests beyond it wait in the group's
+ *    queue, first in first out, and take the next connection that
+ *    finishes, as with max_conns;
+ *  - its idle connections to the peer close, and so does each connection
+ *    that finishes while one is stuck, so that the child it held accepts
+ *    the stuck one (which is never closed instead: its request would run
+ *    all the same once a child accepts it, and nobody would read the
+ *    answer);
+ *  - a connection beyond the capacity probes for more children (pm
+ *    dynamic and ondemand start them under load) at most once per
+ *    PROBE_MS while requests wait, and at once again after a probe that
+ *    was read: the capacity follows the pool up as fast as the pool grows.
+ *
+ * TCP cannot tell: the kernel acknowledges what an unaccepted connection
+ * receives. There, max_conns is the way (docs/php-fpm.md).
+ */
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+#include "http.h"
+#include "http_upstream.h"
+#include "http_upstream_int.h"
+#include "clock.h"
+
+#define STUCK_MS  4       /* unread this long after it went out: backlog */
+#define TICK_MS   2
+#define PROBE_MS  1000
+#define LOG_MS    10000   /* a peer's capacity is logged this seldom */
+#define TAIL      8       /* a FastCGI record header: FCGI_STDIN, empty */
+
+static rx_http_upstream_conn_t *watched;   /* unconfirmed connections */
+static rx_timer_t               tick = { .node.index = RX_HEAP_NONE };
+
+static int                      tail_outq = -1;   /* SIOCOUTQ of TAIL */
+
+static void tick_handler(rx_timer_t *t);
+
+/* What SIOCOUTQ says of a message of TAIL bytes nobody read: the memory
+ * the kernel charges for it, measured once. */
+static int
+measure_tail(void)
+{
+    int  sv[2], n = -1;
+    char tail[TAIL] = { 0 };
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+        return -1;
+    }
+    if (send(sv[0], tail, sizeof(tail), 0) != (ssize_t) sizeof(tail)
+        || ioctl(sv[0], SIOCOUTQ, &n) == -1) {
+        n = -1;
+    }
+    close(sv[0]);
+    close(sv[1]);
+    return n;
+}
+
+/* At load: a unix peer without max_conns, in a group that pools
+ * connections, is learned; the group gets the queue's machinery (shared
+ * counters, a queue of no set size, 60 s) when it has no `queue`. */
+bool
+rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
+{
+    rx_uint_t i, n = rx_http_upstream_npeers(us);
+
+    if (us->keepalive == 0) {
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]
+                                     : &us->backup.peer[i - us->primary.n];
+
+        p->learn = p->addr.u.sa.sa_family == AF_UNIX && p->max_conns == 0;
+        us->learn = us->learn || p->learn;
+    }
+    if (us->learn && us->queue_max == 0) {
+        us->queue_max = UINT32_MAX;
+        us->queue_timeout = 60000;
+    }
+    return us->learn;
+}
+
+static bool
+may_probe(const rx_http_upstream_peer_t *p)
+{
+    return !p->probing && p->stuck == 0 && rx_current_msec >= p->probe_after;
+}
+
+/* The peer holds all the connections this worker learned it takes. */
+bool
+rx_http_upstream_learn_full(const rx_http_upstream_peer_t *p)
+{
+    return p->learned && p->open >= p->learned && !may_probe(p);
+}
+
+static void
+unwatch(rx_http_upstream_conn_t *uc)
+{
+    rx_http_upstream_peer_t *p = uc->peer;
+
+    if (uc->wprev) uc->wprev->wnext = uc->wnext; else watched = uc->wnext;
+    if (uc->wnext) uc->wnext->wprev = uc->wprev;
+    uc->wprev = uc->wnext = NULL;
+    uc->unconfirmed = false;
+    p->unconfirmed--;
+    if (uc->stuck) {
+        uc->stuck = false;
+        p->stuck--;
+        rx_http_upstream_shared_stuck(uc->us, p, -1);
+    }
+    if (uc->probe) {
+        uc->probe = false;
+        p->probing = false;
+    }
+}
+
+static void
+tick_arm(void)
+{
+    if (watched && !rx_timer_is_set(&tick)) {
+        tick.handler = tick_handler;
+        rx_timer_add(&tick, TICK_MS);
+    }
+}
+
+/* A new connection to p (counted in p->open). */
+void
+rx_http_upstream_learn_opened(rx_http_upstream_conn_t *uc)
+{
+    rx_http_upstream_peer_t *p = uc->peer;
+
+    if (!p->learn) {
+        return;
+    }
+    uc->unconfirmed = true;
+    uc->sent_at = 0;
+    p->unconfirmed++;
+    uc->wprev = NULL;
+    uc->wnext = watched;
+    if (watched) {
+        watched->wprev = uc;
+    }
+    watched = uc;
+    if (p->learned && p->open > p->learned) {
+        uc->probe = true;
+        p->probing = true;
+    }
+}
+
+/* Where the first send of a request stops (0: it does not): see above. */
+int64_t
+rx_http_upstream_learn_split(const rx_http_upstream_t *u)
+{
+    const rx_http_upstream_conn_t *uc = u->uc;
+
+    if (!uc->unconfirmed || uc->sent_at || u->streaming
+        || u->request_size <= TAIL) {
+        return 0;
+    }
+    if (tail_outq < 0) {
+        tail_outq = measure_tail();
+        if (tail_outq < 0) {
+            tail_outq = 0;      /* then only an empty queue says "read" */
+        }
+    }
+    return u->request_size - TAIL;
+}
+
+/* Its first request went out whole: the watch starts. */
+void
+rx_http_upstream_learn_sent(rx_http_upstream_conn_t *uc)
+{
+    if (uc->unconfirmed && uc->sent_at == 0) {
+        uc->sent_at = rx_current_msec ? rx_current_msec : 1;
+        tick_arm();
+    }
+}
+
+/* The peer read the connection's request (or answered): a child has it. */
+static void
+confirm(rx_http_upstream_conn_t *uc)
+{
+    rx_http_upstream_peer_t *p = uc->peer;
+    bool                     probe = uc->probe;
+    rx_uint_t                read;
+
+    unwatch(uc);
+    if (probe) {
+        p->probe_after = rx_current_msec;    /* the next one may follow */
+    }
+    read = p->open - p->unconfirmed;
+    if (p->learned && read > p->learned) {
+        p->learned = read;
+        if (rx_current_msec - p->logged_up < LOG_MS) {
+            return;
+        }
+        p->logged_up = rx_current_msec;
+        rx_log_error(RX_LOG_INFO, rx_cycle->log, 0, "upstream \"%.*s\" server "
+                     "%.*s took %lu connections of this worker",
+                     (int) uc->us->host.len, uc->us->host.data,
+                     (int) p->name.len, p->name.data, (unsigned long) read);
+    }
+}
+
+void
+rx_http_upstream_learn_read(rx_http_upstream_conn_t *uc)
+{
+    if (uc->unconfirmed) {
+        confirm(uc);
+    }
+}
+
+void
+rx_http_upstream_learn_closed(rx_http_upstream_conn_t *uc)
+{
+    if (uc->unconfirmed) {
+        if (uc->probe) {
+            uc->peer->probe_after = rx_current_msec + PROBE_MS;
+        }
+        unwatch(uc);
+    }
+}
+
+/* A connection finished its response while another one, of any worker,
+ * waits in the backlog: it closes, and its child takes the waiting one. */
+bool
+rx_http_upstream_learn_give_way(const rx_http_upstream_conn_t *uc)
+{
+    return uc->peer->learn && (uc->peer->stuck > 0
+                               || rx_http_upstream_stuck_elsewhere(uc->us,
+                                                                   uc->peer));
+}
+
+static void
+stuck(rx_http_upstream_conn_t *uc)
+{
+    rx_http_upstream_srv_conf_t *us = uc->us;
+    rx_http_upstream_peer_t     *p = uc->peer;
+    rx_http_upstream_conn_t     *i, *next;
+    rx_uint_t                    read = p->open - p->unconfirmed;
+
+    uc->stuck = true;
+    if (uc->probe) {
+        uc->probe = false;
+        p->probing = false;
+    }
+    p->probe_after = rx_current_msec + PROBE_MS;
+    if (read == 0) {
+        read = 1;     /* other workers hold the children: one waits here */
+    }
+    /* the first one of a burst says what the pool took; while it waits,
+     * the connections closed to let it in lower the count for nothing */
+    rx_http_upstream_shared_stuck(us, p, 1);
+    if (p->stuck++ == 0 && p->learned != read) {
+        if (p->learned == 0 || rx_current_msec - p->logged >= LOG_MS) {
+            p->logged = rx_current_msec;
+            rx_log_error(RX_LOG_WARN, rx_cycle->log, 0, "upstream \"%.*s\" "
+                "server %.*s is saturated: a new connection's request waited "
+                "%" PRId64 " ms unread in its listen backlog; this worker "
+                "keeps at most %lu connections to it and queues the requests "
+                "beyond", (int) us->host.len, us->host.data,
+                (int) p->name.len, p->name.data,
+                (int64_t) (rx_current_msec - uc->sent_at),
+                (unsigned long) read);
+        }
+        p->learned = read;
+    }
+    /* an idle connection holds a child the stuck one needs */
+    for (i = us->idle_head; i; i = next) {
+        next = i->next;
+        if (i->peer == p) {
+            rx_conn_close(i->c);
+        }
+    }
+}
+
+static void
+tick_handler(rx_timer_t *t)
+{
+    rx_http_upstream_conn_t *uc, *next;
+    int                      unread;
+
+    (void) t;
+    for (uc = watched; uc; uc = next) {
+        next = uc->wnext;
+        if (uc->sent_at == 0 || rx_current_msec - uc->sent_at < STUCK_MS
+            || uc->c->state != RX_CONN_ACTIVE) {
+            continue;
+        }
+        if (ioctl(uc->c->fd, SIOCOUTQ, &unread) == -1) {
+            continue;
+        }
+        if (unread <= tail_outq) {
+            confirm(uc);
+        } else if (!uc->stuck) {
+            stuck(uc);
+        }
+    }
+    tick_arm();
+}
