@@ -408,6 +408,9 @@ bool rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
 void rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
     rx_http_upstream_peer_t *p);
 bool rx_http_upstream_full(rx_http_upstream_srv_conf_t *us);
+bool rx_http_upstream_below_max(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
+bool rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc);
 rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head);
 void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
 void rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us);

@@ -48,6 +48,7 @@ struct rx_http_upstream_shared_s {
     _Atomic uint32_t  conns[];        /* open connections, per peer */
 };
 
+static rx_uint_t     nworkers = 1;   /* worker_processes, at worker start */
 static rx_array_t   *queued_groups;  /* rx_http_upstream_srv_conf_t * */
 static rx_array_t   *shared_groups;  /* every group with a segment */
 static rx_timer_t    tick;
@@ -155,6 +156,12 @@ rx_http_upstream_shared_reclaim(rx_cycle_t *cycle)
     if (shared_groups == NULL || shared_groups->pool != cycle->pool) {
         return RX_OK;
     }
+    {
+        rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
+
+        nworkers = ccf->worker_processes > 0 ? (rx_uint_t) ccf->worker_processes
+                                             : 1;
+    }
     g = shared_groups->elts;
     for (i = 0; i < shared_groups->nelts; i++) {
         n = g[i]->primary.n + g[i]->backup.n;
@@ -231,6 +238,52 @@ rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
     }
 }
 
+/* While requests wait in other workers, this worker may hold p's
+ * max_conns shared evenly among the workers with requests waiting (itself
+ * counted), rounded up: a worker whose own queue never empties would
+ * otherwise keep every connection, handing each finished one to its next
+ * request, and the others' requests would wait for their timeout. */
+static bool
+over_share(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p, rx_uint_t extra)
+{
+    rx_uint_t n = us->primary.n + us->backup.n, w, me, wanting = 1;
+    uint32_t  waiting;
+
+    if (us->shared == NULL || us->queue_max == 0 || p->max_conns == 0) {
+        return false;
+    }
+    waiting = atomic_load_explicit(&us->shared->waiting, memory_order_relaxed);
+    if (waiting <= us->nqueued) {
+        return false;             /* nobody else waits */
+    }
+    me = rx_worker_index % RX_MAX_WORKERS;
+    for (w = 0; w < nworkers && w < RX_MAX_WORKERS; w++) {
+        if (w != me && atomic_load_explicit(&us->shared->conns[n + w * ROW(n) + n],
+                                            memory_order_relaxed) > 0) {
+            wanting++;
+        }
+    }
+    return p->open + extra > (p->max_conns + wanting - 1) / wanting;
+}
+
+/* p may take one more connection of this worker (max_conns, its share). */
+bool
+rx_http_upstream_below_max(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p)
+{
+    return rx_http_upstream_peer_open(us, p) < p->max_conns
+           && !over_share(us, p, 1);
+}
+
+/* A finished connection closes instead of serving this worker's next
+ * request: others wait and this worker holds more than its share. */
+bool
+rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc)
+{
+    return over_share(uc->us, uc->peer, 0);
+}
+
 /* A connection of this worker to p waits in p's listen backlog (+1), or no
  * longer does (-1): every worker sees it (http_upstream_learn.c). */
 void
@@ -271,7 +324,7 @@ rx_http_upstream_full(rx_http_upstream_srv_conf_t *us)
             continue;
         }
         if (p->idle
-            || (p->max_conns ? rx_http_upstream_peer_open(us, p) < p->max_conns
+            || (p->max_conns ? rx_http_upstream_below_max(us, p)
                              : !rx_http_upstream_learn_full(p))) {
             return false;        /* it could take the request now */
         }

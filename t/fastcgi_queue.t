@@ -5,7 +5,8 @@
 # a log line past either), $upstream_queue_time reaches PHP before the
 # request is sent, and idle pooled connections in one worker give way when
 # the other worker has requests waiting (no child pinned by an idle
-# connection: no multi-second stall).
+# connection: no multi-second stall), and while both workers have requests
+# waiting each holds its share of max_conns.
 
 use strict;
 use warnings;
@@ -17,6 +18,7 @@ use POSIX qw(WNOHANG);
 use Test::More;
 use Test::Ringx;
 use Test::PhpFpm;
+use Test::Load;
 use Time::HiRes qw(time sleep);
 
 my $t = Test::Ringx->new;
@@ -64,6 +66,7 @@ http {
             fastcgi_param REQUEST_METHOD \$request_method;
             fastcgi_param QUERY_STRING \$query_string;
         }
+        location = /pid { return 200 "\$pid"; }
         location /hello/ {
             fastcgi_pass php;
             fastcgi_keep_conn on;
@@ -187,6 +190,41 @@ cmp_ok $slowest, '<', 2, 'no request stalled behind an idle pooled connection'
 cmp_ok $samples, '>', 20, 'php-fpm\'s open connections sampled during the run';
 cmp_ok $max_open, '<=', 2, "never more connections open to the pool than its 2 children ($max_open)";
 cmp_ok $max_open, '>=', 1, 'and they were seen (keepalive)';
+
+# --- both workers get their share of the pool -------------------------------
+
+# One worker takes both connections (two slow requests on two client
+# connections it accepted), then keepalive clients on 20 ms scripts keep
+# both workers' queues full: a worker whose queue never empties would hand
+# every finished connection to its own next request, and the other
+# worker's clients would wait for the queue timeout (20 s); each worker
+# holds max_conns / 2 while the other has requests waiting.
+my (%by_worker, @slow);
+for (1 .. 40) {
+    my $c = $t->raw($P) or next;
+    $c->send("GET /pid HTTP/1.1\r\nHost: q\r\n\r\n");
+    my $resp = $c->read_response(timeout => 5) or next;
+    push @{ $by_worker{ $resp->{body} } }, $c;
+    last if grep { @$_ >= 2 } values %by_worker;
+}
+@slow = @{ (grep { @$_ >= 2 } values %by_worker)[0] || [] }[0, 1];
+is scalar(grep { defined } @slow), 2, 'two client connections on one worker';
+$_->send("GET /q/?ms=1500 HTTP/1.1\r\nHost: q\r\n\r\n") for grep { defined } @slow;
+sleep 0.3;
+my $load = Test::Load->start(port => $P, clients => 20, seconds => 8,
+    timeout => 30, retry => 0, path => sub { '/q/?ms=20' },
+    check => sub { $_[0]{body} =~ /^queue=/ });
+my $res = $load->wait;
+is $res->{failed}, 0, 'two workers, max_conns=2, full queues: none failed';
+cmp_ok $res->{max_latency}, '<', 2, 'no worker kept both connections for its own queue'
+    or diag "slowest: $res->{max_latency} s";
+my %served;
+$served{ $_->[0] }++ for @{ $res->{done} };
+my ($least) = sort { $a <=> $b } map { $served{$_} // 0 } 1 .. 20;
+cmp_ok $least, '>=', 20, "every client was served all along (the least served: $least)";
+is scalar(grep { $_ && $_->read_response(timeout => 10) } grep { defined } @slow), 2,
+    'and the two slow requests were answered';
+
 ok !$t->log_contains(qr/is saturated/),
     'with max_conns, nothing is learned (t/fastcgi_learn.t is without)';
 
