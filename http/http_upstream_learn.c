@@ -257,7 +257,7 @@ stuck(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_srv_conf_t *us = uc->us;
     rx_http_upstream_peer_t     *p = uc->peer;
-    rx_http_upstream_conn_t     *i, *next;
+    rx_http_upstream_conn_t     *i;
     rx_uint_t                    read = p->open - p->unconfirmed;
 
     uc->stuck = true;
@@ -286,12 +286,15 @@ stuck(rx_http_upstream_conn_t *uc)
         }
         p->learned = read;
     }
-    /* an idle connection holds a child the stuck one needs */
-    for (i = us->idle_head; i; i = next) {
-        next = i->next;
-        if (i->peer == p) {
-            rx_conn_close(i->c);
+    /* an idle connection holds a child the stuck one needs. Closing one
+     * may hand another to a queued request at once (on_free kicks the
+     * queue): the search starts again from the head each time. */
+    for (;;) {
+        for (i = us->idle_head; i && i->peer != p; i = i->next) { }
+        if (i == NULL) {
+            break;
         }
+        rx_conn_close(i->c);
     }
 }
 

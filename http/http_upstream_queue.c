@@ -364,7 +364,7 @@ static void
 tick_handler(rx_timer_t *t)
 {
     rx_http_upstream_srv_conf_t **g = shared_groups->elts;
-    rx_http_upstream_conn_t      *uc, *next;
+    rx_http_upstream_conn_t      *uc;
     rx_uint_t                     i;
 
     for (i = 0; i < shared_groups->nelts; i++) {
@@ -387,12 +387,15 @@ tick_handler(rx_timer_t *t)
             }
         }
         /* a connection of another worker waits in the backlog of a
-         * peer whose child an idle one of ours holds */
-        for (uc = us->idle_head; uc; uc = next) {
-            next = uc->next;
-            if (rx_http_upstream_learn_give_way(uc)) {
-                rx_conn_close(uc->c);
+         * peer whose child an idle one of ours holds (closing one may
+         * hand another to a queued request: from the head again) */
+        for (;;) {
+            for (uc = us->idle_head; uc && !rx_http_upstream_learn_give_way(uc);
+                 uc = uc->next) { }
+            if (uc == NULL) {
+                break;
             }
+            rx_conn_close(uc->c);
         }
     }
     tick_arm();
