@@ -75,7 +75,7 @@ typedef struct {
     void          *ssl_session;     /* TLS: the last session (per worker,
                                        http_upstream_ssl.c's) */
     /* the pool's capacity, learned (http_upstream_learn.c), this worker */
-    bool           learn;           /* a unix: peer without max_conns */
+    bool           learn;           /* unix: or loopback, no max_conns */
     bool           probing;         /* a connection beyond it is out */
     rx_uint_t      learned;         /* connections it takes; 0: unknown */
     rx_uint_t      unconfirmed;     /* open, their request not read yet */
@@ -421,7 +421,7 @@ void rx_http_upstream_shared_stuck(rx_http_upstream_srv_conf_t *us,
 bool rx_http_upstream_stuck_elsewhere(const rx_http_upstream_srv_conf_t *us,
     const rx_http_upstream_peer_t *p);
 
-/* http_upstream_learn.c: a unix pool's capacity, learned (see there) */
+/* http_upstream_learn.c: a unix or loopback pool's capacity, learned */
 bool rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us);
 bool rx_http_upstream_learn_full(const rx_http_upstream_peer_t *p);
 void rx_http_upstream_learn_opened(rx_http_upstream_conn_t *uc);

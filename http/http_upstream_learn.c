@@ -1,6 +1,6 @@
 /*
- * http_upstream_learn.c: how many connections a pool on a unix socket
- * takes, learned without max_conns.
+ * http_upstream_learn.c: how many connections a pool on a unix socket (or
+ * a loopback address) takes, learned without max_conns.
  *
  * A PHP-FPM child serves one connection until that connection closes. A
  * connection beyond the pool's children waits in the socket's listen
@@ -33,11 +33,19 @@
  *    PROBE_MS while requests wait, and at once again after a probe that
  *    was read: the capacity follows the pool up as fast as the pool grows.
  *
- * TCP cannot tell: the kernel acknowledges what an unaccepted connection
- * receives. There, max_conns is the way (docs/php-fpm.md).
+ * Over TCP the kernel acknowledges what an unaccepted connection receives,
+ * so our side cannot tell; for a server on a loopback address, the far
+ * end's socket is on this host and sock_diag says how many bytes it holds
+ * unread (exactly: one that read all but the tail holds TAIL). A server
+ * that sock_diag cannot find (another network namespace) is not learned
+ * any further; elsewhere max_conns is the way (docs/php-fpm.md).
  */
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
+#include <netinet/in.h>
 #include "http.h"
 #include "http_upstream.h"
 #include "http_upstream_int.h"
@@ -53,6 +61,8 @@ static rx_http_upstream_conn_t *watched;   /* unconfirmed connections */
 static rx_timer_t               tick = { .node.index = RX_HEAP_NONE };
 
 static int                      tail_outq = -1;   /* SIOCOUTQ of TAIL */
+static int                      diag_fd = -1;     /* NETLINK_SOCK_DIAG */
+static uint32_t                 diag_seq;
 
 static void tick_handler(rx_timer_t *t);
 
@@ -76,8 +86,98 @@ measure_tail(void)
     return n;
 }
 
-/* At load: a unix peer without max_conns, in a group that pools
- * connections, is learned; the group gets the queue's machinery (shared
+static bool
+loopback(const rx_sockaddr_t *a)
+{
+    if (a->u.sa.sa_family == AF_INET) {
+        return (ntohl(a->u.sin.sin_addr.s_addr) >> 24) == 127;
+    }
+    return a->u.sa.sa_family == AF_INET6
+           && (IN6_IS_ADDR_LOOPBACK(&a->u.sin6.sin6_addr)
+               || (IN6_IS_ADDR_V4MAPPED(&a->u.sin6.sin6_addr)
+                   && a->u.sin6.sin6_addr.s6_addr[12] == 127));
+}
+
+/* The bytes the far end of a TCP connection to a loopback server holds
+ * unread, asked of sock_diag for the far end's socket (local: the
+ * server's address, remote: ours); -1 when it cannot tell. */
+static int64_t
+tcp_unread(const rx_http_upstream_conn_t *uc)
+{
+    struct {
+        struct nlmsghdr          nlh;
+        struct inet_diag_req_v2  req;
+    } q;
+    union {
+        struct nlmsghdr  nlh;
+        char             buf[1024];
+    } a;
+    struct sockaddr_nl        nl = { .nl_family = AF_NETLINK };
+    struct sockaddr_storage   local;
+    socklen_t                 len = sizeof(local);
+    const rx_sockaddr_t      *peer = &uc->peer->addr;
+    struct nlmsghdr          *h;
+    ssize_t                   n;
+
+    if (diag_fd == -1) {
+        diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+                         NETLINK_SOCK_DIAG);
+        if (diag_fd == -1) {
+            return -1;
+        }
+    }
+    if (getsockname(uc->c->fd, (struct sockaddr *) &local, &len) == -1
+        || local.ss_family != peer->u.sa.sa_family) {
+        return -1;
+    }
+    memset(&q, 0, sizeof(q));
+    q.nlh.nlmsg_len = sizeof(q);
+    q.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    q.nlh.nlmsg_flags = NLM_F_REQUEST;
+    q.nlh.nlmsg_seq = ++diag_seq;
+    q.req.sdiag_family = (uint8_t) peer->u.sa.sa_family;
+    q.req.sdiag_protocol = IPPROTO_TCP;
+    q.req.idiag_states = ~0u;
+    q.req.id.idiag_cookie[0] = q.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    if (peer->u.sa.sa_family == AF_INET) {
+        const struct sockaddr_in *l = (const struct sockaddr_in *) &local;
+
+        q.req.id.idiag_sport = peer->u.sin.sin_port;
+        q.req.id.idiag_src[0] = peer->u.sin.sin_addr.s_addr;
+        q.req.id.idiag_dport = l->sin_port;
+        q.req.id.idiag_dst[0] = l->sin_addr.s_addr;
+    } else {
+        const struct sockaddr_in6 *l = (const struct sockaddr_in6 *) &local;
+
+        q.req.id.idiag_sport = peer->u.sin6.sin6_port;
+        memcpy(q.req.id.idiag_src, &peer->u.sin6.sin6_addr, 16);
+        q.req.id.idiag_dport = l->sin6_port;
+        memcpy(q.req.id.idiag_dst, &l->sin6_addr, 16);
+    }
+    if (sendto(diag_fd, &q, sizeof(q), 0, (struct sockaddr *) &nl,
+               sizeof(nl)) != (ssize_t) sizeof(q)) {
+        return -1;
+    }
+    /* the kernel answers within sendto(); an older answer is skipped */
+    for ( ;; ) {
+        n = recv(diag_fd, &a, sizeof(a), MSG_DONTWAIT);
+        if (n < (ssize_t) sizeof(struct nlmsghdr)) {
+            return -1;
+        }
+        h = &a.nlh;
+        if (!NLMSG_OK(h, (size_t) n) || h->nlmsg_seq != diag_seq) {
+            continue;
+        }
+        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY
+            || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+            return -1;               /* NLMSG_ERROR: not found here */
+        }
+        return ((const struct inet_diag_msg *) NLMSG_DATA(h))->idiag_rqueue;
+    }
+}
+
+/* At load: a unix or loopback peer without max_conns, in a group that
+ * pools connections, is learned; the group gets the queue's machinery (shared
  * counters, a queue of no set size, 60 s) when it has no `queue`. */
 bool
 rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
@@ -91,7 +191,8 @@ rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
         rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]
                                      : &us->backup.peer[i - us->primary.n];
 
-        p->learn = p->addr.u.sa.sa_family == AF_UNIX && p->max_conns == 0;
+        p->learn = (p->addr.u.sa.sa_family == AF_UNIX || loopback(&p->addr))
+                   && p->max_conns == 0;
         us->learn = us->learn || p->learn;
     }
     if (us->learn && us->queue_max == 0) {
@@ -298,11 +399,30 @@ stuck(rx_http_upstream_conn_t *uc)
     }
 }
 
+/* sock_diag does not know the far end (another network namespace, or no
+ * sock_diag): the peer is not learned any further. */
+static void
+cannot_tell(rx_http_upstream_conn_t *uc)
+{
+    rx_http_upstream_peer_t *p = uc->peer;
+
+    if (p->learn) {
+        p->learn = false;
+        rx_log_error(RX_LOG_INFO, rx_cycle->log, 0, "upstream \"%.*s\" server "
+                     "%.*s: the kernel does not show its sockets here, its "
+                     "size is not learned (set max_conns)",
+                     (int) uc->us->host.len, uc->us->host.data,
+                     (int) p->name.len, p->name.data);
+    }
+    unwatch(uc);
+}
+
 static void
 tick_handler(rx_timer_t *t)
 {
     rx_http_upstream_conn_t *uc, *next;
     int                      unread;
+    bool                     read;
 
     (void) t;
     for (uc = watched; uc; uc = next) {
@@ -311,10 +431,21 @@ tick_handler(rx_timer_t *t)
             || uc->c->state != RX_CONN_ACTIVE) {
             continue;
         }
-        if (ioctl(uc->c->fd, SIOCOUTQ, &unread) == -1) {
-            continue;
+        if (uc->peer->addr.u.sa.sa_family == AF_UNIX) {
+            if (ioctl(uc->c->fd, SIOCOUTQ, &unread) == -1) {
+                continue;
+            }
+            read = unread <= tail_outq;
+        } else {
+            int64_t held = tcp_unread(uc);
+
+            if (held < 0) {
+                cannot_tell(uc);
+                continue;
+            }
+            read = held <= TAIL;
         }
-        if (unread <= tail_outq) {
+        if (read) {
             confirm(uc);
         } else if (!uc->stuck) {
             stuck(uc);

@@ -17,6 +17,7 @@ use IO::Socket::IP;
 use POSIX qw(WNOHANG);
 use Test::More;
 use Test::Ringx;
+use Test::PhpFpm;
 use Time::HiRes qw(sleep time);
 
 my ($FPM_BIN) = grep { -x $_ } ($ENV{RINGX_PHP_FPM} // (),
@@ -25,13 +26,7 @@ my ($FPM_BIN) = grep { -x $_ } ($ENV{RINGX_PHP_FPM} // (),
 plan skip_all => 'php-fpm not found (Debian: apt-get install php-fpm, or '
     . '"auto/deps test"; RINGX_PHP_FPM names another binary)' unless $FPM_BIN;
 
-sub free_port {
-    my $s = IO::Socket::IP->new(LocalAddr => '127.0.0.1', LocalPort => 0,
-                                Listen => 1) or die "listen: $!";
-    my $p = $s->sockport;
-    close $s;
-    return $p;
-}
+sub free_port { Test::PhpFpm::free_port() }
 
 my $t = Test::Ringx->new;
 my $PREFIX = $t->prefix;

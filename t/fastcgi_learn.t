@@ -6,7 +6,8 @@
 # that the pool is saturated, closes a pooled connection so that a child
 # takes the waiting one, and keeps no more connections than the pool took,
 # queueing the rest. Without this (nginx), the waiting requests stall for
-# keepalive_timeout. A pool that grows is followed up.
+# keepalive_timeout. A pool that grows is followed up. The same for a
+# pool on a loopback TCP address (sock_diag).
 # The same with max_conns: t/fastcgi_queue.t.
 
 use strict;
@@ -26,9 +27,11 @@ my $t = Test::Ringx->new;
 my $PREFIX = $t->prefix;
 my $SOCK = "$PREFIX/php.sock";
 my $GROW = "$PREFIX/grow.sock";
+my $TCP = '127.0.0.1:' . Test::PhpFpm::free_port();
 my @pools = (
     { name => 'pool', sock => $SOCK, pm => "pm = static\npm.max_children = 2" },
     { name => 'grow', sock => $GROW, pm => "pm = static\npm.max_children = 3" },
+    { name => 'tcp', tcp => $TCP, pm => "pm = static\npm.max_children = 2" },
 );
 Test::PhpFpm->start($t, \@pools);
 
@@ -49,6 +52,10 @@ http {
         server unix:$GROW;
         keepalive 8;
     }
+    upstream tcp {
+        server $TCP;
+        keepalive 4;
+    }
     server {
         listen 127.0.0.1:%%PORT_0%% reuseport;
         root html;
@@ -66,6 +73,12 @@ http {
             fastcgi_param REQUEST_METHOD \$request_method;
             fastcgi_param QUERY_STRING \$query_string;
             fastcgi_param SCRIPT_FILENAME \$document_root/hello.php;
+        }
+        location /tcp/ {
+            fastcgi_pass tcp;
+            fastcgi_param REQUEST_METHOD \$request_method;
+            fastcgi_param QUERY_STRING \$query_string;
+            fastcgi_param SCRIPT_FILENAME \$document_root/sleep.php;
         }
         location /grow/ {
             fastcgi_pass grow;
@@ -96,6 +109,21 @@ ok $t->log_contains(qr/\[warn\] .*upstream "php" server unix:\Q$SOCK\E is satura
     'the saturated pool is logged, naming the upstream and the wait';
 my @q = map { /queue=(\d+\.\d+)/ ? $1 : -1 } map { $_ ? $_->{body} : '' } @r;
 is scalar(grep { $_ < 0 } @q), 0, '$upstream_queue_time reached PHP';
+
+# --- the same over TCP on a loopback address --------------------------------
+
+# the kernel acknowledges what a connection waiting in the backlog receives;
+# sock_diag shows the far end's socket, and what it holds unread
+Test::PhpFpm::reset_counters($t);
+$t0 = time;
+@r = Test::PhpFpm::burst($t, $P, 10, '/tcp/?ms=300');
+$took = time - $t0;
+is scalar(grep { $_ && $_->{status} == 200 } @r), 10, 'TCP: ten requests, two children: all served';
+is $t->read_file('html/max'), '2', 'TCP: two ran at once';
+cmp_ok $took, '<', 6, 'TCP: and no waiting for pooled connections to time out'
+    or diag "took $took s";
+ok $t->log_contains(qr/\[warn\] .*upstream "tcp" server \Q$TCP\E is saturated/),
+    'TCP: the saturated pool is logged';
 
 # --- keepalive pins no child: two workers, two children, short requests -----
 

@@ -7,7 +7,8 @@ package Test::PhpFpm;
 #   my $bin = Test::PhpFpm::binary();       # or the test skips, saying why
 #   my $fpm = Test::PhpFpm->start($t, [
 #       { name => 'pool', sock => "$prefix/php.sock",
-#         pm => "pm = static\npm.max_children = 2" }, ... ]);
+#         pm => "pm = static\npm.max_children = 2" },
+#       { name => 'tcp', tcp => "127.0.0.1:$port", pm => ... }, ... ]);
 #   # html/sleep.php?ms=N: sleeps, echoes QUEUE_TIME and X-Request-Start;
 #   # html/max: the most scripts it ever saw running at once
 #   Test::PhpFpm::reset_counters($t);
@@ -20,6 +21,7 @@ package Test::PhpFpm;
 use strict;
 use warnings;
 
+use IO::Socket::IP;
 use POSIX ();
 use Test::More ();
 use Test::Ringx;
@@ -64,7 +66,8 @@ sub start {
     my $owner = $> == 0 ? "user = root\ngroup = root\n" : '';
     my $conf = "[global]\ndaemonize = no\nerror_log = $prefix/logs/php-fpm.log\n";
     for my $p (@$pools) {
-        $conf .= "\n[$p->{name}]\n${owner}listen = $p->{sock}\nlisten.mode = 0666\n"
+        $conf .= "\n[$p->{name}]\n${owner}listen = " . ($p->{sock} // $p->{tcp})
+               . "\nlisten.mode = 0666\n"
                . "$p->{pm}\nclear_env = no\nphp_admin_value[display_errors] = 0\n";
     }
     $t->write_file_raw('php-fpm.conf', $conf);
@@ -79,7 +82,9 @@ sub start {
         POSIX::_exit(127);
     }
     push @running, $pid;
-    Test::Ringx::wait_for(sub { !grep { !-S $_->{sock} } @$pools }, 10)
+    Test::Ringx::wait_for(sub { !grep { $_->{sock} ? !-S $_->{sock}
+                                        : !IO::Socket::IP->new(PeerAddr => $_->{tcp}) }
+                                 @$pools }, 10)
         or Test::More::BAIL_OUT("php-fpm did not start: "
                                 . ($t->read_file('logs/php-fpm.out') // ''));
     return bless { pid => $pid, t => $t }, $class;
@@ -90,6 +95,15 @@ END {
         kill 'QUIT', $pid;
         waitpid($pid, 0);
     }
+}
+
+# A TCP port nothing listens on now, for a pool's `listen`.
+sub free_port {
+    my $s = IO::Socket::IP->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+                                Listen => 1) or die "listen: $!";
+    my $p = $s->sockport;
+    close $s;
+    return $p;
 }
 
 sub reset_counters {
