@@ -140,6 +140,7 @@ struct rx_http_upstream_srv_conf_s {
     rx_uint_t                 queue_max;   /* 0: no queue */
     rx_msec_t                 queue_timeout;
     bool                      learn;       /* a peer's capacity is learned */
+    bool                      per_process; /* fastcgi_pass names it */
     rx_http_upstream_t       *qhead;       /* this worker's waiters, FIFO */
     rx_http_upstream_t       *qtail;
     rx_uint_t                 nqueued;

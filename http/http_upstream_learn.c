@@ -8,7 +8,9 @@
  * (busy, or idle in its keepalive pool) hold every child; nothing frees a
  * child until one of them closes: nginx's stall of seconds, with nothing
  * logged. For a `server unix:` without max_conns in a group with
- * `keepalive`, each worker watches its new connections instead: one whose
+ * `keepalive` that fastcgi_pass uses (an HTTP backend serves many
+ * connections per process, and a slow read there means a busy process, not
+ * a full pool), each worker watches its new connections instead: one whose
  * request is still unread by the peer (SIOCOUTQ: what the receiver has not
  * consumed yet) STUCK_MS after it went out waits in the backlog.
  * A FastCGI responder reads the request's last record (the empty STDIN
@@ -177,15 +179,15 @@ tcp_unread(const rx_http_upstream_conn_t *uc)
 }
 
 /* At load: a unix or loopback peer without max_conns, in a group that
- * pools connections, is learned; the group gets the queue's machinery (shared
+ * fastcgi_pass names and that pools connections, is learned; the group gets the queue's machinery (shared
  * counters, a queue of no set size, 60 s) when it has no `queue`. */
 bool
 rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
 {
     rx_uint_t i, n = rx_http_upstream_npeers(us);
 
-    if (us->keepalive == 0) {
-        return false;
+    if (us->keepalive == 0 || !us->per_process) {
+        return false;      /* no pool to pin children, or not a FastCGI one */
     }
     for (i = 0; i < n; i++) {
         rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]

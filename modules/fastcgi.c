@@ -242,7 +242,13 @@ set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         return RX_CONF_ERROR;
     }
     flcf->upstream.upstream = rx_http_upstream_add(cf, &host, port, no_port);
-    return flcf->upstream.upstream ? RX_CONF_OK : RX_CONF_ERROR;
+    if (flcf->upstream.upstream == NULL) {
+        return RX_CONF_ERROR;
+    }
+    /* a FastCGI pool gives each connection a process of its own: its size
+     * may be learned (http_upstream_learn.c) */
+    flcf->upstream.upstream->per_process = true;
+    return RX_CONF_OK;
 }
 
 static const char *
