@@ -306,15 +306,15 @@ confirm(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_peer_t *p = uc->peer;
     bool                     probe = uc->probe;
-    rx_uint_t                read;
+    rx_uint_t                taken;
 
     unwatch(uc);
     if (probe) {
         p->probe_after = rx_current_msec;    /* the next one may follow */
     }
-    read = p->open - p->unconfirmed;
-    if (p->learned && read > p->learned) {
-        p->learned = read;
+    taken = p->open - p->unconfirmed;
+    if (p->learned && taken > p->learned) {
+        p->learned = taken;
         if (rx_current_msec - p->logged_up < LOG_MS) {
             return;
         }
@@ -322,7 +322,7 @@ confirm(rx_http_upstream_conn_t *uc)
         rx_log_error(RX_LOG_INFO, rx_cycle->log, 0, "upstream \"%.*s\" server "
                      "%.*s took %lu connections of this worker",
                      (int) uc->us->host.len, uc->us->host.data,
-                     (int) p->name.len, p->name.data, (unsigned long) read);
+                     (int) p->name.len, p->name.data, (unsigned long) taken);
     }
 }
 
@@ -361,7 +361,7 @@ stuck(rx_http_upstream_conn_t *uc)
     rx_http_upstream_srv_conf_t *us = uc->us;
     rx_http_upstream_peer_t     *p = uc->peer;
     rx_http_upstream_conn_t     *i;
-    rx_uint_t                    read = p->open - p->unconfirmed;
+    rx_uint_t                    taken = p->open - p->unconfirmed;
 
     uc->stuck = true;
     if (uc->probe) {
@@ -369,13 +369,13 @@ stuck(rx_http_upstream_conn_t *uc)
         p->probing = false;
     }
     p->probe_after = rx_current_msec + PROBE_MS;
-    if (read == 0) {
-        read = 1;     /* other workers hold the children: one waits here */
+    if (taken == 0) {
+        taken = 1;     /* other workers hold the children: one waits here */
     }
     /* the first one of a burst says what the pool took; while it waits,
      * the connections closed to let it in lower the count for nothing */
     rx_http_upstream_shared_stuck(us, p, 1);
-    if (p->stuck++ == 0 && p->learned != read) {
+    if (p->stuck++ == 0 && p->learned != taken) {
         if (p->learned == 0 || rx_current_msec - p->logged >= LOG_MS) {
             p->logged = rx_current_msec;
             rx_log_error(RX_LOG_WARN, rx_cycle->log, 0, "upstream \"%.*s\" "
@@ -385,9 +385,9 @@ stuck(rx_http_upstream_conn_t *uc)
                 "beyond", (int) us->host.len, us->host.data,
                 (int) p->name.len, p->name.data,
                 (int64_t) (rx_current_msec - uc->sent_at),
-                (unsigned long) read);
+                (unsigned long) taken);
         }
-        p->learned = read;
+        p->learned = taken;
     }
     /* an idle connection holds a child the stuck one needs. Closing one
      * may hand another to a queued request at once (on_free kicks the
@@ -424,7 +424,7 @@ tick_handler(rx_timer_t *t)
 {
     rx_http_upstream_conn_t *uc, *next;
     int                      unread;
-    bool                     read;
+    bool                     consumed;
 
     (void) t;
     for (uc = watched; uc; uc = next) {
@@ -437,7 +437,7 @@ tick_handler(rx_timer_t *t)
             if (ioctl(uc->c->fd, SIOCOUTQ, &unread) == -1) {
                 continue;
             }
-            read = unread <= tail_outq;
+            consumed = unread <= tail_outq;
         } else {
             int64_t held = tcp_unread(uc);
 
@@ -445,9 +445,9 @@ tick_handler(rx_timer_t *t)
                 cannot_tell(uc);
                 continue;
             }
-            read = held <= TAIL;
+            consumed = held <= TAIL;
         }
-        if (read) {
+        if (consumed) {
             confirm(uc);
         } else if (!uc->stuck) {
             stuck(uc);
