@@ -77,6 +77,8 @@ typedef struct {
     /* the pool's capacity, learned (http_upstream_learn.c), this worker */
     bool           learn;           /* unix: or loopback, no max_conns */
     bool           probing;         /* a connection beyond it is out */
+    bool           diag_found;      /* TCP: sock_diag found its sockets */
+    uint8_t        diag_misses;     /* ... or did not, so many times */
     rx_uint_t      learned;         /* connections it takes; 0: unknown */
     rx_uint_t      unconfirmed;     /* open, their request not read yet */
     rx_uint_t      stuck;           /* of them, waiting in the backlog */

@@ -401,14 +401,16 @@ stuck(rx_http_upstream_conn_t *uc)
     }
 }
 
-/* sock_diag does not know the far end (another network namespace, or no
- * sock_diag): the peer is not learned any further. */
+/* sock_diag does not know the far end of this connection: it closed
+ * meanwhile, or the kernel shows no sockets of the peer's (another network
+ * namespace, no sock_diag). A peer never once found, three times, is not
+ * learned any further. */
 static void
 cannot_tell(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_peer_t *p = uc->peer;
 
-    if (p->learn) {
+    if (p->learn && !p->diag_found && ++p->diag_misses >= 3) {
         p->learn = false;
         rx_log_error(RX_LOG_INFO, rx_cycle->log, 0, "upstream \"%.*s\" server "
                      "%.*s: the kernel does not show its sockets here, its "
@@ -445,6 +447,7 @@ tick_handler(rx_timer_t *t)
                 cannot_tell(uc);
                 continue;
             }
+            uc->peer->diag_found = true;
             consumed = held <= TAIL;
         }
         if (consumed) {
