@@ -141,7 +141,6 @@ struct rx_http_upstream_srv_conf_s {
     struct rx_http_upstream_shared_s *shared;  /* NULL: no limit, no queue */
     rx_uint_t                 queue_max;   /* 0: no queue */
     rx_msec_t                 queue_timeout;
-    bool                      learn;       /* a peer's capacity is learned */
     bool                      per_process; /* fastcgi_pass names it */
     rx_http_upstream_t       *qhead;       /* this worker's waiters, FIFO */
     rx_http_upstream_t       *qtail;
@@ -411,8 +410,13 @@ bool rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
 void rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
     rx_http_upstream_peer_t *p);
 bool rx_http_upstream_full(rx_http_upstream_srv_conf_t *us);
-bool rx_http_upstream_below_max(const rx_http_upstream_srv_conf_t *us,
+/* p can take a new connection of this worker: under max_conns and this
+ * worker's share of it, or under what p was learned to take */
+bool rx_http_upstream_has_room(const rx_http_upstream_srv_conf_t *us,
     const rx_http_upstream_peer_t *p);
+/* A finished or idle connection closes rather than stay with this worker:
+ * a connection waits in its peer's backlog, or others wait and this
+ * worker holds more than its share */
 bool rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc);
 rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head);
 void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
@@ -473,5 +477,6 @@ rx_http_upstream_conn_t *rx_http_upstream_keepalive_get(
 /* Keeps the connection when the pool takes it; else closes it. */
 void rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us);
 
 #endif /* RX_HTTP_UPSTREAM_H */

@@ -74,7 +74,6 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
     if (us->keepalive == 0 || rx_worker.quit || c->state != RX_CONN_ACTIVE
         || c->read_eof || uc->requests >= us->keepalive_requests
         || rx_current_msec - uc->start > us->keepalive_time
-        || rx_http_upstream_learn_give_way(uc)
         || rx_http_upstream_give_back(uc)) {
         rx_conn_close(c);
         return;
@@ -99,4 +98,22 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
      * here (so it comes after everything that arms the connection) */
     rx_conn_set_idle(c, true);
     rx_http_upstream_queue_idle(us);
+}
+
+/* The idle connections that rx_http_upstream_give_back() says should go,
+ * closed. Closing one kicks the queue, which may hand another to a request
+ * at once: the search starts again from the head each time. */
+void
+rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us)
+{
+    rx_http_upstream_conn_t *uc;
+
+    for ( ;; ) {
+        for (uc = us->idle_head; uc && !rx_http_upstream_give_back(uc);
+             uc = uc->next) { }
+        if (uc == NULL) {
+            return;
+        }
+        rx_conn_close(uc->c);
+    }
 }

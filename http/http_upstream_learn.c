@@ -185,6 +185,7 @@ bool
 rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
 {
     rx_uint_t i, n = rx_http_upstream_npeers(us);
+    bool      learn = false;
 
     if (us->keepalive == 0 || !us->per_process) {
         return false;      /* no pool to pin children, or not a FastCGI one */
@@ -195,13 +196,13 @@ rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
 
         p->learn = (p->addr.u.sa.sa_family == AF_UNIX || loopback(&p->addr))
                    && p->max_conns == 0;
-        us->learn = us->learn || p->learn;
+        learn = learn || p->learn;
     }
-    if (us->learn && us->queue_max == 0) {
+    if (learn && us->queue_max == 0) {
         us->queue_max = UINT32_MAX;
         us->queue_timeout = 60000;
     }
-    return us->learn;
+    return learn;
 }
 
 static bool
@@ -257,7 +258,6 @@ rx_http_upstream_learn_opened(rx_http_upstream_conn_t *uc)
         return;
     }
     uc->unconfirmed = true;
-    uc->sent_at = 0;
     p->unconfirmed++;
     uc->wprev = NULL;
     uc->wnext = watched;
@@ -360,7 +360,6 @@ stuck(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_srv_conf_t *us = uc->us;
     rx_http_upstream_peer_t     *p = uc->peer;
-    rx_http_upstream_conn_t     *i;
     rx_uint_t                    taken = p->open - p->unconfirmed;
 
     uc->stuck = true;
@@ -389,16 +388,8 @@ stuck(rx_http_upstream_conn_t *uc)
         }
         p->learned = taken;
     }
-    /* an idle connection holds a child the stuck one needs. Closing one
-     * may hand another to a queued request at once (on_free kicks the
-     * queue): the search starts again from the head each time. */
-    for (;;) {
-        for (i = us->idle_head; i && i->peer != p; i = i->next) { }
-        if (i == NULL) {
-            break;
-        }
-        rx_conn_close(i->c);
-    }
+    /* an idle connection holds a child the stuck one needs */
+    rx_http_upstream_keepalive_give_back(us);
 }
 
 /* sock_diag does not know the far end of this connection: it closed

@@ -57,15 +57,21 @@ static void tick_handler(rx_timer_t *t);
 
 #define ROW(n)  (2 * (n) + 1)
 
-/* This worker's share of counter k (a peer's index, n: waiting, n + 1 +
- * a peer's index: stuck). */
+/* Worker w's share of counter k (a peer's index, n: waiting, n + 1 + a
+ * peer's index: stuck). */
 static _Atomic uint32_t *
-mine(const rx_http_upstream_srv_conf_t *us, rx_uint_t k)
+cell(const rx_http_upstream_srv_conf_t *us, rx_uint_t w, rx_uint_t k)
 {
     rx_uint_t n = us->primary.n + us->backup.n;
 
-    return &us->shared->conns[n + (rx_worker_index % RX_MAX_WORKERS) * ROW(n)
-                              + k];
+    return &us->shared->conns[n + w * ROW(n) + k];
+}
+
+/* This worker's share of counter k. */
+static _Atomic uint32_t *
+mine(const rx_http_upstream_srv_conf_t *us, rx_uint_t k)
+{
+    return cell(us, rx_worker_index % RX_MAX_WORKERS, k);
 }
 
 static _Atomic uint32_t *
@@ -259,7 +265,7 @@ over_share(const rx_http_upstream_srv_conf_t *us,
     }
     me = rx_worker_index % RX_MAX_WORKERS;
     for (w = 0; w < nworkers && w < RX_MAX_WORKERS; w++) {
-        if (w != me && atomic_load_explicit(&us->shared->conns[n + w * ROW(n) + n],
+        if (w != me && atomic_load_explicit(cell(us, w, n),
                                             memory_order_relaxed) > 0) {
             wanting++;
         }
@@ -267,21 +273,22 @@ over_share(const rx_http_upstream_srv_conf_t *us,
     return p->open + extra > (p->max_conns + wanting - 1) / wanting;
 }
 
-/* p may take one more connection of this worker (max_conns, its share). */
 bool
-rx_http_upstream_below_max(const rx_http_upstream_srv_conf_t *us,
+rx_http_upstream_has_room(const rx_http_upstream_srv_conf_t *us,
     const rx_http_upstream_peer_t *p)
 {
-    return rx_http_upstream_peer_open(us, p) < p->max_conns
-           && !over_share(us, p, 1);
+    if (p->max_conns) {
+        return rx_http_upstream_peer_open(us, p) < p->max_conns
+               && !over_share(us, p, 1);
+    }
+    return !rx_http_upstream_learn_full(p);
 }
 
-/* A finished connection closes instead of serving this worker's next
- * request: others wait and this worker holds more than its share. */
 bool
 rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc)
 {
-    return over_share(uc->us, uc->peer, 0);
+    return rx_http_upstream_learn_give_way(uc)
+           || over_share(uc->us, uc->peer, 0);
 }
 
 /* A connection of this worker to p waits in p's listen backlog (+1), or no
@@ -323,9 +330,7 @@ rx_http_upstream_full(rx_http_upstream_srv_conf_t *us)
         if (p->down) {
             continue;
         }
-        if (p->idle
-            || (p->max_conns ? rx_http_upstream_below_max(us, p)
-                             : !rx_http_upstream_learn_full(p))) {
+        if (p->idle || rx_http_upstream_has_room(us, p)) {
             return false;        /* it could take the request now */
         }
         full = true;
@@ -364,7 +369,6 @@ static void
 tick_handler(rx_timer_t *t)
 {
     rx_http_upstream_srv_conf_t **g = shared_groups->elts;
-    rx_http_upstream_conn_t      *uc;
     rx_uint_t                     i;
 
     for (i = 0; i < shared_groups->nelts; i++) {
@@ -386,17 +390,9 @@ tick_handler(rx_timer_t *t)
                 rx_conn_close(us->idle_head->c);
             }
         }
-        /* a connection of another worker waits in the backlog of a
-         * peer whose child an idle one of ours holds (closing one may
-         * hand another to a queued request: from the head again) */
-        for (;;) {
-            for (uc = us->idle_head; uc && !rx_http_upstream_learn_give_way(uc);
-                 uc = uc->next) { }
-            if (uc == NULL) {
-                break;
-            }
-            rx_conn_close(uc->c);
-        }
+        /* e.g. a connection of another worker waits in the backlog of
+         * a peer whose child an idle one of ours holds */
+        rx_http_upstream_keepalive_give_back(us);
     }
     tick_arm();
 }

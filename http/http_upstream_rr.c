@@ -85,10 +85,7 @@ available(const rx_http_upstream_srv_conf_t *us, const rx_http_upstream_peer_t *
     }
     /* max_conns counts open connections, pooled ones included, in every
      * worker; an idle one of this worker can take the request */
-    if (p->max_conns && p->idle == 0 && !rx_http_upstream_below_max(us, p)) {
-        return false;
-    }
-    if (p->learned && p->idle == 0 && rx_http_upstream_learn_full(p)) {
+    if (p->idle == 0 && !rx_http_upstream_has_room(us, p)) {
         return false;
     }
     if (single) {
