@@ -553,7 +553,8 @@ def cmd_summarize(a):
         for lab, desc in (info.get("servers") or {}).items():
             print(f"- {lab}: {desc}")
         print(f"- {info.get('wrk', 'wrk')}, -t1, client on CPU {info.get('client_cpu', '?')}, "
-              f"server (1 worker) on CPU {info.get('server_cpu', '?')}; {info.get('runs', '?')} runs × "
+              f"server (1 worker) on CPU {info.get('server_cpu', '?')}, php-fpm and origin on CPU "
+              f"{info.get('upstream_cpu', info.get('client_cpu', '?'))}; {info.get('runs', '?')} runs × "
               f"{info.get('seconds', '?')} s per server, alternating, after a "
               f"{info.get('warmup', '?')} s warm-up")
     print("- req/s: median of the runs, min–max, spread = (max − min) / median; p50/p99: medians")
