@@ -60,6 +60,11 @@ show_configure(void)
         fprintf(stderr, " (running with %s)", rx_tls_runtime_version_text());
     }
     fprintf(stderr, "\n");
+#if (RX_HAVE_LIBDEFLATE)
+    /* the gzip filter's whole-body path (t/gzip.t reads this line) */
+    fprintf(stderr, "built with libdeflate %s\n",
+            RX_LIBDEFLATE_VERSION[0] ? RX_LIBDEFLATE_VERSION : "(version unknown)");
+#endif
     n = (size_t) snprintf(line, sizeof(line), "configure arguments:%s%s",
                           RX_CONFIGURE[0] ? " " : "", RX_CONFIGURE);
     for (f = rx_module_flags; f->configure_name && n < sizeof(line); f++) {

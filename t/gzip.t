@@ -5,7 +5,10 @@
 # gzip_disable (msie6 and regexes), gzip_http_version, gzip_proxied; HEAD,
 # 304 with the weak ETag, ranges (206, never compressed), a response that
 # is already encoded; $gzip_ratio in the access log; a client that leaves
-# in the middle of a body; configuration errors.
+# in the middle of a body; configuration errors. Which compressor ran: a
+# body that arrives whole goes through libdeflate when the binary has it
+# (-V), else and otherwise through zlib's stream, byte for byte what
+# Compress::Raw::Zlib (the same libz) makes with the window ringx picks.
 
 use strict;
 use warnings;
@@ -14,6 +17,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Digest::SHA qw(sha256_hex);
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
+use Compress::Raw::Zlib;
 use IO::Select;
 use Test::More;
 use Test::Ringx;
@@ -46,6 +50,8 @@ http {
         location /off/ { alias html/; gzip off; }
         location /tiny/ { alias html/; gzip_buffers 2 1k; gzip_comp_level 9;
                           gzip_window 1k; gzip_hash 1k; }
+        location /onek/ { alias html/; gzip_buffers 1 1k; }
+        location /l6/ { alias html/; gzip_comp_level 6; }
         location /splice/ { alias html/; sendfile on; sendfile_splice on; }
         location /px-any/ { alias html/; gzip_proxied any; }
         location /px-auth/ { alias html/; gzip_proxied auth no_last_modified; }
@@ -194,6 +200,54 @@ for my $case (['/big.txt', 'big', '1 MiB'], ['/huge.txt', 'huge', '20 MiB'],
     $e = gz('/min0/empty.txt');
     ok(is_gzipped($e), 'gzip_min_length 0: an empty file is compressed');
     is(ungzip($e->{body}), '', 'gzip_min_length 0: an empty gzip stream');
+}
+
+# Which compressor: zlib's stream gives exactly what zlib gives with the
+# window and hash ringx picks for a known length (nginx's rule: halve the
+# window while the body fits in half of it, the hash with it).
+sub zlib_gzip {
+    my ($data, $level) = @_;
+    my ($wbits, $memlevel) = (15, 8);
+    while (length($data) < (1 << ($wbits - 1)) && $wbits > 9) {
+        $wbits--;
+        $memlevel--;
+    }
+    $memlevel = 1 if $memlevel < 1;
+    my ($d, $st) = Compress::Raw::Zlib::Deflate->new(-Level => $level,
+        -WindowBits => $wbits + 16, -MemLevel => $memlevel, -AppendOutput => 1);
+    die "deflateInit: $st\n" unless $d;
+    my $out = '';
+    $d->deflate($data, $out) == Z_OK or die "deflate\n";
+    $d->flush($out) == Z_OK or die "flush\n";
+    return $out;
+}
+
+{
+    my (undef, undef, $err) = $t->ringx({ prefix => 0 }, '-V');
+    my $libdeflate = $err =~ /^built with libdeflate /m;
+    note($libdeflate ? 'built with libdeflate: whole bodies go through it'
+                     : 'built without libdeflate: zlib alone');
+    # 3000 bytes arrive in one read: whole
+    my $r = gz('/small.txt');
+    is(ungzip($r->{body}), $body{small}, 'whole body: decompresses to the file');
+    if ($libdeflate) {
+        isnt($r->{body}, zlib_gzip($body{small}, 1),
+             'whole body: compressed by libdeflate, not zlib');
+        my $r6 = gz('/l6/small.txt');
+        is(ungzip($r6->{body}), $body{small}, 'whole body, level 6: decompresses');
+        isnt($r6->{body}, $r->{body}, 'whole body, level 6: not level 1\'s bytes');
+        isnt($r6->{body}, zlib_gzip($body{small}, 6), 'whole body, level 6: libdeflate');
+    } else {
+        is($r->{body}, zlib_gzip($body{small}, 1), 'whole body: zlib (no libdeflate)');
+    }
+    # its compressed form may exceed gzip_buffers 1 1k: the stream takes it
+    my $s = gz('/onek/small.txt');
+    is($s->{body}, zlib_gzip($body{small}, 1),
+       'gzip_buffers too small for the whole body in one: zlib\'s stream');
+    is(ungzip($s->{body}), $body{small}, 'gzip_buffers 1 1k: decompresses');
+    # 1 MiB arrives in 128 KiB reads: streamed, whatever the build
+    my (undef, $big) = curl_gz('/big.txt');
+    is($big, zlib_gzip($body{big}, 1), '1 MiB in pieces: zlib\'s stream');
 }
 
 # keepalive: two compressed responses on one connection
