@@ -33,6 +33,9 @@ rx_http_upstream_emit_slice(rx_http_upstream_t *u)
     b->end = b->last = u->fill;
     b->memory = 1;
     b->fd = -1;
+    /* proxy_buffering off: each piece is meant to reach the client as it
+     * comes, so a filter that holds bytes (gzip) lets it out (nginx) */
+    b->flush = !u->buffering;
     cl->buf = b;
     cl->next = NULL;
     if (u->pending == NULL) {

@@ -39,6 +39,8 @@ typedef struct {
     bool                  last;       /* last_buf seen */
     bool                  flush;      /* a flush was asked */
     bool                  done;       /* the stream ended */
+    bool                  stream;     /* zlib's stream, not one call */
+    rx_buf_t             *gathered;   /* pieces kept for one call */
 } rx_http_gzip_ctx_t;
 
 static const char *set_types(rx_conf_t *cf, const rx_command_t *cmd,
@@ -662,52 +664,39 @@ deflate_chain(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
  * compressor keeps no state from one call to the next. */
 static struct libdeflate_compressor *whole_compressors[10];
 
-/*
- * The whole body is queued in one buffer (a static file up to the read
- * size, a short response read at once): compress it in one call. libdeflate
- * does it in ~60 % of zlib's time at levels 1 and 6, and a few % smaller
- * (docs/performance.md). Taken only when the compressed form surely fits in
- * gzip_buffers, so the output memory stays within what that directive says;
- * RX_DECLINED leaves the body to the stream.
- */
-static rx_int_t
-deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
+static struct libdeflate_compressor *
+compressor(rx_http_gzip_ctx_t *ctx)
 {
     struct libdeflate_compressor **comp = &whole_compressors[ctx->conf->level];
-    rx_chain_t *cl;
-    rx_buf_t   *data = NULL, *b;
-    size_t      len, bound, n;
-    bool        last = false;
 
-    for (cl = ctx->in; cl; cl = cl->next) {
-        last |= cl->buf->last_buf;
-        if (cl->buf->last > cl->buf->pos) {
-            if (data) {
-                return RX_DECLINED;               /* in pieces: stream it */
-            }
-            data = cl->buf;
-        }
-    }
-    if (!last || data == NULL) {
-        return RX_DECLINED;
-    }
     if (*comp == NULL) {
         *comp = libdeflate_alloc_compressor((int) ctx->conf->level);
-        if (*comp == NULL) {
-            return RX_DECLINED;                   /* out of memory: zlib */
-        }
     }
-    len = (size_t) (data->last - data->pos);
-    bound = libdeflate_gzip_compress_bound(*comp, len);
-    if (bound > (size_t) ctx->conf->bufs_num * ctx->conf->bufs_size) {
-        return RX_DECLINED;
-    }
-    b = rx_create_temp_buf(r->pool, bound);
-    cl = get_link(r, ctx);
+    return *comp;
+}
+
+/* Whether n bytes of input surely compress into gzip_buffers. */
+static bool
+fits(rx_http_gzip_ctx_t *ctx, struct libdeflate_compressor *comp, size_t n)
+{
+    return libdeflate_gzip_compress_bound(comp, n)
+           <= (size_t) ctx->conf->bufs_num * ctx->conf->bufs_size;
+}
+
+/* Compresses len bytes at data, the whole body, into one output buffer. */
+static rx_int_t
+compress_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx,
+    struct libdeflate_compressor *comp, const char *data, size_t len,
+    rx_chain_t ***ll)
+{
+    size_t      bound = libdeflate_gzip_compress_bound(comp, len), n;
+    rx_buf_t   *b = rx_create_temp_buf(r->pool, bound);
+    rx_chain_t *cl = get_link(r, ctx);
+
     if (b == NULL || cl == NULL) {
         return RX_ERROR;
     }
-    n = libdeflate_gzip_compress(*comp, data->pos, len, b->last, bound);
+    n = libdeflate_gzip_compress(comp, data, len, b->last, bound);
     if (n == 0) {
         rx_http_request_log_error(r, RX_LOG_ALERT, 0, "libdeflate_gzip_"
                                   "compress() failed for %zu bytes", len);
@@ -715,11 +704,6 @@ deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
     }
     b->last += n;
     b->last_buf = 1;
-    data->pos = data->last;                       /* taken */
-    while (next_input(ctx)) {                     /* every link back */
-    }
-    ctx->in_buf = NULL;
-    ctx->zs.avail_in = 0;
     ctx->zin = len;
     ctx->zout = n;
     ctx->done = true;
@@ -727,6 +711,142 @@ deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
     **ll = cl;
     *ll = &cl->next;
     return RX_OK;
+}
+
+/* Appends len bytes to the gathered input, growing it (16 KiB, doubling,
+ * or the known length at once); false when the total would not surely
+ * compress into gzip_buffers. */
+static rx_int_t
+gather(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx,
+    struct libdeflate_compressor *comp, const char *data, size_t len)
+{
+    rx_buf_t *g = ctx->gathered, *bigger;
+    size_t    used = g ? (size_t) (g->last - g->pos) : 0, need = used + len;
+    size_t    size;
+
+    if (!fits(ctx, comp, need)) {
+        return RX_DECLINED;
+    }
+    if (g == NULL || (size_t) (g->end - g->last) < len) {
+        size = g ? (size_t) (g->end - g->start) * 2 : 16384;
+        if (ctx->length > 0 && (size_t) ctx->length > size) {
+            size = (size_t) ctx->length;
+        }
+        size = rx_max(size, need);
+        bigger = rx_create_temp_buf(r->pool, size);
+        if (bigger == NULL) {
+            return RX_ERROR;
+        }
+        if (used) {
+            memcpy(bigger->last, g->pos, used);
+            bigger->last += used;
+        }
+        if (g) {
+            (void) rx_pfree(r->pool, g->start);   /* a large block: back */
+        }
+        ctx->gathered = g = bigger;
+    }
+    memcpy(g->last, data, len);
+    g->last += len;
+    return RX_OK;
+}
+
+/*
+ * Bodies up to what gzip_buffers can surely hold compressed go through
+ * libdeflate in one call: ~60 % of zlib's time at levels 1 and 6, and a
+ * few % smaller (docs/performance.md). A body queued whole in one buffer
+ * (a static file up to the read size, a short response read at once) is
+ * compressed where it lies; one that comes in pieces (an upstream's
+ * buffers) is copied aside until its end. RX_OK: compressed, done;
+ * RX_AGAIN: all input taken, more to come; RX_DECLINED: zlib's stream from
+ * here on, the gathered bytes first (too long for gzip_buffers, a flush
+ * asked, or no compressor).
+ */
+static rx_int_t
+deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
+{
+    struct libdeflate_compressor *comp = compressor(ctx);
+    rx_chain_t *cl;
+    rx_buf_t   *b, *data = NULL;
+    bool        last = false, pieces = false;
+    rx_int_t    rc;
+
+    if (comp == NULL
+        || (ctx->length > 0 && !fits(ctx, comp, (size_t) ctx->length))) {
+        goto stream;
+    }
+    for (cl = ctx->in; cl; cl = cl->next) {
+        last |= cl->buf->last_buf;
+        if (cl->buf->last > cl->buf->pos) {
+            pieces |= data != NULL;
+            data = cl->buf;
+        }
+    }
+    if (last && !pieces && ctx->gathered == NULL) {
+        /* whole in one buffer: no copy */
+        if (data && !fits(ctx, comp, (size_t) (data->last - data->pos))) {
+            goto stream;
+        }
+        rc = compress_whole(r, ctx, comp, data ? data->pos : "",
+                            data ? (size_t) (data->last - data->pos) : 0, ll);
+        if (data) {
+            data->pos = data->last;
+        }
+        while (next_input(ctx)) {             /* every link back */
+        }
+        ctx->in_buf = NULL;
+        ctx->zs.avail_in = 0;
+        return rc;
+    }
+    while (ctx->in) {
+        b = ctx->in->buf;
+        if (b->last > b->pos) {
+            rc = gather(r, ctx, comp, b->pos, (size_t) (b->last - b->pos));
+            if (rc == RX_DECLINED) {
+                goto stream;
+            }
+            if (rc != RX_OK) {
+                return RX_ERROR;
+            }
+            b->pos = b->last;
+        }
+        (void) next_input(ctx);               /* the link back, flags kept */
+        if (ctx->flush && !ctx->last) {
+            goto stream;                      /* it wants bytes out now */
+        }
+    }
+    ctx->in_buf = NULL;
+    ctx->zs.avail_in = 0;
+    if (!ctx->last) {
+        return RX_AGAIN;
+    }
+    b = ctx->gathered;
+    rc = compress_whole(r, ctx, comp, b ? b->pos : "",
+                        b ? (size_t) (b->last - b->pos) : 0, ll);
+    if (b) {
+        ctx->gathered = NULL;
+        (void) rx_pfree(r->pool, b->start);
+    }
+    return rc;
+
+stream:
+    ctx->stream = true;
+    ctx->in_buf = NULL;
+    ctx->zs.avail_in = 0;
+    if (ctx->gathered) {
+        /* the gathered bytes go first */
+        cl = get_link(r, ctx);
+        if (cl == NULL) {
+            return RX_ERROR;
+        }
+        cl->buf = ctx->gathered;
+        cl->next = ctx->in;
+        ctx->in = cl;
+        if (cl->next == NULL) {
+            ctx->in_tail = &cl->next;
+        }
+    }
+    return RX_DECLINED;
 }
 
 #endif
@@ -764,11 +884,11 @@ gzip_body_filter(rx_http_request_t *r, rx_chain_t *in)
         return next_body(r, NULL);        /* nothing to deflate */
     }
 #if (RX_HAVE_LIBDEFLATE)
-    if (!ctx->zinit && (rc = deflate_whole(r, ctx, &ll)) != RX_DECLINED) {
-        if (rc != RX_OK) {
+    if (!ctx->stream && (rc = deflate_whole(r, ctx, &ll)) != RX_DECLINED) {
+        if (rc == RX_ERROR) {
             return RX_ERROR;
         }
-        r->filter_buffered = 0;
+        r->filter_buffered = 0;               /* nothing of theirs kept */
         goto pass;
     }
 #endif

@@ -123,6 +123,13 @@ http {
             gzip_proxied any;
             gzip_types text/plain;
         }
+        location /gzu/ {
+            proxy_pass http://$UP;
+            proxy_buffering off;
+            gzip on;
+            gzip_proxied any;
+            gzip_types text/plain;
+        }
         location /stream/ {
             proxy_pass http://$UP;
             proxy_request_buffering off;
@@ -338,7 +345,39 @@ is $r->{body}, "accel target\n", 'redirects internally to the named URI';
     ok defined $plain && $plain eq Test::Upstream::pattern(3000000), '3 MB round trip through gzip';
     $r = get('/gz/chunked/200000', "Accept-Encoding: gzip\r\n");
     IO::Uncompress::Gunzip::gunzip(\$r->{body} => \$plain);
-    ok $plain eq Test::Upstream::pattern(200000), 'a chunked upstream body through gzip';
+    ok $plain eq Test::Upstream::pattern(200000),
+        'a chunked upstream body through gzip (longer than gzip_buffers hold: streamed)';
+    # shorter than what gzip_buffers hold compressed: gathered, then compressed
+    # in one call when ringx has libdeflate (t/gzip.t tells which)
+    for my $n (1, 5000, 20000, 100000) {
+        $r = get("/gz/chunked/$n?size=700", "Accept-Encoding: gzip\r\n");
+        $plain = undef;
+        IO::Uncompress::Gunzip::gunzip(\$r->{body} => \$plain);
+        ok defined $plain && $plain eq Test::Upstream::pattern($n),
+            "a chunked upstream body of $n bytes in 700-byte chunks through gzip";
+    }
+}
+
+# proxy_buffering off: gzip lets each piece out as it comes (nginx)
+{
+    my $c = $t->raw($P);
+    my $t0 = time;
+    $c->send("GET /gzu/slow/40000?pieces=4&ms=600 HTTP/1.1\r\nHost: proxy.test\r\n"
+             . "Accept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+    my $first;
+    while (time - $t0 < 5) {
+        $c->wait_closed(0.05);
+        if ($c->buffer =~ /\r\n\r\n[0-9a-f]+\r\n(.+)/s) { $first = time - $t0; last }
+    }
+    ok defined $first && $first < 1.2,
+        'proxy_buffering off: compressed bytes reach the client before the upstream finishes'
+        or diag "first byte after " . ($first // 'never');
+    my $all = $c->read_all(timeout => 5);
+    my ($resp) = Test::Ringx::parse_responses($all);
+    my $plain;
+    IO::Uncompress::Gunzip::gunzip(\$resp->{body} => \$plain) if $resp;
+    ok defined $plain && $plain eq Test::Upstream::pattern(40000),
+        'proxy_buffering off: the whole body decompresses';
 }
 
 # a large body, bounded buffers
