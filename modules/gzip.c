@@ -800,6 +800,9 @@ deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
     }
     while (ctx->in) {
         b = ctx->in->buf;
+        if (b->flush && !b->last_buf) {
+            goto stream;                      /* it wants bytes out now */
+        }
         if (b->last > b->pos) {
             rc = gather(r, ctx, comp, b->pos, (size_t) (b->last - b->pos));
             if (rc == RX_DECLINED) {
@@ -810,10 +813,7 @@ deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
             }
             b->pos = b->last;
         }
-        (void) next_input(ctx);               /* the link back, flags kept */
-        if (ctx->flush && !ctx->last) {
-            goto stream;                      /* it wants bytes out now */
-        }
+        (void) next_input(ctx);               /* the link back */
     }
     ctx->in_buf = NULL;
     ctx->zs.avail_in = 0;
