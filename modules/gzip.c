@@ -4,10 +4,10 @@
  * directives, and gzip_ok.c for the request's side) and rewrites the
  * headers; the body filter deflates each chain as it arrives into at most
  * gzip_buffers output buffers and passes them on as they fill, so that
- * neither the body nor its compressed form is ever held whole. A body that
- * arrives whole in one buffer, and whose compressed form surely fits in
- * gzip_buffers, is compressed in one call by libdeflate when built with it.
- * $gzip_ratio.
+ * neither the body nor its compressed form is ever held whole. When built
+ * with libdeflate, a body whose compressed form surely fits in
+ * gzip_buffers is compressed in one call instead (in place when it arrives
+ * whole, else gathered from its pieces). $gzip_ratio.
  */
 #include <ctype.h>
 #include <zlib.h>
@@ -714,8 +714,8 @@ compress_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx,
 }
 
 /* Appends len bytes to the gathered input, growing it (16 KiB, doubling,
- * or the known length at once); false when the total would not surely
- * compress into gzip_buffers. */
+ * or the known length at once); RX_DECLINED when the total would not
+ * surely compress into gzip_buffers. */
 static rx_int_t
 gather(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx,
     struct libdeflate_compressor *comp, const char *data, size_t len)
