@@ -179,8 +179,9 @@ tcp_unread(const rx_http_upstream_conn_t *uc)
 }
 
 /* At load: a unix or loopback peer without max_conns, in a group that
- * fastcgi_pass names and that pools connections, is learned; the group gets the queue's machinery (shared
- * counters, a queue of no set size, 60 s) when it has no `queue`. */
+ * fastcgi_pass names and that pools connections, is learned; the group
+ * gets the queue's machinery (shared counters, a queue of no set size,
+ * 60 s) when it has no `queue`. */
 bool
 rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
 {

@@ -155,6 +155,7 @@ rx_http_upstream_init_shared(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
 rx_int_t
 rx_http_upstream_shared_reclaim(rx_cycle_t *cycle)
 {
+    rx_core_conf_t               *ccf;
     rx_http_upstream_srv_conf_t **g;
     rx_uint_t                     i, k, n;
     uint32_t                      left, conns;
@@ -162,12 +163,8 @@ rx_http_upstream_shared_reclaim(rx_cycle_t *cycle)
     if (shared_groups == NULL || shared_groups->pool != cycle->pool) {
         return RX_OK;
     }
-    {
-        rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
-
-        nworkers = ccf->worker_processes > 0 ? (rx_uint_t) ccf->worker_processes
-                                             : 1;
-    }
+    ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
+    nworkers = ccf->worker_processes > 0 ? (rx_uint_t) ccf->worker_processes : 1;
     g = shared_groups->elts;
     for (i = 0; i < shared_groups->nelts; i++) {
         n = g[i]->primary.n + g[i]->backup.n;

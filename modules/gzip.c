@@ -565,15 +565,16 @@ get_buf(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
     return b;
 }
 
-/* Moves to the next input buffer; false when none is queued. */
-static bool
-next_input(rx_http_gzip_ctx_t *ctx)
+/* Gives the first queued link back to the spare ones and notes its
+ * buffer's flags; the buffer, or NULL when none is queued. */
+static rx_buf_t *
+take_input(rx_http_gzip_ctx_t *ctx)
 {
     rx_chain_t *cl = ctx->in;
     rx_buf_t   *b;
 
     if (cl == NULL) {
-        return false;
+        return NULL;
     }
     ctx->in = cl->next;
     if (ctx->in == NULL) {
@@ -584,6 +585,18 @@ next_input(rx_http_gzip_ctx_t *ctx)
     b = cl->buf;
     ctx->last |= b->last_buf;
     ctx->flush |= b->flush;
+    return b;
+}
+
+/* Moves deflate to the next input buffer; false when none is queued. */
+static bool
+next_input(rx_http_gzip_ctx_t *ctx)
+{
+    rx_buf_t *b = take_input(ctx);
+
+    if (b == NULL) {
+        return false;
+    }
     ctx->in_buf = b;
     ctx->zs.next_in = (Bytef *) b->pos;
     ctx->zs.avail_in = (uInt) (b->last - b->pos);
@@ -792,10 +805,8 @@ deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
         if (data) {
             data->pos = data->last;
         }
-        while (next_input(ctx)) {             /* every link back */
+        while (take_input(ctx)) {             /* every link back */
         }
-        ctx->in_buf = NULL;
-        ctx->zs.avail_in = 0;
         return rc;
     }
     while (ctx->in) {
@@ -813,10 +824,8 @@ deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
             }
             b->pos = b->last;
         }
-        (void) next_input(ctx);               /* the link back */
+        (void) take_input(ctx);               /* the link back */
     }
-    ctx->in_buf = NULL;
-    ctx->zs.avail_in = 0;
     if (!ctx->last) {
         return RX_AGAIN;
     }
@@ -831,8 +840,6 @@ deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
 
 stream:
     ctx->stream = true;
-    ctx->in_buf = NULL;
-    ctx->zs.avail_in = 0;
     if (ctx->gathered) {
         /* the gathered bytes go first */
         cl = get_link(r, ctx);
