@@ -138,27 +138,54 @@ typedef struct {
     rx_table_elt_t   *accept_ranges;
 } rx_http_headers_out_t;
 
-/* Request body state (http_body.c). */
+/* Request body state (http_body.c owns it). */
 typedef void (*rx_http_body_handler_pt)(rx_http_request_t *r);
 
+/*
+ * Who has the request body. A request starts UNCLAIMED: its body bytes
+ * stay unparsed in the connection's input (reading stops when too many
+ * wait) however many phases, internal redirects, try_files, index or
+ * error_page hops the request takes, until the handler that answers says
+ * what becomes of them: read and kept (KEEP), read and handed over piece
+ * by piece (STREAM), or read and dropped (DISCARD). Nothing is parsed,
+ * and so nothing lost, before that decision.
+ */
+typedef enum {
+    RX_HTTP_BODY_UNCLAIMED = 0,
+    RX_HTTP_BODY_KEEP,
+    RX_HTTP_BODY_STREAM,
+    RX_HTTP_BODY_DISCARD
+} rx_http_body_mode_t;
+
+/* How a handler reads the body (rx_http_read_client_request_body). */
 typedef struct {
-    rx_chain_t              *bufs;      /* the body read so far (memory) */
+    /* the whole body is in (and written to its file): never called from
+     * inside rx_http_read_client_request_body itself */
+    rx_http_body_handler_pt  post_handler;
+    /* STREAM when set: each decoded piece as it arrives, nothing kept;
+     * returns RX_OK or an HTTP status */
+    rx_int_t               (*piece)(rx_http_request_t *r, const char *data,
+                                    size_t len);
+    /* KEEP: beyond client_body_buffer_size the rest goes to a temporary
+     * file in client_body_temp_path (else all of it stays in memory) */
+    bool                     spill;
+} rx_http_body_reader_t;
+
+typedef struct {
+    rx_chain_t              *bufs;      /* the body kept so far (memory) */
     rx_chain_t              *last;
     int64_t                  received;  /* decoded body bytes */
-    rx_http_body_handler_pt  post_handler;
-    /* When set, body bytes go here as they arrive instead of being kept
-     * (a body streamed upstream); RX_OK or an HTTP status. */
-    rx_int_t               (*stream)(rx_http_request_t *r, const char *data,
-                                     size_t len);
+    rx_http_body_reader_t    reader;
     /* Beyond client_body_buffer_size the rest goes to a temporary file
      * (when the reader allows it: spill); the body is then bufs followed
      * by the file's bytes. */
     struct rx_http_temp_file_s *file;
     size_t                   in_memory;
-    bool                     spill;
     bool                     done_pending;  /* complete, file still writing */
     bool                     paused;        /* client reading stopped */
-    bool                     done;
+    bool                     done;          /* post_handler ran */
+    bool                     consumed;      /* streamed: nothing kept to
+                                               hand to another reader */
 } rx_http_request_body_t;
 
 /* Handler and filter signatures. */
@@ -213,6 +240,7 @@ struct rx_http_request_s {
     rx_http_headers_in_t      headers_in;
     rx_http_headers_out_t     headers_out;
     rx_http_request_body_t   *request_body;
+    rx_http_body_mode_t       body_mode;         /* who has the body */
 
     rx_msec_t                 start_msec;        /* monotonic */
     int64_t                   start_usec;        /* wall clock, $request_start_us */
@@ -274,7 +302,6 @@ struct rx_http_request_s {
                                                     alias cannot map it */
     unsigned                  error_page:1;      /* an error_page is being served */
     unsigned                  chunked:1;         /* response is chunked */
-    unsigned                  discard_body:1;
     unsigned                  body_read:1;       /* the whole body is in */
     unsigned                  expect_sent:1;     /* 100 Continue sent */
     unsigned                  response_done:1;   /* last_buf went out */
@@ -325,6 +352,12 @@ struct rx_http_connection_s {
     unsigned                  keepalive:1;
     unsigned                  close_after:1; /* close once the response is sent */
     unsigned                  client_eof:1;
+    unsigned                  parse_failed:1; /* the parser is in error */
+    unsigned                  held_stopped:1; /* reading stopped: too many
+                                                 bytes wait unparsed */
+    /* a request's held body bytes are to be parsed (http_body.c claims
+     * them from inside a handler; the parse runs after it returns) */
+    rx_posted_t               body_resume;
 };
 
 /* Content handler registered by a location's directive (stub_status...). */
@@ -402,10 +435,28 @@ void rx_http_connection_send(rx_http_connection_t *hc);
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers
  * they emptied dropped from the chain, the next one advanced. */
 void rx_http_out_sent(rx_http_request_t *r, size_t sent);
+/* http_body.c: the request body's owner (see rx_http_body_mode_t).
+ * Read: KEEP or STREAM as the reader says; the held bytes are parsed at
+ * the end of this loop turn. RX_OK, or an HTTP status. */
 rx_int_t rx_http_read_client_request_body(rx_http_request_t *r,
-    rx_http_body_handler_pt post_handler);
+    const rx_http_body_reader_t *reader);
+/* Drop: what is already here is parsed now (a broken body is answered
+ * with its 400 rather than with the handler's response). RX_OK, or the
+ * status of a broken body. */
 rx_int_t rx_http_discard_request_body(rx_http_request_t *r);
+/* Whether the connection may parse the request's body bytes now (false
+ * while nobody has claimed a body that exists). */
+bool rx_http_body_claimed(const rx_http_request_t *r);
+/* Parser callbacks of the body (http_connection.c installs them). */
+rx_int_t rx_http_on_body(void *data, const char *at, size_t len);
+rx_int_t rx_http_on_chunk_size(void *data, uint64_t size);
+/* Runs the parser over the body bytes already received. RX_OK, or the
+ * status of a broken body (the connection is then closed after the
+ * answer). */
 rx_int_t rx_http_parse_buffered_body(rx_http_connection_t *hc);
+/* http_connection.c: parse the held input at the end of this turn, and
+ * read again if holding had stopped reading. */
+void rx_http_connection_resume_input(rx_http_connection_t *hc);
 /* http_request_body_file.c: the body's temporary file */
 rx_int_t rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len);
 /* The whole body is in: post_handler runs (once its file is written). */

@@ -33,6 +33,7 @@ static void process_input(rx_http_connection_t *hc);
 
 static void on_op(rx_conn_t *c, const rx_cqe_t *cqe);
 static void release_input(rx_http_connection_t *hc);
+static void body_resume(rx_posted_t *p);
 
 static const rx_conn_ops_t http_conn_ops = { on_read, on_sent, on_free, on_op };
 
@@ -72,6 +73,8 @@ rx_http_init_connection(rx_conn_t *c)
         return;
     }
     hc->conn = c;
+    hc->body_resume.handler = body_resume;
+    hc->body_resume.data = hc;
     /* a wildcard socket may serve several addresses: then the local
      * address picks the server names */
     hc->names = rx_http_listening_names(c->listening,
@@ -153,6 +156,7 @@ on_free(rx_conn_t *c)
         }
         hc->r = NULL;
     }
+    rx_post_cancel(&hc->body_resume);
     set_state(hc, RX_HC_CLOSED);
     rx_http_stat_accepted(-1);
     release_input(hc);
@@ -299,13 +303,12 @@ rx_int_t rx_http_on_request_line(void *data);
 rx_int_t rx_http_on_header(void *data, const char *k, size_t kl,
     const char *v, size_t vl);
 rx_int_t rx_http_on_headers_complete(void *data);
-rx_int_t rx_http_on_body(void *data, const char *at, size_t len);
 rx_int_t rx_http_on_message_complete(void *data);
 
 static const rx_http_parse_handlers_t request_handlers = {
     rx_http_on_url, rx_http_on_request_line, rx_http_on_header,
     rx_http_on_headers_complete,
-    rx_http_on_body, rx_http_on_message_complete
+    rx_http_on_body, rx_http_on_chunk_size, rx_http_on_message_complete
 };
 
 static rx_int_t
@@ -344,6 +347,9 @@ parse_error(rx_http_connection_t *hc)
     const char        *reason = rx_http_parser_reason(hc->parser);
 
     hc->close_after = 1;
+    /* the parser stays in error: nothing more is parsed (the rest of the
+     * input still counts as unread, for lingering close) */
+    hc->parse_failed = 1;
     if (r == NULL) {
         r = rx_http_create_request(hc);
         if (r == NULL) {
@@ -375,6 +381,9 @@ process_input(rx_http_connection_t *hc)
     rx_http_parse_rc_t rc;
     size_t             n;
 
+    if (hc->parse_failed) {
+        return;
+    }
     if (ensure_parser(hc) != RX_OK) {
         close_connection(hc);
         return;
@@ -384,9 +393,14 @@ process_input(rx_http_connection_t *hc)
     while (hc->in_parsed < hc->in_len
            || (hc->state == RX_HC_PROCESS && hc->r && !hc->r->body_read
                && !rx_http_parser_idle(hc->parser))) {
-        if (hc->state == RX_HC_PROCESS && (hc->r == NULL || hc->r->body_read)) {
-            /* pipelined bytes wait for the current response, within bounds */
+        if (hc->state == RX_HC_PROCESS
+            && (hc->r == NULL || hc->r->body_read
+                || !rx_http_body_claimed(hc->r))) {
+            /* pipelined bytes wait for the current response, and body
+             * bytes for the handler that claims them (http_body.c), both
+             * within bounds */
             if (hc->in_len - hc->in_parsed > PIPELINE_MAX) {
+                hc->held_stopped = 1;
                 hc->conn->transport->stop_read(hc->conn);
             }
             break;
@@ -433,8 +447,8 @@ process_input(rx_http_connection_t *hc)
             if (hc->r != r || hc->state != RX_HC_PROCESS) {
                 return;        /* the connection moved on or closed */
             }
-            if (!r->body_read && !rx_timer_is_set(&hc->conn->timer)
-                && !hc->conn->sending) {
+            if (!r->body_read && rx_http_body_claimed(r)
+                && !rx_timer_is_set(&hc->conn->timer) && !hc->conn->sending) {
                 rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                                    rx_http_core_module);
                 rx_timer_add(&hc->conn->timer, clcf->client_body_timeout);
@@ -446,7 +460,7 @@ process_input(rx_http_connection_t *hc)
             if (!hc->conn->sending && rx_timer_is_set(&hc->conn->timer)) {
                 rx_timer_del(&hc->conn->timer);
             }
-            if (hc->r->request_body && hc->r->request_body->post_handler
+            if (hc->r->request_body && hc->r->request_body->reader.post_handler
                 && !hc->r->request_body->done) {
                 rx_http_request_body_complete(hc->r);
             }
@@ -462,50 +476,46 @@ process_input(rx_http_connection_t *hc)
     }
 }
 
-/*
- * Runs the parser over body bytes already received, for a handler that is
- * about to answer. Returns RX_OK, or the status of a broken body (the
- * connection is then closed after the answer).
- */
-rx_int_t
-rx_http_parse_buffered_body(rx_http_connection_t *hc)
+/* http_body.c claimed the body of the current request from inside a
+ * handler: its held bytes are parsed once the handler has returned. */
+void
+rx_http_connection_resume_input(rx_http_connection_t *hc)
 {
-    rx_http_request_t *r = hc->r;
-    size_t             n;
+    rx_post(&hc->body_resume);
+}
 
-    while (r && !r->body_read
-           && (hc->in_parsed < hc->in_len || !rx_http_parser_idle(hc->parser))) {
-        switch (rx_http_parser_execute(hc->parser, hc->in_parsed,
-                                       hc->in_len - hc->in_parsed, &n)) {
-        case RX_HTTP_PARSE_AGAIN:
-            hc->in_parsed += n;
-            r->request_length += (int64_t) n;
-            return RX_OK;
-        case RX_HTTP_PARSE_MESSAGE_DONE:
-            hc->in_parsed += n;
-            r->request_length += (int64_t) n;
-            r->body_read = 1;
-            return RX_OK;
-        case RX_HTTP_PARSE_ERROR: {
-            const char *reason = rx_http_parser_reason(hc->parser);
-            hc->in_parsed += n;
-            hc->close_after = 1;
-            r->keepalive = 0;
-            if (reason) {
-                rx_http_request_log_error(r,
-                    rx_http_parser_reason_level(hc->parser), 0, "%s", reason);
-            }
-            /* the parser stays in error: nothing more is read */
-            hc->in_parsed = hc->in_len;
-            r->body_read = 1;
-            return (rx_int_t) rx_http_parser_status(hc->parser);
-        }
-        default:
-            hc->in_parsed += n;
-            return RX_OK;
-        }
+static void
+body_resume(rx_posted_t *p)
+{
+    rx_http_connection_t   *hc = p->data;
+    rx_http_request_t      *r = hc->r;
+    rx_http_request_body_t *rb;
+
+    if (r == NULL || hc->state != RX_HC_PROCESS
+        || hc->conn->state != RX_CONN_ACTIVE) {
+        return;
     }
-    return RX_OK;
+    rb = r->request_body;
+    if (hc->held_stopped && !(rb && rb->paused) && !hc->client_eof) {
+        hc->held_stopped = 0;
+        hc->conn->transport->start_read(hc->conn);
+    }
+    if (r->body_read) {
+        /* a reader that came after the whole body (or a body-less
+         * request): its post_handler, from here as always */
+        if (rb && rb->reader.post_handler && !rb->done) {
+            rx_http_request_body_complete(r);
+        }
+        return;
+    }
+    if (!rx_timer_is_set(&hc->conn->timer) && !hc->conn->sending) {
+        rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                           rx_http_core_module);
+        rx_timer_add(&hc->conn->timer,
+                     r->body_mode == RX_HTTP_BODY_DISCARD && r->response_done
+                     ? clcf->lingering_timeout : clcf->client_body_timeout);
+    }
+    process_input(hc);
 }
 
 static bool
@@ -552,9 +562,13 @@ rx_http_request_done(rx_http_request_t *r)
     keep = keepalive_allowed(hc, r);
     if (keep && !r->body_read) {
         /* read and drop the rest of the body, then keep the connection */
-        r->discard_body = 1;
-        rx_timer_add(&c->timer, clcf->lingering_timeout);
-        return;
+        if (rx_http_discard_request_body(r) != RX_OK
+            || r->body_mode != RX_HTTP_BODY_DISCARD) {
+            keep = false;             /* broken, or a reader still reads */
+        } else if (!r->body_read) {
+            rx_timer_add(&c->timer, clcf->lingering_timeout);
+            return;
+        }
     }
     /* what the rest needs from the request, before its memory goes */
     bool unread_body = !r->body_read;
@@ -586,11 +600,13 @@ rx_http_request_done(rx_http_request_t *r)
         hc->action = "reading client request line";
         set_state(hc, RX_HC_HEADER);
         rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
+        hc->held_stopped = 0;
         c->transport->start_read(c);      /* if pipelining had paused it */
         process_input(hc);
         return;
     }
     release_input(hc);
+    hc->held_stopped = 0;
     hc->server = hc->default_server;
     set_state(hc, RX_HC_WAIT);
     hc->keepalive_start = rx_current_msec;
@@ -702,7 +718,8 @@ on_sent(rx_conn_t *c, ssize_t res)
             }
             return;
         }
-        if (!r->body_read && !r->discard_body) {
+        if (!r->body_read && r->body_mode != RX_HTTP_BODY_DISCARD
+            && rx_http_body_claimed(r)) {
             rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                                rx_http_core_module);
             rx_timer_add(&c->timer, clcf->client_body_timeout);
@@ -767,7 +784,8 @@ timer_handler(rx_timer_t *t)
         return;
     case RX_HC_PROCESS:
         if (c->sending || (r && r->sending_file)
-            || (r && r->response_done && !r->discard_body)) {
+            || (r && r->response_done
+                && r->body_mode != RX_HTTP_BODY_DISCARD)) {
             rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
                                      "sending response to client",
                                      "client timed out");
@@ -777,7 +795,7 @@ timer_handler(rx_timer_t *t)
             close_timedout(hc);
             return;
         }
-        if (r && r->discard_body) {
+        if (r && r->body_mode == RX_HTTP_BODY_DISCARD) {
             close_connection(hc);                /* lingering_timeout */
             return;
         }

@@ -415,11 +415,19 @@ on_chunk_extension(llhttp_t *l, const char *at, size_t n)
     return 0;
 }
 
+/* llhttp holds the chunk's size in content_length here: a size beyond
+ * what the owner will take is answered before any of it is read. */
 static int
 on_chunk_header(llhttp_t *l)
 {
-    from(l)->ext_len = 0;
-    return 0;
+    rx_http_parser_t *p = from(l);
+    rx_int_t          rc = RX_OK;
+
+    p->ext_len = 0;
+    if (p->h->on_chunk_size && l->content_length > 0) {
+        rc = p->h->on_chunk_size(p->data, l->content_length);
+    }
+    return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
 }
 
 static int

@@ -20,6 +20,8 @@ typedef struct {
                           const char *value, size_t vlen);
     rx_int_t (*on_headers_complete)(void *data);
     rx_int_t (*on_body)(void *data, const char *at, size_t len);
+    /* a chunk's size line was read: size body bytes follow */
+    rx_int_t (*on_chunk_size)(void *data, uint64_t size);
     rx_int_t (*on_message_complete)(void *data);
 } rx_http_parse_handlers_t;
 

@@ -1,7 +1,7 @@
 /*
  * http_request.c: a request's life up to its phases: created in its own
  * arena, filled by the parser callbacks, checked (version, Host, framing),
- * matched to a server; its body read or discarded; its log lines.
+ * matched to a server; its log lines. Its body belongs to http_body.c.
  */
 #include <ctype.h>
 #include "http.h"
@@ -558,123 +558,8 @@ rx_http_on_headers_complete(void *data)
     return RX_OK;
 }
 
-/* Body bytes: kept for a handler that reads the body, else dropped;
- * client_max_body_size applies to both, also mid-stream for chunked. */
-rx_int_t
-rx_http_on_body(void *data, const char *at, size_t len)
-{
-    rx_http_connection_t    *hc = data;
-    rx_http_request_t       *r = hc->r;
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_http_request_body_t  *rb = r->request_body;
-
-    if (rb == NULL) {
-        rb = r->request_body = rx_pcalloc(r->pool, sizeof(*rb));
-        if (rb == NULL) {
-            return RX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-    rb->received += (int64_t) len;
-    /* a body that is only discarded is not held to the limit (nginx) */
-    if (clcf->client_max_body_size && r->err_status == 0 && rb->post_handler
-        && !r->discard_body && rb->received > clcf->client_max_body_size) {
-        rx_http_request_log_error(r, RX_LOG_ERR, 0, "client intended to send "
-            "too large chunked body: %" PRId64 " bytes", rb->received);
-        return RX_HTTP_REQUEST_ENTITY_TOO_LARGE;
-    }
-    if (rb->stream && !r->discard_body) {
-        rx_int_t rc = rb->stream(r, at, len);
-        if (rc != RX_OK) {
-            return rc;
-        }
-    } else if (rb->post_handler && !r->discard_body
-               && (rb->file || (rb->spill && rb->in_memory + len
-                                              > clcf->client_body_buffer_size))) {
-        rx_int_t rc = rx_http_body_spill(r, at, len);
-        if (rc != RX_OK) {
-            return rc;
-        }
-    } else if (rb->post_handler && !r->discard_body) {
-        rx_chain_t *cl = rx_chain_from_text(r->pool, at, len, false);
-        if (cl == NULL) {
-            return RX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        if (rb->last) rb->last->next = cl; else rb->bufs = cl;
-        rb->last = cl;
-        rb->in_memory += len;
-    }
-    if (!hc->conn->sending) {
-        rx_timer_add(&hc->conn->timer, clcf->client_body_timeout);
-    }
-    return RX_OK;
-}
-
 rx_int_t
 rx_http_on_message_complete(void *data)
 {
     return RX_OK;
 }
-
-/* "Expect: 100-continue" from an HTTP/1.1 client that has sent nothing of
- * its body yet: tell it to go on, whether the body will be read or
- * dropped (nginx does the same before discarding). */
-static rx_int_t
-send_continue(rx_http_request_t *r)
-{
-    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    rx_chain_t       *cl;
-
-    if (r->headers_in.expect == NULL || r->expect_sent || r->body_read
-        || r->http_version < RX_HTTP_VERSION_11
-        || (r->request_body && r->request_body->received > 0)) {
-        return RX_OK;
-    }
-    cl = rx_chain_from_text(r->pool, cont, sizeof(cont) - 1, false);
-    if (cl == NULL) {
-        return RX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    r->expect_sent = 1;
-    r->out = cl;
-    rx_http_connection_send(r->hc);
-    return RX_OK;
-}
-
-/* Lets a handler read the body; post_handler runs when all of it is in. */
-rx_int_t
-rx_http_read_client_request_body(rx_http_request_t *r,
-    rx_http_body_handler_pt post_handler)
-{
-    rx_http_request_body_t *rb = r->request_body;
-
-    if (rb == NULL) {
-        rb = r->request_body = rx_pcalloc(r->pool, sizeof(*rb));
-        if (rb == NULL) {
-            return RX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-    rb->post_handler = post_handler;
-    if (r->body_read) {
-        rb->done = true;
-        post_handler(r);
-        return RX_OK;
-    }
-    return send_continue(r);
-}
-
-/* Drops the body. What already arrived is parsed now, so that a broken
- * body is answered with 400 rather than with the handler's response
- * (nginx reads what is there before it answers). */
-rx_int_t
-rx_http_discard_request_body(rx_http_request_t *r)
-{
-    rx_int_t rc;
-
-    r->discard_body = 1;
-    rc = rx_http_parse_buffered_body(r->hc);
-    if (rc != RX_OK) {
-        return rc;
-    }
-    return send_continue(r);
-}
-

@@ -29,7 +29,7 @@ fail(rx_http_request_t *r, const char *what, int err)
         "\"%s\" for the client request body failed", what,
         clcf->client_body_temp_path.data);
     r->op_handler = NULL;
-    r->request_body->post_handler = NULL;
+    r->request_body->reader.post_handler = NULL;
     r->keepalive = 0;
     rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
 }
@@ -85,7 +85,7 @@ rx_http_request_body_complete(rx_http_request_t *r)
 {
     rx_http_request_body_t *rb = r->request_body;
 
-    if (rb->done || rb->post_handler == NULL) {
+    if (rb->done || rb->reader.post_handler == NULL) {
         return;
     }
     if (rb->file && !rx_http_temp_settled(rb->file)) {
@@ -95,10 +95,15 @@ rx_http_request_body_complete(rx_http_request_t *r)
     }
     rb->done = true;
     rb->done_pending = false;
+    if (r->headers_in.chunked && r->body_mode == RX_HTTP_BODY_KEEP) {
+        /* as nginx: a chunked body read whole has a length now
+         * ($content_length, FastCGI's CONTENT_LENGTH) */
+        r->headers_in.content_length_n = rb->received;
+    }
     if (rb->file) {
         r->op_handler = NULL;
     }
-    rb->post_handler(r);
+    rb->reader.post_handler(r);
 }
 
 static void

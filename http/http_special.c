@@ -186,6 +186,17 @@ builtin_page(rx_http_request_t *r, rx_uint_t status)
     return cl ? rx_http_output_filter(r, cl) : RX_ERROR;
 }
 
+/* The answer is built here: the body is dropped; a broken one ends the
+ * connection after the answer (nginx). */
+static void
+discard_body(rx_http_request_t *r)
+{
+    if (rx_http_discard_request_body(r) != RX_OK) {
+        r->keepalive = 0;
+        r->hc->close_after = 1;
+    }
+}
+
 rx_int_t
 rx_http_special_response_handler(rx_http_request_t *r, rx_int_t status)
 {
@@ -200,8 +211,8 @@ rx_http_special_response_handler(rx_http_request_t *r, rx_int_t status)
         r->keepalive = 0;
         r->hc->close_after = 1;
     }
-    r->discard_body = 1;
-
+    /* the body stays for an error_page that goes on to a handler (a
+     * named location that proxies it); a page answered here drops it */
     if (clcf->error_pages && (!r->error_page || clcf->recursive_error_pages)
         && status != RX_HTTP_REQUEST_HEADER_TOO_LARGE) {
         err = clcf->error_pages->elts;
@@ -211,9 +222,11 @@ rx_http_special_response_handler(rx_http_request_t *r, rx_int_t status)
                 if (rc != RX_DECLINED) {
                     return rc == RX_ERROR ? RX_ERROR : RX_OK;
                 }
+                discard_body(r);
                 return builtin_page(r, r->err_status);
             }
         }
     }
+    discard_body(r);
     return builtin_page(r, (rx_uint_t) status);
 }

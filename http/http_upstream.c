@@ -204,10 +204,11 @@ stream_done(rx_http_request_t *r)
 rx_int_t
 rx_http_upstream_start(rx_http_upstream_t *u)
 {
-    rx_http_request_t *r = u->r;
-    rx_int_t           rc;
-    bool               has_body = r->headers_in.content_length_n > 0
-                                  || r->headers_in.chunked;
+    rx_http_request_t     *r = u->r;
+    rx_http_body_reader_t  reader = { body_ready, NULL, false };
+    rx_int_t               rc;
+    bool                   has_body = r->headers_in.content_length_n > 0
+                                      || r->headers_in.chunked;
 
     if (!has_body || !u->conf->pass_request_body) {
         rc = rx_http_discard_request_body(r);
@@ -217,36 +218,26 @@ rx_http_upstream_start(rx_http_upstream_t *u)
         init_request(u);
         return RX_DONE;
     }
-    if (!u->conf->request_buffering && u->frame_body) {
-        /* streamed: connect now, the body follows as it arrives */
+    if (!u->conf->request_buffering && u->frame_body && !r->body_read
+        && r->body_mode == RX_HTTP_BODY_UNCLAIMED) {
+        /* streamed: connect now, the body follows as it arrives (a body
+         * already read, or taken by a reader before an X-Accel-Redirect,
+         * is sent from what is kept instead) */
         u->streaming = 1;
-        rc = rx_http_read_client_request_body(r, stream_done);
+        reader.post_handler = stream_done;
+        reader.piece = stream_piece;
+        rc = rx_http_read_client_request_body(r, &reader);
         if (rc != RX_OK) {
             return rc;
         }
-        r->request_body->stream = stream_piece;
         init_request(u);
-        if (u->finished) {
-            return RX_DONE;
-        }
-        rc = rx_http_parse_buffered_body(r->hc);
-        return rc == RX_OK ? RX_DONE : rc;
+        return RX_DONE;
     }
-    rc = rx_http_read_client_request_body(r, body_ready);
-    if (rc != RX_OK) {
-        return rc;
-    }
-    /* beyond client_body_buffer_size, the body may go to a file */
-    r->request_body->spill = u->file_body;
-    rc = rx_http_parse_buffered_body(r->hc);
-    if (rc != RX_OK) {
-        return rc;
-    }
-    if (r->body_read && u->state == NULL && !u->finished) {
-        r->request_body->done = true;
-        body_ready(r);
-    }
-    return RX_DONE;
+    /* beyond client_body_buffer_size, the body may go to a file; the
+     * exchange starts when all of it is in (body_ready) */
+    reader.spill = u->file_body;
+    rc = rx_http_read_client_request_body(r, &reader);
+    return rc == RX_OK ? RX_DONE : rc;
 }
 
 /* The log's "upstream:" field: schema, peer, URI. */

@@ -83,7 +83,6 @@ on_open(rx_http_request_t *r, rx_http_gzip_static_ctx_t *ctx)
     rx_http_gzip_conf_t        *gzcf = rx_http_get_module_loc_conf(r,
                                            rx_http_gzip_module);
     rx_http_open_file_t        *of = &ctx->of;
-    rx_int_t                    rc;
 
     switch (of->err) {
     case 0:
@@ -116,10 +115,6 @@ on_open(rx_http_request_t *r, rx_http_gzip_static_ctx_t *ctx)
         rx_http_request_log_error(r, RX_LOG_CRIT, 0, "\"%s\" is not a regular "
                                   "file", ctx->path.data);
         return RX_HTTP_NOT_FOUND;
-    }
-    rc = rx_http_discard_request_body(r);
-    if (rc != RX_OK) {
-        return rc;
     }
     r->headers_out.content_encoding = rx_http_add_header_out(r,
                                           "Content-Encoding", &gzip);

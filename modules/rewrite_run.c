@@ -218,7 +218,6 @@ redirect(rx_http_request_t *r, const rx_http_rewrite_regex_t *rw, bool escape,
 {
     rx_str_t loc;
     size_t   extra = rw->add_args && r->args.len ? r->args.len + 1 : 0;
-    rx_int_t rc;
 
     if (build(r, &rw->uri, escape, extra, &loc) != RX_OK) {
         return RX_ERROR;
@@ -234,10 +233,7 @@ redirect(rx_http_request_t *r, const rx_http_rewrite_regex_t *rw, bool escape,
         rx_http_request_log_error(r, RX_LOG_NOTICE, 0, "rewritten redirect: "
                                   "\"%s\"", loc.data);
     }
-    rc = discard_body(r);
-    if (rc != RX_OK) {
-        return rc;
-    }
+    /* the body is dropped by the special response that answers */
     r->headers_out.location = rx_http_add_header_out(r, "Location", &loc);
     return r->headers_out.location ? (rx_int_t) rw->status : RX_ERROR;
 }
@@ -444,13 +440,14 @@ do_return(rx_http_request_t *r, const rx_http_rewrite_return_t *ret)
     rx_str_t text;
     rx_int_t rc;
 
-    rc = discard_body(r);
-    if (rc != RX_OK) {
-        return rc;
-    }
+    /* a status alone goes to the special response, which lets error_page
+     * have the body first; what is answered here drops it here */
     if (!ret->has_text) {
         if (ret->status >= 300 || ret->status == RX_HTTP_NO_CONTENT) {
             return (rx_int_t) ret->status;
+        }
+        if ((rc = discard_body(r)) != RX_OK) {
+            return rc;
         }
         rc = rx_http_send_response(r, ret->status, NULL, NULL);
         return rc == RX_OK ? RX_DONE : rc;
@@ -464,6 +461,9 @@ do_return(rx_http_request_t *r, const rx_http_rewrite_return_t *ret)
             return RX_ERROR;
         }
         return (rx_int_t) ret->status;
+    }
+    if ((rc = discard_body(r)) != RX_OK) {
+        return rc;
     }
     rx_http_set_content_type(r);       /* by extension, as nginx */
     rc = rx_http_send_response(r, ret->status, NULL, &text);

@@ -787,6 +787,10 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     if (r->method == RX_HTTP_POST) {
         return RX_HTTP_NOT_ALLOWED;
     }
+    rc = rx_http_discard_request_body(r);
+    if (rc != RX_OK) {
+        return rc;
+    }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
     if (ctx == NULL) {
         return RX_ERROR;
@@ -959,10 +963,8 @@ static_handler(rx_http_request_t *r)
     if (r->uri.len == 0 || r->uri.data[r->uri.len - 1] == '/') {
         return RX_DECLINED;
     }
-    rc = rx_http_discard_request_body(r);
-    if (rc != RX_OK) {
-        return rc;
-    }
+    /* the body stays until the file is found: a 404 may go on to an
+     * error_page location that reads it (rx_http_static_serve drops it) */
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
     if (ctx == NULL || rx_http_map_uri_to_path(r, &ctx->path, 0) != RX_OK) {
         return RX_ERROR;

@@ -347,7 +347,7 @@ on_message_complete(void *data)
 
 static const rx_http_parse_handlers_t handlers = {
     on_url, on_request_line, on_header, on_headers_complete, on_body,
-    on_message_complete
+    NULL, on_message_complete
 };
 
 /* The buffer with [from, len) of the old one followed by n new bytes, at
