@@ -38,7 +38,7 @@ rx_http_parse_range(const rx_str_t *header, int64_t size,
 {
     const char *p = header->data, *end = header->data + header->len;
     bool        any_satisfiable = false, empty_suffix = false;
-    int64_t     start, last;
+    int64_t     start, last, total = 0;
 
     *n = 0;
     if (max == 0 || header->len < 6 || strncasecmp(p, "bytes=", 6) != 0) {
@@ -102,6 +102,12 @@ rx_http_parse_range(const rx_str_t *header, int64_t size,
         ranges[*n].start = start;
         ranges[*n].end = last;
         (*n)++;
+        /* more bytes than the whole (overlaps): the whole is cheaper,
+         * and 64 times "0-" must not make a 64-fold response (nginx) */
+        if (total > size - (last - start)) {
+            return RX_HTTP_RANGE_IGNORE;
+        }
+        total += last - start;
 
     next:
         if (p == end) {

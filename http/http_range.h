@@ -18,7 +18,9 @@ typedef struct {
 /*
  * Parses "bytes=a-b, c-, -n" into at most max ranges (max_ranges 0 means
  * ranges are disabled: IGNORE). Overlapping ranges are kept as given, as
- * nginx does; more ranges than max → IGNORE (the whole body is sent).
+ * nginx does, as long as together they are no longer than size; ranges
+ * adding up to more than size (only possible with overlaps), or more
+ * ranges than max → IGNORE (the whole body is sent, as nginx does).
  */
 rx_int_t rx_http_parse_range(const rx_str_t *header, int64_t size,
     rx_http_range_t *ranges, rx_uint_t max, rx_uint_t *n);

@@ -83,7 +83,8 @@ send_error_page(rx_http_request_t *r, const rx_http_err_page_t *err)
     r->error_page = 1;
 
     if (uri.data[0] == '@') {
-        r->method = r->method == RX_HTTP_HEAD ? RX_HTTP_HEAD : RX_HTTP_GET;
+        /* the method goes on as it came, as in nginx: a named location is
+         * where the request itself is handled again (proxied, say) */
         return rx_http_named_location(r, &uri);
     }
     if (uri.data[0] == '/') {
@@ -94,6 +95,7 @@ send_error_page(rx_http_request_t *r, const rx_http_err_page_t *err)
             args.len = (size_t) (uri.data + uri.len - q - 1);
             uri.len = (size_t) (q - uri.data);
         }
+        /* a page is fetched: as a GET, HEAD staying HEAD (nginx) */
         if (r->method != RX_HTTP_HEAD) {
             r->method = RX_HTTP_GET;
             rx_str_set(&r->method_name, "GET");

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "http_upstream_int.h"
 #include "http_temp_file.h"
+#include "http_uri.h"
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
@@ -811,6 +812,48 @@ status_ft(rx_uint_t status)
     }
 }
 
+/*
+ * X-Accel-Redirect: the upstream is done with; the request goes on at a
+ * named location as it is, or at a URI as a GET (HEAD stays HEAD), as in
+ * nginx. The URI is the upstream's, which may carry what a client put in
+ * it, so it is checked first: one that could climb out of the location it
+ * names ("..", also escaped, or a NUL) gets 404, not the file.
+ */
+static void
+accel_redirect(rx_http_upstream_t *u, const rx_str_t *value)
+{
+    rx_http_request_t *r = u->r;
+    rx_str_t           path, args;
+    rx_int_t           rc = RX_OK;
+    bool               named = value->len && value->data[0] == '@';
+
+    if (!named) {
+        rc = rx_http_parse_unsafe_uri(r->pool, value, &path, &args);
+    }
+    if (rc == RX_DECLINED) {
+        rx_http_log_error_action(r->hc, RX_LOG_ERR, 0, u->action,
+            "unsafe URI \"%.*s\" was detected", (int) value->len, value->data);
+    }
+    rx_http_upstream_drop_connection(u);
+    rx_http_upstream_release_peer(u, false);
+    u->finished = 1;
+    r->write_handler = NULL;
+    if (named) {
+        rx_http_named_location(r, value);
+        return;
+    }
+    if (rc != RX_OK) {
+        rx_http_finalize_request(r, rc == RX_DECLINED ? RX_HTTP_NOT_FOUND
+                                                      : RX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    if (r->method != RX_HTTP_HEAD) {
+        r->method = RX_HTTP_GET;
+        rx_str_set(&r->method_name, "GET");
+    }
+    rx_http_internal_redirect(r, &path, args.data ? &args : NULL);
+}
+
 /* The header is complete: another peer, an error page, an internal
  * redirect, or the response goes to the client. */
 static rx_int_t
@@ -836,23 +879,7 @@ process_header(rx_http_upstream_t *u)
     }
     if (u->headers_in.x_accel_redirect
         && !(u->conf->ignore_headers & RX_HTTP_UPSTREAM_IGN_XA_REDIRECT)) {
-        rx_str_t uri = u->headers_in.x_accel_redirect->value, args = rx_null_string;
-        char    *q = memchr(uri.data, '?', uri.len);
-
-        rx_http_upstream_drop_connection(u);
-        rx_http_upstream_release_peer(u, false);
-        u->finished = 1;
-        r->write_handler = NULL;
-        if (q) {
-            args.data = q + 1;
-            args.len = (size_t) (uri.data + uri.len - q - 1);
-            uri.len = (size_t) (q - uri.data);
-        }
-        if (uri.len && uri.data[0] == '@') {
-            rx_http_named_location(r, &uri);
-        } else {
-            rx_http_internal_redirect(r, &uri, args.data ? &args : NULL);
-        }
+        accel_redirect(u, &u->headers_in.x_accel_redirect->value);
         return RX_DONE;
     }
     if (u->headers_in.x_accel_buffering

@@ -1,7 +1,8 @@
 /*
  * http_uri.c: the request-target: origin- and absolute-form splitting,
- * path decoding and dot-segment resolution (nginx's $uri), Host
- * validation, and URI escaping. Pure functions over a pool; see
+ * path decoding and dot-segment resolution (nginx's $uri), the safety
+ * check of a URI an upstream redirects to, Host validation, and URI
+ * escaping. Pure functions over a pool; see
  * http_uri.h for the contracts.
  */
 #include "core.h"
@@ -444,6 +445,62 @@ parse_path_and_query(rx_pool_t *pool, const char *p, const char *end,
     out->path.len = (size_t) n;
 
     rx_http_uri_exten(&out->path, &out->exten);
+    return RX_OK;
+}
+
+/* True when a segment of s[0..n) is "..". */
+static bool
+has_dotdot_segment(const char *s, size_t n)
+{
+    const char *end = s + n, *seg, *slash;
+
+    for (seg = s; ; seg = slash + 1) {
+        slash = memchr(seg, '/', (size_t) (end - seg));
+        if (slash == NULL) {
+            slash = end;
+        }
+        if (slash - seg == 2 && seg[0] == '.' && seg[1] == '.') {
+            return true;
+        }
+        if (slash == end) {
+            return false;
+        }
+    }
+}
+
+rx_int_t
+rx_http_parse_unsafe_uri(rx_pool_t *pool, const rx_str_t *uri,
+    rx_str_t *path, rx_str_t *args)
+{
+    const char *p = uri->data, *q;
+    char       *buf;
+    ssize_t     n;
+    bool        quoted = false;
+
+    rx_str_null(args);
+    if (uri->len == 0 || p[0] != '/') {
+        return RX_DECLINED;         /* also "?a": no path at all */
+    }
+    q = memchr(p, '?', uri->len);
+    if (q) {
+        args->data = (char *) q + 1;
+        args->len = (size_t) (p + uri->len - q - 1);
+    } else {
+        q = p + uri->len;
+    }
+    buf = rx_pnalloc(pool, (size_t) (q - p) + 1);
+    if (buf == NULL) {
+        return RX_ERROR;
+    }
+    /* decoded first, so that an escaped dot or slash is checked too */
+    n = decode_path(p, q, buf, &quoted);
+    if (n < 0 || memchr(buf, '\0', (size_t) n) != NULL
+        || has_dotdot_segment(buf, (size_t) n)) {
+        return RX_DECLINED;
+    }
+    buf[n] = '\0';
+    path->data = buf;
+    path->len = (size_t) n;
     return RX_OK;
 }
 

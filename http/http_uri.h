@@ -1,7 +1,8 @@
 /*
  * http_uri.h: the request-target of HTTP/1.x (RFC 9112 3.2): splitting,
  * percent-decoding and dot-segment normalisation of the path with nginx's
- * semantics, Host validation, and escaping for headers and logs.
+ * semantics, the check of an upstream's X-Accel-Redirect URI, Host
+ * validation, and escaping for headers and logs.
  */
 #ifndef RX_HTTP_URI_H
 #define RX_HTTP_URI_H
@@ -94,6 +95,27 @@ rx_int_t rx_http_parse_request_target(rx_pool_t *pool, const char *target,
  * header"), and also when the pool is exhausted (it has logged that);
  * host is unchanged then.
  */
+/*
+ * Checks a URI an upstream named for an internal redirect
+ * (X-Accel-Redirect) with nginx's rules (ngx_http_parse_unsafe_uri): the
+ * query after the first '?' is split off as sent, the path is
+ * percent-decoded and then refused when it is empty (also "?a" alone),
+ * holds a NUL (raw or "%00"), or has a ".." segment anywhere ("..",
+ * "/a/../b", "/a/..", and "%2e%2e" or "..%2f" once decoded). "." and
+ * empty segments pass as in nginx: they climb nowhere. Two rules are
+ * stricter than nginx, which would serve something odd instead: a path
+ * must start with '/' (nginx appends "x" to the server's root: a sibling
+ * "root-x" directory), and a '%' not followed by two hex digits is
+ * refused (nginx drops the '%').
+ *
+ * Returns RX_OK with *path the decoded path (NUL-terminated, from pool)
+ * and *args the query (data NULL when there was no '?'); RX_DECLINED
+ * when the URI is unsafe (the caller logs it and answers 404); RX_ERROR
+ * when the pool is exhausted.
+ */
+rx_int_t rx_http_parse_unsafe_uri(rx_pool_t *pool, const rx_str_t *uri,
+    rx_str_t *path, rx_str_t *args);
+
 /* The extension of a path as nginx sees it (also after internal
  * redirects): after the last '.' of the last segment, up to three leading
  * dots not counting; empty when none. */

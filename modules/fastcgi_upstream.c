@@ -538,22 +538,10 @@ header_complete(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
     if (ctx->has_status) {
         return;
     }
-    if (h->location == NULL) {
-        h->status = RX_HTTP_OK;
-        return;
-    }
-    h->status = RX_HTTP_MOVED_TEMPORARILY;
-    if (h->location->value.len && h->location->value.data[0] == '/'
-        && h->x_accel_redirect == NULL
-        && !(u->conf->ignore_headers & RX_HTTP_UPSTREAM_IGN_XA_REDIRECT)) {
-        /* CGI's local redirect: the engine serves that URI instead, as a
-         * GET (the body was the script's) */
-        h->x_accel_redirect = h->location;
-        if (r->method != RX_HTTP_HEAD) {
-            r->method = RX_HTTP_GET;
-            rx_str_set(&r->method_name, "GET");
-        }
-    }
+    /* a Location without Status is a 302 whatever its form, as in nginx:
+     * CGI's "local redirect" (RFC 3875 6.2.2) would let a script's open
+     * redirect reach internal locations; X-Accel-Redirect is the way */
+    h->status = h->location ? RX_HTTP_MOVED_TEMPORARILY : RX_HTTP_OK;
 }
 
 /* The length of the CGI header when all of it (up to the empty line) is

@@ -582,8 +582,10 @@ request_target(rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
         return RX_ERROR;
     }
     target->data = p;
-    memcpy(p, ctx->uri.data, ctx->uri.len);
-    p += ctx->uri.len;
+    if (ctx->uri.len) {             /* none after an internal redirect */
+        memcpy(p, ctx->uri.data, ctx->uri.len);
+        p += ctx->uri.len;
+    }
     p += escape_uri(p, tail.data, tail.len);
     if (r->args.len) {
         *p++ = '?';

@@ -133,8 +133,18 @@ EOF
     'local.php' => <<'EOF',
 <?php
 header('Location: /target.txt?from=php');
-http_response_code(200);    // PHP sends no Status line for 200: CGI local redirect
-echo "never seen\n";
+http_response_code(200);    // PHP sends no Status line for 200: a bare Location
+echo "the script's body\n";
+EOF
+    'open.php' => <<'EOF',
+<?php
+header('Location: ' . ($_GET['next'] ?? '/'));   // an open redirect
+http_response_code(200);
+EOF
+    'xaccel.php' => <<'EOF',
+<?php
+header('X-Accel-Redirect: ' . $_GET['to']);
+echo "not this\n";
 EOF
     'absolute.php' => <<'EOF',
 <?php
@@ -178,6 +188,7 @@ EOF
 );
 $t->write_file_raw("html/$_", $php{$_}) for keys %php;
 $t->write_file_raw('html/target.txt', "the static target\n");
+$t->write_file_raw('html/private/secret.txt', "internal only\n");
 for my $f (qw(fastcgi.conf fastcgi_params)) {
     open my $fh, '<', "$Test::Ringx::ROOT/conf/$f" or die "conf/$f: $!";
     $t->write_file_raw("conf/$f", do { local $/; <$fh> });
@@ -242,6 +253,7 @@ http {
             fastcgi_pass php_unix;
         }
         location /dead/ { fastcgi_pass 127.0.0.1:$DEAD; }
+        location /private/ { internal; }
         location /fakefile/ {
             include fastcgi_params;
             client_body_buffer_size 16k;
@@ -352,9 +364,25 @@ is $r->{body}, "nope\n", 'with the script\'s body';
 $r = get('/teapot.php');
 is $r->{status}, 418, 'a Status header with a code ringx has no reason for';
 
+# nginx never makes CGI's "local redirect" of a bare Location: it would
+# let a script's open redirect reach internal locations
 $r = get('/local.php');
-is $r->{status}, 200, 'Location: /path without Status: an internal redirect';
-is $r->{body}, "the static target\n", 'the target is served instead of the script';
+is $r->{status}, 302, 'Location: /path without Status: 302 (nginx)';
+is $r->{headers}{location}, '/target.txt?from=php', 'the Location goes out as sent';
+is $r->{body}, "the script's body\n", 'with the script\'s body';
+$r = get('/open.php?next=/private/secret.txt');
+is $r->{status}, 302, 'an open redirect to an internal location: 302';
+is $r->{headers}{location}, '/private/secret.txt', 'an open redirect: the Location';
+unlike $r->{body}, qr/internal only/, 'an open redirect: not the internal file';
+
+# X-Accel-Redirect from a script: its URI is checked, a POST goes on as GET
+$r = post('/xaccel.php?to=/private/secret.txt', 'a=1', 'application/x-www-form-urlencoded');
+is $r->{status}, 200, 'X-Accel-Redirect after a POST: the static file (a GET)';
+is $r->{body}, "internal only\n", 'X-Accel-Redirect reaches the internal location';
+$r = get('/xaccel.php?to=/private/../local.php');
+is $r->{status}, 404, 'X-Accel-Redirect with "..": 404';
+ok $t->log_contains(qr/\[error\] .*unsafe URI "\/private\/\.\.\/local\.php" was detected/),
+    'X-Accel-Redirect with "..": nginx\'s log line';
 
 $r = get('/absolute.php');
 is $r->{status}, 302, 'an absolute Location without Status: 302';

@@ -2,7 +2,8 @@
 # static.t: files served by the static module: bodies of every size through
 # both paths (read into memory, and zero-copy splices with sendfile on),
 # compared by SHA-256; ranges, including unaligned ones on the splice
-# path; validators and conditional requests; HEAD; directories; a file
+# path, and overlapping ones adding up to more than the file (200);
+# validators and conditional requests; HEAD; directories; a file
 # that shrinks while it is sent.
 
 use strict;
@@ -126,6 +127,36 @@ is($mbody, "\r\n--$boundary\r\nContent-Type: text/plain\r\nContent-Range: bytes 
          . "\r\n--$boundary--\r\n", 'two ranges: the parts and the closing boundary');
 my ($clen) = $multi =~ /\r\nContent-Length: (\d+)\r\n/;
 is($clen, length($mbody // ''), 'two ranges: Content-Length matches the body');
+# ranges adding up to more than the file (overlaps): the whole file, 200,
+# as nginx does; 64 times "0-" of 1 MiB must not make a 64 MiB answer
+for my $prefix ('', 'z/') {
+    my $how = $prefix ? 'splice' : 'read';
+    my $c = $t->raw($P, timeout => 10);
+    $c->send("GET /${prefix}big.bin HTTP/1.1\r\nHost: localhost\r\n"
+             . 'Range: bytes=' . join(',', ('0-') x 64) . "\r\n\r\n"
+             . "GET /${prefix}big.bin HTTP/1.1\r\nHost: localhost\r\n"
+             . "Range: bytes=0-524288,524288-\r\nConnection: close\r\n\r\n");
+    my @r = $c->read_responses(2, timeout => 10);
+    is($r[0]{status}, 200, "$how: 64 overlapping ranges of 1 MiB: 200");
+    is($r[0]{headers}{'content-length'}, 1048576,
+       "$how: 64 overlapping ranges: Content-Length is the file's");
+    ok(defined $r[0]{body} && $r[0]{body} eq $body{big},
+       "$how: 64 overlapping ranges: the file once");
+    ok(!defined $r[0]{headers}{'content-range'}, "$how: 64 overlapping ranges: no Content-Range");
+    is($r[1]{status}, 200, "$how: two ranges one byte over the file: 200");
+    ok(defined $r[1]{body} && $r[1]{body} eq $body{big},
+       "$how: two ranges one byte over the file: the file");
+    $c->close;
+}
+my $parts = curl('-si', '-r 0-99,200000-200099,-100', "http://127.0.0.1:$P/big.bin");
+like($parts, qr{^HTTP/1\.1 206 }, 'three ranges under the size: 206');
+like($parts, qr{\r\nContent-Type: multipart/byteranges; boundary=\d+\r\n},
+     'three ranges under the size: multipart');
+is(scalar(() = $parts =~ /\r\nContent-Range: bytes \d+-\d+\/1048576\r\n/g), 3,
+   'three ranges under the size: three parts');
+like(curl('-si', '-r 0-9,5-14', "http://127.0.0.1:$P/big.bin"), qr{^HTTP/1\.1 206 },
+     'overlapping ranges under the size: still 206 (nginx)');
+
 my $unsat = curl('-si', '-r 100-200', "http://127.0.0.1:$P/note.txt");
 like($unsat, qr{^HTTP/1\.1 416 }, 'unsatisfiable range: 416');
 like($unsat, qr{\r\nContent-Range: bytes \*/7\r\n}, '416: Content-Range: bytes */size');

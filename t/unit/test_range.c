@@ -4,7 +4,8 @@
  * a syntactically invalid header is ignored (200, the whole body), a
  * valid one without a satisfiable range gets 416, ranges beyond the end
  * are clipped, unsatisfiable ranges among satisfiable ones are dropped,
- * and more satisfiable ranges than max_ranges means the whole body.
+ * and more satisfiable ranges than max_ranges, or ranges adding up to
+ * more bytes than the whole, mean the whole body.
  */
 #include "core.h"
 #include "http_range.h"
@@ -66,9 +67,9 @@ static const range_case_t cases[] = {
     { "bytes= 0-1", 1000, 8, OK, "0:2" },
     { "bytes=0-1\t,\t4-5", 1000, 8, OK, "0:2 4:6" },
     { "bytes=0-1,4-", 1000, 8, OK, "0:2 4:1000" },
-    { "bytes=0-,4-5", 1000, 8, OK, "0:1000 4:6" },
+    { "bytes=6-,4-5", 1000, 8, OK, "6:1000 4:6" },
     { "bytes=0 - 1", 1000, 8, OK, "0:2" },         /* nginx skips spaces too */
-    { "bytes=0- ,4-5", 1000, 8, OK, "0:1000 4:6" },
+    { "bytes=6- ,4-5", 1000, 8, OK, "6:1000 4:6" },
 
     /* unsatisfiable ones among satisfiable: dropped */
     { "bytes=0-1,2000-3000", 1000, 8, OK, "0:2" },
@@ -138,6 +139,20 @@ static const range_case_t cases[] = {
     /* a large file */
     { "bytes=4294967296-", 8589934592LL, 8, OK, "4294967296:8589934592" },
     { "bytes=-4294967296", 8589934592LL, 8, OK, "4294967296:8589934592" },
+
+    /* several adding up to more than the whole (overlaps): the whole */
+    { "bytes=0-,0-", 1000, 8, IGNORE, NULL },
+    { "bytes=0-500,500-999", 1000, 8, IGNORE, NULL },      /* 1001 bytes */
+    { "bytes=0-499,500-999", 1000, 8, OK, "0:500 500:1000" },  /* exactly */
+    { "bytes=0-499,-500", 1000, 8, OK, "0:500 500:1000" },
+    { "bytes=0-499,-501", 1000, 8, IGNORE, NULL },
+    { "bytes=0-9,0-9,0-9", 1000, 8, OK, "0:10 0:10 0:10" },    /* small */
+    { "bytes=0-,5000-", 1000, 8, OK, "0:1000" },   /* the unsatisfiable
+                                                      one does not count */
+    { "bytes=0-,0-9223372036854775799", 1000, 8, IGNORE, NULL },
+    { "bytes=0-,0-", 9223372036854775807LL, 8, IGNORE, NULL }, /* no overflow */
+    { "bytes=0-0,0-0", 1, 8, IGNORE, NULL },
+    { "bytes=0-0", 1, 8, OK, "0:1" },
 };
 
 /* "start:end ..." of what the parser returned */
@@ -251,6 +266,22 @@ test_bounds(void)
         ok(rc == OK && n == 200 && all, "200 ranges with max 200");
         rc = rx_http_parse_range(&h, 100000, big, 199, &n);
         is_int(rc, IGNORE, "200 ranges with max 199: ignored");
+    }
+
+    /* the amplification: 64 times the whole file */
+    {
+        static rx_http_range_t big[64];
+        char                   text[64 * 3 + 8], *p = text;
+        rx_uint_t              i;
+
+        p += sprintf(p, "bytes=");
+        for (i = 0; i < 64; i++) {
+            p += sprintf(p, "%s0-", i ? "," : "");
+        }
+        h.data = text;
+        h.len = (size_t) (p - text);
+        rc = rx_http_parse_range(&h, 1024 * 1024, big, 64, &n);
+        is_int(rc, IGNORE, "64 times \"0-\" of 1 MiB: the whole file");
     }
 }
 

@@ -1,7 +1,8 @@
 /*
- * test_uri.c: the request-target parser, Host validation and URI escaping
- * (http/http_uri.c), table-driven. Expected values follow nginx's
- * ngx_http_parse_complex_uri and ngx_http_validate_host; the few
+ * test_uri.c: the request-target parser, Host validation, URI escaping
+ * and the X-Accel-Redirect URI check (http/http_uri.c), table-driven.
+ * Expected values follow nginx's ngx_http_parse_complex_uri,
+ * ngx_http_validate_host and ngx_http_parse_unsafe_uri; the few
  * deliberate differences are marked.
  */
 #include "core.h"
@@ -543,6 +544,86 @@ test_escape(void)
     }
 }
 
+/* ---- rx_http_parse_unsafe_uri (X-Accel-Redirect) ---- */
+
+#define UNSAFE  NULL          /* path: RX_DECLINED expected */
+
+typedef struct {
+    const char  *in;
+    size_t       len;         /* 0: strlen(in) */
+    const char  *path;        /* UNSAFE, or the decoded path */
+    const char  *args;        /* NOARGS when there is no '?' */
+} unsafe_case_t;
+
+static const unsafe_case_t unsafe_cases[] = {
+    { "/protected/a.txt", 0, "/protected/a.txt", NOARGS },
+    { "/a?b=1&c", 0, "/a", "b=1&c" },
+    { "/a?", 0, "/a", "" },
+    { "/a?x=/../..", 0, "/a", "x=/../.." },    /* args are not a path */
+    { "/a%20b/%3F", 0, "/a b/?", NOARGS },       /* decoded once */
+    { "/a/%252e%252e/b", 0, "/a/%2e%2e/b", NOARGS },
+    { "/a/./b", 0, "/a/./b", NOARGS },           /* "." climbs nowhere */
+    { "/a//b", 0, "/a//b", NOARGS },
+    { "/a/...", 0, "/a/...", NOARGS },
+    { "/a/..b/c..", 0, "/a/..b/c..", NOARGS },
+    { "/a\\..\\b", 0, "/a\\..\\b", NOARGS },    /* one harmless name */
+    { "/", 0, "/", NOARGS },
+
+    { "", 0, UNSAFE, NULL },
+    { "?a", 0, UNSAFE, NULL },
+    { "..", 0, UNSAFE, NULL },
+    { "../a", 0, UNSAFE, NULL },
+    { "a/b", 0, UNSAFE, NULL },                /* stricter than nginx */
+    { "/..", 0, UNSAFE, NULL },
+    { "/../a", 0, UNSAFE, NULL },
+    { "/protected/sub/../../../secret.txt", 0, UNSAFE, NULL },
+    { "/a/..", 0, UNSAFE, NULL },
+    { "/a/..?x", 0, UNSAFE, NULL },            /* nginx lets this one by */
+    { "/a/%2e%2e/b", 0, UNSAFE, NULL },
+    { "/a/%2E%2e", 0, UNSAFE, NULL },
+    { "/a/.%2e/b", 0, UNSAFE, NULL },
+    { "/a/..%2fb", 0, UNSAFE, NULL },
+    { "/a%2f..%2fb", 0, UNSAFE, NULL },
+    { "/a%00.txt", 0, UNSAFE, NULL },
+    { "/a\0.txt", 7, UNSAFE, NULL },
+    { "/a%zz", 0, UNSAFE, NULL },              /* stricter than nginx */
+    { "/a%2", 0, UNSAFE, NULL },
+};
+
+static void
+test_unsafe(rx_pool_t *pool)
+{
+    size_t i;
+
+    for (i = 0; i < rx_nelems(unsafe_cases); i++) {
+        const unsafe_case_t *c = &unsafe_cases[i];
+        size_t               len = c->len ? c->len : strlen(c->in);
+        char                *copy = malloc(len ? len : 1);
+        rx_str_t             in, path = { 0, NULL }, args = { 0, NULL };
+        rx_int_t             rc;
+        bool                 good;
+
+        /* an unterminated copy: the check must not lean on a NUL */
+        memcpy(copy, c->in, len);
+        in.data = copy;
+        in.len = len;
+        rc = rx_http_parse_unsafe_uri(pool, &in, &path, &args);
+        if (c->path == UNSAFE) {
+            good = rc == RX_DECLINED;
+        } else {
+            good = rc == RX_OK && str_is(&path, c->path)
+                   && path.data[path.len] == '\0' && str_is(&args, c->args);
+        }
+        if (!ok(good, "unsafe URI check \"%s\" -> %s", show(c->in, len),
+                c->path ? show(c->path, strlen(c->path)) : "unsafe")) {
+            diag("got rc %ld path \"%s\" args \"%s\"", (long) rc,
+                 rc == RX_OK ? show(path.data, path.len) : "",
+                 rc == RX_OK ? show(args.data, args.len) : "");
+        }
+        free(copy);
+    }
+}
+
 int
 main(void)
 {
@@ -557,6 +638,7 @@ main(void)
     test_target_details(pool);
     test_hosts(pool);
     test_escape();
+    test_unsafe(pool);
 
     rx_pool_destroy(pool);
     return done();
