@@ -146,7 +146,7 @@ rx_http_set_temp_path_slot(rx_conf_t *cf, const rx_command_t *cmd,
         }
     }
     if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK
-        || rx_conf_add_path(cf, &path) != RX_OK) {
+        || rx_conf_add_path(cf, &path, cmd->name) != RX_OK) {
         return RX_CONF_ERROR;
     }
     *field = path;
