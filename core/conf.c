@@ -550,21 +550,20 @@ rx_conf_full_name(rx_cycle_t *cycle, rx_str_t *name, bool conf_prefix)
 }
 
 rx_int_t
-rx_conf_add_path(rx_conf_t *cf, const rx_str_t *path)
+rx_conf_add_path(rx_conf_t *cf, const rx_str_t *path, const char *directive)
 {
-    rx_str_t  *p = cf->cycle->paths.elts;
-    rx_uint_t  i;
+    rx_path_t *p;
 
-    for (i = 0; i < cf->cycle->paths.nelts; i++) {
-        if (p[i].len == path->len && memcmp(p[i].data, path->data, path->len) == 0) {
-            return RX_OK;
-        }
+    if (rx_cycle_path(cf->cycle, path->data) != NULL) {
+        return RX_OK;
     }
     p = rx_array_push(&cf->cycle->paths);
     if (p == NULL) {
         return RX_ERROR;
     }
-    *p = *path;
+    p->name = *path;
+    p->directive = directive;
+    p->reported = 0;
     return RX_OK;
 }
 

@@ -136,8 +136,11 @@ void rx_conf_log_error(unsigned level, rx_conf_t *cf, int err,
  * absolute path allocated from the cycle pool. */
 rx_int_t rx_conf_full_name(rx_cycle_t *cycle, rx_str_t *name, bool conf_prefix);
 /* A directory the master creates at start (temporary files), owned by the
- * workers' user; path is absolute and NUL-terminated. Listed once. */
-rx_int_t rx_conf_add_path(rx_conf_t *cf, const rx_str_t *path);
+ * workers' user; path is absolute and NUL-terminated, directive (static
+ * or from the cycle pool) names it in messages. Listed once: the first
+ * directive stays. */
+rx_int_t rx_conf_add_path(rx_conf_t *cf, const rx_str_t *path,
+    const char *directive);
 
 /* The include directive: globs relative to the main config's directory. */
 const char *rx_conf_include(rx_conf_t *cf, const rx_command_t *cmd, void *conf);

@@ -54,7 +54,7 @@ create_cycle(rx_cycle_t *old)
     if (rx_array_init(&cycle->open_files, pool, 8, sizeof(void *)) != RX_OK
         || rx_array_init(&cycle->listening, pool, 8, sizeof(rx_listening_t)) != RX_OK
         || rx_array_init(&cycle->config_dump, pool, 4, sizeof(rx_conf_dump_t)) != RX_OK
-        || rx_array_init(&cycle->paths, pool, 4, sizeof(rx_str_t)) != RX_OK) {
+        || rx_array_init(&cycle->paths, pool, 4, sizeof(rx_path_t)) != RX_OK) {
         goto failed;
     }
     cycle->conf_ctx = rx_pcalloc(pool, rx_modules_n * sizeof(void *));
@@ -137,19 +137,19 @@ static rx_int_t
 create_paths(rx_cycle_t *cycle)
 {
     rx_core_conf_t *ccf = cycle->conf_ctx[rx_core_module.index];
-    rx_str_t       *path = cycle->paths.elts;
+    rx_path_t      *path = cycle->paths.elts;
     rx_uint_t       i;
 
     for (i = 0; i < cycle->paths.nelts; i++) {
-        if (mkdir(path[i].data, 0700) == -1 && errno != EEXIST) {
+        if (mkdir(path[i].name.data, 0700) == -1 && errno != EEXIST) {
             rx_log_error(RX_LOG_EMERG, cycle->log, errno, "mkdir() \"%s\" failed",
-                         path[i].data);
+                         path[i].name.data);
             return RX_ERROR;
         }
         if (geteuid() == 0 && ccf->user != (uid_t) RX_CONF_UNSET_UINT
-            && chown(path[i].data, ccf->user, (gid_t) -1) == -1) {
+            && chown(path[i].name.data, ccf->user, (gid_t) -1) == -1) {
             rx_log_error(RX_LOG_EMERG, cycle->log, errno, "chown(\"%s\", %ld) "
-                         "failed", path[i].data, (long) ccf->user);
+                         "failed", path[i].name.data, (long) ccf->user);
             return RX_ERROR;
         }
     }
@@ -200,6 +200,20 @@ rx_init_cycle(rx_cycle_t *old)
 
 failed:
     rx_free_cycle(cycle);
+    return NULL;
+}
+
+rx_path_t *
+rx_cycle_path(rx_cycle_t *cycle, const char *name)
+{
+    rx_path_t *p = cycle->paths.elts;
+    rx_uint_t  i;
+
+    for (i = 0; i < cycle->paths.nelts; i++) {
+        if (strcmp(p[i].name.data, name) == 0) {
+            return &p[i];
+        }
+    }
     return NULL;
 }
 

@@ -32,6 +32,15 @@ typedef struct {
                                       (http_server.c) */
 } rx_listening_t;
 
+/* A directory the master makes at start for temporary files (a
+ * *_temp_path), owned by the workers' user. */
+typedef struct {
+    rx_str_t      name;            /* absolute, NUL-terminated */
+    const char   *directive;       /* the first directive that named it */
+    unsigned      reported:1;      /* a worker logged that it cannot use
+                                      it (each worker logs it once) */
+} rx_path_t;
+
 /* The core module's main conf: the top-level directives. */
 typedef struct {
     rx_int_t     daemon;
@@ -68,7 +77,7 @@ struct rx_cycle_s {
     rx_array_t       open_files;   /* rx_open_file_t *, reopened on USR1 */
     rx_array_t       listening;    /* rx_listening_t */
     rx_array_t       config_dump;  /* rx_conf_dump_t, for -T */
-    rx_array_t       paths;        /* rx_str_t directories to create */
+    rx_array_t       paths;        /* rx_path_t directories to create */
     rx_str_t         conf_file;    /* absolute */
     rx_str_t         conf_prefix;  /* directory of conf_file, with '/' */
     rx_str_t         prefix;       /* with '/' */
@@ -103,6 +112,11 @@ extern rx_uint_t rx_process;   /* RX_PROCESS_SINGLE/MASTER/WORKER/SIGNALLER */
  */
 rx_cycle_t *rx_init_cycle(rx_cycle_t *old);
 void rx_free_cycle(rx_cycle_t *cycle);
+/* -t (path_check.c): warns about each of cycle->paths the workers' user
+ * will not be able to write. */
+void rx_conf_check_paths(rx_cycle_t *cycle);
+/* The entry of cycle->paths named name (NUL-terminated), or NULL. */
+rx_path_t *rx_cycle_path(rx_cycle_t *cycle, const char *name);
 
 /* Module conf lookup. */
 #define rx_get_conf(conf_ctx, module)  ((conf_ctx)[(module).index])

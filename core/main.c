@@ -296,6 +296,7 @@ main(int argc, char **argv)
     }
     if (rx_test_config) {
         rx_conf_check_limits(cycle, !rx_quiet_mode);
+        rx_conf_check_paths(cycle);
         if (!rx_quiet_mode) {
             rx_log_stderr(0, "configuration file %s test is successful",
                           cycle->conf_file.data);

@@ -202,7 +202,8 @@ http_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         cf->cycle->upstream_fds_per_conn = 1;
         /* request bodies beyond client_body_buffer_size spill there */
         if (clcf->client_body_temp_path.data
-            && rx_conf_add_path(cf, &clcf->client_body_temp_path) != RX_OK) {
+            && rx_conf_add_path(cf, &clcf->client_body_temp_path,
+                                "client_body_temp_path") != RX_OK) {
             rv = RX_CONF_ERROR;
             goto done;
         }

@@ -2,6 +2,7 @@
  * http_temp_file.c: the append-only temporary file of http_temp_file.h.
  */
 #include <fcntl.h>
+#include <pwd.h>
 #include "http.h"
 #include "http_temp_file.h"
 
@@ -81,7 +82,9 @@ rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe, int *err,
         }
         tf->writing = 0;
         if (cqe->res < 0 || (size_t) cqe->res != tf->wlen[i]) {
-            *err = cqe->res < 0 ? -cqe->res : EIO;
+            /* a file takes fewer bytes than given only when its disk (or
+             * the user's quota) is full: the next write would say so */
+            *err = cqe->res < 0 ? -cqe->res : ENOSPC;
             *what = "writing to";
             return RX_ERROR;
         }
@@ -92,6 +95,43 @@ rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe, int *err,
     default:
         return RX_DECLINED;
     }
+}
+
+void
+rx_http_temp_log_failure(rx_http_request_t *r, const char *dir,
+    const char *directive, const char *what, int err, const char *purpose,
+    const char *effect)
+{
+    rx_path_t     *path = rx_cycle_path(rx_cycle, dir);
+    struct passwd *pw;
+    char           uid[24];
+    const char    *user;
+
+    if (path) {
+        if (path->reported) {
+            return;
+        }
+        path->reported = 1;
+    }
+    /* who the worker is now (after `user`): once, so NSS's file read is
+     * no cost */
+    pw = getpwuid(geteuid());
+    snprintf(uid, sizeof(uid), "%ld", (long) geteuid());
+    user = pw ? pw->pw_name : uid;
+    if (err == EACCES || err == EPERM) {
+        rx_http_log_error_action(r->hc, RX_LOG_CRIT, 0, NULL, "%s \"%s\" failed "
+            "(%d: %s) while buffering %s to a temporary file: user \"%s\" "
+            "cannot create files in %s \"%s\"; %s until it can (let \"%s\" "
+            "write there, or set %s to a directory it can write; logged once "
+            "per worker)", strcmp(what, "creating") == 0 ? "open()" : "write() to",
+            dir, err, strerror(err), purpose, user, directive, dir, effect,
+            user, directive);
+        return;
+    }
+    rx_http_log_error_action(r->hc, RX_LOG_CRIT, 0, NULL, "%s a temporary file "
+        "in %s \"%s\" failed (%d: %s) while buffering %s to it; %s meanwhile "
+        "(logged once per worker)", what, directive, dir, err, strerror(err),
+        purpose, effect);
 }
 
 size_t
@@ -146,7 +186,7 @@ rx_http_set_temp_path_slot(rx_conf_t *cf, const rx_command_t *cmd,
         }
     }
     if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK
-        || rx_conf_add_path(cf, &path) != RX_OK) {
+        || rx_conf_add_path(cf, &path, cmd->name) != RX_OK) {
         return RX_CONF_ERROR;
     }
     *field = path;

@@ -40,10 +40,23 @@ void rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf);
  * A completion of the file's open or write (the caller's op handler gets
  * it first). Returns RX_OK, RX_DECLINED (not this file's operation) or
  * RX_ERROR with *err set and a message in *what ("creating", "writing
- * to"); the caller logs and fails the request.
+ * to"); the caller logs it and does without the file (the response:
+ * from memory) or fails the request (a request body). After an error no
+ * write is in flight, and wbuf still holds every byte not in the file.
  */
 rx_int_t rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe,
     int *err, const char **what);
+/*
+ * Logs [crit] that a temporary file could not be made (what "creating")
+ * or written in dir, naming the directive, the worker's user and, when
+ * the user lacks permission, what to change; purpose ("an upstream
+ * response") and effect (what happens instead) complete the sentence.
+ * Once per directory in a worker: the file is tried again for every body,
+ * so a repaired directory is used again at once.
+ */
+void rx_http_temp_log_failure(rx_http_request_t *r, const char *dir,
+    const char *directive, const char *what, int err, const char *purpose,
+    const char *effect);
 /* Bytes waiting in memory (not yet written). */
 size_t rx_http_temp_backlog(const rx_http_temp_file_t *tf);
 /* Everything appended is in the file. */

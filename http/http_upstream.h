@@ -336,6 +336,10 @@ struct rx_http_upstream_s {
     unsigned                         disk_paused:1;  /* reading waits for the disk */
     unsigned                         eof_pending:1;  /* upstream done, file not */
     unsigned                         temp_reading:1;
+    unsigned                         temp_broken:1;  /* the file failed: it
+                                                        is drained, no more
+                                                        writes */
+    unsigned                         temp_failed:1;  /* memory only now */
 
     /* The temporary file: a queue of body bytes between the upstream and
      * a slow client; written at its end, read back from temp_read, and

@@ -83,19 +83,14 @@ next_block(rx_http_upstream_t *u)
 static void temp_kick(rx_http_upstream_t *u);
 static void file_op(rx_http_request_t *r, const rx_cqe_t *cqe);
 static void send_last(rx_http_upstream_t *u);
+static void finish_from_memory(rx_http_upstream_t *u);
 
-rx_int_t
-rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
+/* Copies bytes into the blocks, taking the next one as each fills. */
+static rx_int_t
+to_blocks(rx_http_upstream_t *u, const char *data, size_t len)
 {
     size_t n;
 
-    u->body_bytes += (int64_t) len;
-    if (u->r->header_only && !u->tunnel) {
-        return RX_OK;          /* HEAD: the body is read and dropped */
-    }
-    if (u->spilling) {
-        return rx_http_temp_append(&u->temp, data, len);
-    }
     while (len) {
         if (u->fill == u->fill_end && next_block(u) != RX_OK) {
             return RX_ERROR;
@@ -107,6 +102,19 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
         len -= n;
     }
     return RX_OK;
+}
+
+rx_int_t
+rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
+{
+    u->body_bytes += (int64_t) len;
+    if (u->r->header_only && !u->tunnel) {
+        return RX_OK;          /* HEAD: the body is read and dropped */
+    }
+    if (u->spilling) {
+        return rx_http_temp_append(&u->temp, data, len);
+    }
+    return to_blocks(u, data, len);
 }
 
 static void
@@ -173,7 +181,7 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
     }
     if (!u->body_done && u->uc && u->used >= (rx_uint_t) u->conf->bufs_num) {
         if (u->buffering && !u->tunnel && u->conf->max_temp_file_size > 0
-            && u->conf->temp_path.data) {
+            && u->conf->temp_path.data && !u->temp_failed) {
             u->spilling = 1;       /* from now on, via the file */
             u->r->op_handler = file_op;
             if (u->temp.fd == -1) {
@@ -217,7 +225,6 @@ rx_http_upstream_write_handler(rx_http_request_t *r)
 void
 rx_http_upstream_finish_body(rx_http_upstream_t *u)
 {
-    rx_http_request_t       *r = u->r;
     rx_http_upstream_conn_t *uc = u->uc;
 
     rx_http_upstream_end_state(u);
@@ -239,6 +246,16 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
         temp_kick(u);            /* the rest leaves through the file */
         return;
     }
+    finish_from_memory(u);
+}
+
+/* The upstream is done and the rest of the body is in the blocks: it
+ * leaves with the body's end. */
+static void
+finish_from_memory(rx_http_upstream_t *u)
+{
+    rx_http_request_t *r = u->r;
+
     r->write_handler = NULL;
     if (rx_http_upstream_emit_slice(u) != RX_OK) {
         rx_conn_close(r->conn);
@@ -290,6 +307,12 @@ send_last(rx_http_upstream_t *u)
  * offset 0 and the body goes back to the memory blocks. The upstream is
  * paused only when both write buffers are full (the disk is slower) or the
  * file reached *_max_temp_file_size (the client is much slower).
+ *
+ * When the file cannot be made or written (a directory the worker's user
+ * cannot write, a full disk), nothing is lost: the upstream is paused,
+ * what the file holds is read back and sent, then the bytes that never
+ * reached it, and the response goes on in memory with backpressure, as
+ * with *_max_temp_file_size 0.
  */
 static void
 temp_fail(rx_http_upstream_t *u, const char *what, int err)
@@ -301,23 +324,78 @@ temp_fail(rx_http_upstream_t *u, const char *what, int err)
     rx_http_upstream_cut_body(u, NULL, 0);
 }
 
+/* The file failed (open or write): no more writes; temp_kick drains it. */
+static void
+temp_give_up(rx_http_upstream_t *u, const char *what, int err)
+{
+    char directive[32];
+
+    snprintf(directive, sizeof(directive), "%s_temp_path", u->conf->module);
+    rx_http_temp_log_failure(u->r, u->conf->temp_path.data, directive, what,
+        err, "an upstream response", "responses are held in memory and read "
+        "from the upstream at the client's pace");
+    u->temp_broken = 1;
+    u->disk_paused = 1;
+    pause_upstream(u);
+}
+
+/* Everything the file held has been sent: the bytes that never reached it
+ * go to the blocks (oldest first: a failed write's, then the filling
+ * buffer's), and the response goes on from memory. */
+static void
+temp_to_memory(rx_http_upstream_t *u)
+{
+    rx_http_temp_file_t *tf = &u->temp;
+    unsigned             i = tf->wcur ^ 1, k;
+
+    u->spilling = 0;
+    u->temp_broken = 0;
+    u->temp_failed = 1;          /* memory only, for the rest of this body */
+    u->disk_paused = 0;
+    u->r->op_handler = NULL;
+    for (k = 0; k < 2; k++, i ^= 1) {
+        if (tf->wlen[i] && to_blocks(u, tf->wbuf[i], tf->wlen[i]) != RX_OK) {
+            rx_http_upstream_cut_body(u, NULL, 0);
+            return;
+        }
+        tf->wlen[i] = 0;
+    }
+    rx_http_temp_free(tf);
+    u->temp_read = 0;
+    if (u->eof_pending) {
+        u->eof_pending = 0;
+        finish_from_memory(u);
+        return;
+    }
+    if (rx_http_upstream_flush(u) != RX_OK) {
+        rx_http_upstream_cut_body(u, NULL, 0);
+        return;
+    }
+    if (client_idle(u)) {
+        rx_http_upstream_write_handler(u->r);   /* nothing was queued */
+    }
+}
+
 static void
 temp_kick(rx_http_upstream_t *u)
 {
     rx_http_request_t   *r = u->r;
     rx_http_temp_file_t *tf = &u->temp;
 
-    rx_http_temp_kick(r, tf);
-    /* the upstream waits when the disk is behind or the file is full */
-    if ((tf->writing && tf->wlen[tf->wcur] >= RX_HTTP_TEMP_CHUNK)
-        || tf->submitted >= u->conf->max_temp_file_size) {
-        u->disk_paused = 1;
-        pause_upstream(u);
-    } else if (u->disk_paused) {
-        u->disk_paused = 0;
-        resume_upstream(u);
+    if (!u->temp_broken) {
+        rx_http_temp_kick(r, tf);
+        /* the upstream waits when the disk is behind or the file is full */
+        if ((tf->writing && tf->wlen[tf->wcur] >= RX_HTTP_TEMP_CHUNK)
+            || tf->submitted >= u->conf->max_temp_file_size) {
+            u->disk_paused = 1;
+            pause_upstream(u);
+        } else if (u->disk_paused) {
+            u->disk_paused = 0;
+            resume_upstream(u);
+        }
     }
-    if (tf->fd == -1 || u->temp_reading || !client_idle(u)) {
+    if ((tf->fd == -1 && !u->temp_broken) || u->temp_reading
+        || !client_idle(u)) {
         return;
     }
     if (tf->written > u->temp_read) {
@@ -330,6 +408,10 @@ temp_kick(rx_http_upstream_t *u)
         u->temp_reading = 1;
         rx_ring_read(tf->fd, u->rbuf, (unsigned) n, (uint64_t) u->temp_read,
                      rx_http_op_ud(r, RX_OP_READ));
+        return;
+    }
+    if (u->temp_broken) {
+        temp_to_memory(u);
         return;
     }
     if (!rx_http_temp_settled(tf)) {
@@ -384,8 +466,7 @@ file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
             return;
         }
     } else if (rx_http_temp_handle(&u->temp, cqe, &err, &what) == RX_ERROR) {
-        temp_fail(u, what, err);
-        return;
+        temp_give_up(u, what, err);
     }
     temp_kick(u);
 }

@@ -90,8 +90,17 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     /* the default directory is made only when something proxies (an
      * explicit *_temp_path always is, as in nginx) */
     if ((conf->upstream || conf->url)
-        && rx_conf_add_path(cf, &conf->temp_path) != RX_OK) {
-        return RX_CONF_ERROR;
+        && rx_cycle_path(cf->cycle, conf->temp_path.data) == NULL) {
+        char *directive = rx_pnalloc(cf->cycle->pool, strlen(conf->module)
+                                     + sizeof("_temp_path"));
+
+        if (directive == NULL) {
+            return RX_CONF_ERROR;
+        }
+        sprintf(directive, "%s_temp_path", conf->module);
+        if (rx_conf_add_path(cf, &conf->temp_path, directive) != RX_OK) {
+            return RX_CONF_ERROR;
+        }
     }
     rx_conf_merge_ptr(conf->pass_headers, prev->pass_headers, NULL);
     if (conf->hide_headers == RX_CONF_UNSET_PTR) {
