@@ -24,10 +24,13 @@ fail(rx_http_request_t *r, const char *what, int err)
 {
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
+    char                     uid[24];
 
-    rx_http_request_log_error(r, RX_LOG_CRIT, err, "%s a temporary file in "
-        "\"%s\" for the client request body failed", what,
-        clcf->client_body_temp_path.data);
+    rx_http_request_log_error(r, RX_LOG_CRIT, 0, "%s a temporary file in "
+        "\"%s\" for the client request body failed (%d: %s); the workers run "
+        "as user \"%s\", who must be able to write to client_body_temp_path",
+        what, clcf->client_body_temp_path.data, err, strerror(err),
+        rx_http_temp_worker_user(uid, sizeof(uid)));
     r->op_handler = NULL;
     r->request_body->reader.post_handler = NULL;
     r->keepalive = 0;

@@ -97,13 +97,22 @@ rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe, int *err,
     }
 }
 
+const char *
+rx_http_temp_worker_user(char *buf, size_t size)
+{
+    /* who the worker is now (after `user`) */
+    struct passwd *pw = getpwuid(geteuid());
+
+    snprintf(buf, size, "%ld", (long) geteuid());
+    return pw ? pw->pw_name : buf;
+}
+
 void
 rx_http_temp_log_failure(rx_http_request_t *r, const char *dir,
     const char *directive, const char *what, int err, const char *purpose,
     const char *effect)
 {
     rx_path_t     *path = rx_cycle_path(rx_cycle, dir);
-    struct passwd *pw;
     char           uid[24];
     const char    *user;
 
@@ -113,11 +122,8 @@ rx_http_temp_log_failure(rx_http_request_t *r, const char *dir,
         }
         path->reported = 1;
     }
-    /* who the worker is now (after `user`): once, so NSS's file read is
-     * no cost */
-    pw = getpwuid(geteuid());
-    snprintf(uid, sizeof(uid), "%ld", (long) geteuid());
-    user = pw ? pw->pw_name : uid;
+    /* once per directory, so NSS's file read is no cost */
+    user = rx_http_temp_worker_user(uid, sizeof(uid));
     if (err == EACCES || err == EPERM) {
         rx_http_log_error_action(r->hc, RX_LOG_CRIT, 0, NULL, "%s \"%s\" failed "
             "(%d: %s) while buffering %s to a temporary file: user \"%s\" "

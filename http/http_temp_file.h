@@ -54,6 +54,9 @@ rx_int_t rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe,
  * Once per directory in a worker: the file is tried again for every body,
  * so a repaired directory is used again at once.
  */
+/* The name of the user the worker runs as (buf holds the uid when the
+ * name is unknown). */
+const char *rx_http_temp_worker_user(char *buf, size_t size);
 void rx_http_temp_log_failure(rx_http_request_t *r, const char *dir,
     const char *directive, const char *what, int err, const char *purpose,
     const char *effect);

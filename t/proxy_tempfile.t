@@ -217,6 +217,8 @@ SKIP: {
     my $resp = $c->read_response(timeout => 10);
     is $resp && $resp->{status}, 500, 'a request body that cannot spill: 500';
     ok $t->log_contains($CRIT_BODY), 'logged, naming client_body_temp_path\'s directory';
+    ok $t->log_contains(qr/body_temp.* failed \(13: Permission denied\); the workers run as user "nobody"/),
+       'and the user that cannot write there';
 }
 
 $t->stop;
