@@ -1,16 +1,25 @@
 /*
  * ring.c: the liburing wrapper: ring set-up with the best flags the kernel
- * accepts, operation preparation that flushes a full submission queue,
- * one submit-and-wait per loop turn, and provided-buffer rings.
+ * accepts, operation preparation that flushes a full submission queue (and
+ * keeps entries in a backlog while the kernel refuses them), one
+ * submit-and-wait per loop turn, and provided-buffer rings.
  */
 #include <liburing.h>
 #include <sys/mman.h>
+#include <time.h>
 #include "core.h"
+#include "clock.h"
 #include "ring.h"
 
-static struct io_uring ring;
-static bool            ring_ready;
-rx_ring_features_t     rx_ring_features;
+static struct io_uring      ring;
+static bool                 ring_ready;
+static rx_log_t            *ring_log;
+/* entries prepared while the kernel refused the queue (see get_sqe) */
+static struct io_uring_sqe *backlog;
+static unsigned             backlog_n, backlog_size;
+static rx_msec_t            refused_logged;
+rx_ring_submit_pt           rx_ring_submit_hook;
+rx_ring_features_t          rx_ring_features;
 
 rx_int_t
 rx_ring_init(unsigned entries, rx_log_t *log)
@@ -46,6 +55,7 @@ rx_ring_init(unsigned entries, rx_log_t *log)
         return RX_ERROR;
     }
     ring_ready = true;
+    ring_log = log;
 
     probe = io_uring_get_probe_ring(&ring);
     if (probe) {
@@ -67,18 +77,101 @@ rx_ring_exit(void)
         io_uring_queue_exit(&ring);
         ring_ready = false;
     }
+    free(backlog);
+    backlog = NULL;
+    backlog_n = backlog_size = 0;
+}
+
+/*
+ * When the submission queue is full it is submitted; the kernel may refuse
+ * (-EBUSY: completions must be reaped first; -EAGAIN: no memory for now).
+ * Entries prepared meanwhile wait in the backlog, in order, and go into the
+ * queue at the next rx_ring_wait(), ahead of anything prepared after them:
+ * preparing still never fails, nothing is lost, and nothing spins.
+ */
+
+static int
+submit(void)
+{
+    int rc = rx_ring_submit_hook ? rx_ring_submit_hook(&ring)
+                                 : io_uring_submit(&ring);
+
+    if (rc < 0 && ring_log && rx_current_msec - refused_logged >= 1000) {
+        refused_logged = rx_current_msec;
+        rx_log_error(RX_LOG_ALERT, ring_log, -rc, "io_uring_submit() refused "
+                     "the queue: %u operations wait in memory until the kernel "
+                     "takes them", backlog_n + 1);
+    }
+    return rc;
+}
+
+static struct io_uring_sqe *
+backlog_push(void)
+{
+    struct io_uring_sqe *sqe;
+
+    if (backlog_n == backlog_size) {
+        unsigned size = backlog_size ? backlog_size * 2 : 64;
+
+        sqe = realloc(backlog, size * sizeof(*sqe));
+        if (sqe == NULL) {
+            /* a worker that can neither submit nor remember cannot go on */
+            rx_log_error(RX_LOG_EMERG, ring_log, errno, "realloc() of the "
+                         "io_uring backlog failed");
+            abort();
+        }
+        backlog = sqe;
+        backlog_size = size;
+    }
+    sqe = &backlog[backlog_n++];
+    memset(sqe, 0, sizeof(*sqe));
+    return sqe;
+}
+
+/* Moves the backlog into the queue, oldest first, as far as the kernel
+ * takes it; true when it is empty. */
+static bool
+backlog_flush(void)
+{
+    struct io_uring_sqe *sqe;
+    unsigned             done = 0;
+
+    while (done < backlog_n) {
+        sqe = io_uring_get_sqe(&ring);
+        if (sqe == NULL && submit() >= 0) {
+            sqe = io_uring_get_sqe(&ring);
+        }
+        if (sqe == NULL) {
+            break;
+        }
+        *sqe = backlog[done++];
+    }
+    memmove(backlog, backlog + done, (backlog_n - done) * sizeof(*backlog));
+    backlog_n -= done;
+    return backlog_n == 0;
 }
 
 static struct io_uring_sqe *
 get_sqe(void)
 {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+    struct io_uring_sqe *sqe;
 
-    while (sqe == NULL) {
-        io_uring_submit(&ring);
+    if (backlog_n == 0) {
         sqe = io_uring_get_sqe(&ring);
+        if (sqe == NULL && submit() >= 0) {
+            sqe = io_uring_get_sqe(&ring);
+        }
+        if (sqe) {
+            return sqe;
+        }
     }
-    return sqe;
+    return backlog_push();
+}
+
+unsigned
+rx_ring_backlog(void)
+{
+    return backlog_n;
 }
 
 void
@@ -256,7 +349,11 @@ rx_ring_wait(rx_msec_t timeout_ms)
     struct io_uring_cqe     *cqe;
     struct __kernel_timespec ts;
     int                      rc;
+    bool                     refused = backlog_n && !backlog_flush();
 
+    if (refused && (timeout_ms < 0 || timeout_ms > 1)) {
+        timeout_ms = 1;         /* reap what completed, then try again */
+    }
     if (timeout_ms >= 0) {
         ts.tv_sec = timeout_ms / 1000;
         ts.tv_nsec = (timeout_ms % 1000) * 1000000;
@@ -268,6 +365,13 @@ rx_ring_wait(rx_msec_t timeout_ms)
         && rc != -EBUSY) {
         errno = -rc;
         return RX_ERROR;
+    }
+    if ((rc == -EAGAIN || rc == -EBUSY) && (refused || backlog_n)
+        && io_uring_cq_ready(&ring) == 0) {
+        /* refused without waiting and nothing to reap: a pause instead of
+         * a spin (a 1 ms wait, only while the kernel refuses) */
+        struct timespec pause = { 0, 1000000 };
+        nanosleep(&pause, NULL);
     }
     return RX_OK;
 }
@@ -297,7 +401,9 @@ rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
 void
 rx_ring_submit(void)
 {
-    io_uring_submit(&ring);
+    if (backlog_flush()) {
+        submit();
+    }
 }
 
 struct rx_buf_ring_s {

@@ -2,7 +2,10 @@
  * ring.h: the worker's io_uring, behind a small API so that liburing is
  * included only by ring.c. One ring per worker, created after fork.
  * Preparing an operation never fails: when the submission queue is full
- * the pending entries are submitted first.
+ * the pending entries are submitted first, and when the kernel refuses
+ * them (-EBUSY, -EAGAIN) new entries wait in a backlog, in order, until
+ * rx_ring_wait() can hand them over (it then waits at most 1 ms, so that
+ * completions are reaped and nothing spins).
  */
 #ifndef RX_RING_H
 #define RX_RING_H
@@ -36,6 +39,12 @@ extern rx_ring_features_t rx_ring_features;
 
 rx_int_t rx_ring_init(unsigned entries, rx_log_t *log);
 void rx_ring_exit(void);
+/* Entries waiting in the backlog (see above). */
+unsigned rx_ring_backlog(void);
+/* Tests only (t/unit/test_ring.c): stands in for io_uring_submit(ring),
+ * to make the kernel's refusals happen on demand. NULL: the real one. */
+typedef int (*rx_ring_submit_pt)(void *ring);
+extern rx_ring_submit_pt rx_ring_submit_hook;
 
 void rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud);
 void rx_ring_write(int fd, const void *buf, unsigned len, uint64_t offset, uint64_t ud);
