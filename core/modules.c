@@ -1,7 +1,9 @@
 /*
  * modules.c: every module, in the order that matters. Directive lookup
- * walks this list; HTTP phase handlers and filters will be registered in
- * this order too, so the order is written here once, by hand.
+ * walks this list; HTTP phase handlers are registered in this order, and
+ * the output filters see a response in this order (a filter listed
+ * earlier sees it first: http_response.c builds the chains from the end
+ * of this list), so the order is written here once, by hand.
  */
 #include "core.h"
 #include "cycle.h"
@@ -35,6 +37,7 @@ extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
 extern rx_module_t rx_http_proxy_ssl_module;
 extern rx_module_t rx_http_fastcgi_module;
+extern rx_module_t rx_http_chunked_filter_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -81,6 +84,7 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
 #endif
+    &rx_http_chunked_filter_module, /* filter: the last before the writer */
     &rx_http_try_files_module,  /* precontent phase */
     /* content handlers, tried in this order */
     &rx_http_index_module,

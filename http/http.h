@@ -197,6 +197,15 @@ typedef rx_int_t (*rx_http_output_body_filter_pt)(rx_http_request_t *r,
 extern rx_http_output_header_filter_pt rx_http_top_header_filter;
 extern rx_http_output_body_filter_pt   rx_http_top_body_filter;
 
+struct rx_http_filters_s {
+    rx_http_output_header_filter_pt header;
+    rx_http_output_body_filter_pt   body;
+};
+
+/* The ends of the chains (http_header_filter.c, http_write_filter.c). */
+rx_int_t rx_http_header_filter(rx_http_request_t *r);
+rx_int_t rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in);
+
 /* Phases, in order. */
 typedef enum {
     RX_HTTP_SERVER_REWRITE_PHASE = 0,

@@ -8,13 +8,28 @@
 static rx_http_output_header_filter_pt next_header;
 static rx_http_output_body_filter_pt   next_body;
 
-void
-rx_http_chunked_filter_init(rx_http_output_header_filter_pt h,
-    rx_http_output_body_filter_pt b)
+static rx_int_t chunked_header_filter(rx_http_request_t *r);
+static rx_int_t chunked_body_filter(rx_http_request_t *r, rx_chain_t *in);
+
+/* The last filter before the serialiser and the writer (core/modules.c
+ * lists it after every other filter). */
+static void
+init_filters(rx_http_filters_t *top)
 {
-    next_header = h;
-    next_body = b;
+    next_header = top->header;
+    next_body = top->body;
+    top->header = chunked_header_filter;
+    top->body = chunked_body_filter;
 }
+
+static const rx_http_module_t chunked_ctx = {
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, init_filters
+};
+
+rx_module_t rx_http_chunked_filter_module = {
+    "rx_http_chunked_filter_module", 0, 0, RX_HTTP_MODULE, &chunked_ctx,
+    NULL, NULL, NULL, NULL, NULL
+};
 
 static bool
 has_body(rx_http_request_t *r)
@@ -24,8 +39,8 @@ has_body(rx_http_request_t *r)
            && s != RX_HTTP_NOT_MODIFIED && s >= 200;
 }
 
-rx_int_t
-rx_http_chunked_header_filter(rx_http_request_t *r)
+static rx_int_t
+chunked_header_filter(rx_http_request_t *r)
 {
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
@@ -80,8 +95,8 @@ chunk_size_line(char *out, size_t size)
     return n + 2;
 }
 
-rx_int_t
-rx_http_chunked_body_filter(rx_http_request_t *r, rx_chain_t *in)
+static rx_int_t
+chunked_body_filter(rx_http_request_t *r, rx_chain_t *in)
 {
     rx_chain_t *out = NULL, **ll = &out, *cl, *end;
     bool        last = false;

@@ -17,6 +17,9 @@ typedef struct {
     void **loc_conf;
 } rx_http_conf_ctx_t;
 
+/* The tops of the output filter chains while they are built. */
+typedef struct rx_http_filters_s rx_http_filters_t;
+
 typedef struct {
     rx_int_t    (*preconfiguration)(rx_conf_t *cf);
     rx_int_t    (*postconfiguration)(rx_conf_t *cf);
@@ -26,6 +29,11 @@ typedef struct {
     const char *(*merge_srv_conf)(rx_conf_t *cf, void *prev, void *conf);
     void       *(*create_loc_conf)(rx_conf_t *cf);
     const char *(*merge_loc_conf)(rx_conf_t *cf, void *prev, void *conf);
+    /* An output filter puts itself on top of the chains, keeping what was
+     * there as its next. Called at each configuration load, from the last
+     * module of core/modules.c to the first: a module listed earlier sees
+     * the response earlier (the filter order is that list's). */
+    void        (*init_filters)(rx_http_filters_t *top);
 } rx_http_module_t;
 
 #define RX_HTTP_MAIN_CONF_OFFSET  offsetof(rx_http_conf_ctx_t, main_conf)

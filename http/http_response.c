@@ -1,45 +1,33 @@
 /*
  * http_response.c: how handlers answer: send_header and output_filter
- * enter the filter chains, whose order is written here once:
- *
- *   header: headers (add_header, expires) -> charset -> gzip -> chunked
- *           -> header (serialises)
- *   body:   gzip -> chunked -> write (queues and sends)
- *
- * and small helpers for whole responses and extra headers.
+ * enter the filter chains, which the filter modules build in the order of
+ * core/modules.c (today: headers -> charset -> gzip -> chunked, then the
+ * header serialiser and the writer), and small helpers for whole responses
+ * and extra headers.
  */
 #include "http.h"
 
 rx_http_output_header_filter_pt rx_http_top_header_filter;
 rx_http_output_body_filter_pt   rx_http_top_body_filter;
 
-rx_int_t rx_http_header_filter(rx_http_request_t *r);
-rx_int_t rx_http_chunked_header_filter(rx_http_request_t *r);
-rx_int_t rx_http_chunked_body_filter(rx_http_request_t *r, rx_chain_t *in);
-rx_int_t rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in);
-void rx_http_chunked_filter_init(rx_http_output_header_filter_pt next_header,
-    rx_http_output_body_filter_pt next_body);
-rx_http_output_header_filter_pt rx_http_headers_filter_init(
-    rx_http_output_header_filter_pt next);
-void rx_http_gzip_filter_init(rx_http_output_header_filter_pt *header,
-    rx_http_output_body_filter_pt *body);
-void rx_http_charset_filter_init(rx_http_output_header_filter_pt *header);
-
-/* Called once per configuration load; modules that filter will insert
- * themselves in front in this function, in the documented order. */
+/* Called once per configuration load: the serialiser and the writer end
+ * both chains, and every filter module puts itself on top of them, from
+ * the last in core/modules.c to the first. */
 void
 rx_http_init_filters(void)
 {
-    rx_http_output_header_filter_pt header = rx_http_chunked_header_filter;
-    rx_http_output_body_filter_pt   body = rx_http_chunked_body_filter;
+    rx_http_filters_t top = { rx_http_header_filter, rx_http_write_filter };
+    rx_uint_t         i;
 
-    rx_http_chunked_filter_init(rx_http_header_filter, rx_http_write_filter);
-#if (RX_HTTP_GZIP)
-    rx_http_gzip_filter_init(&header, &body);
-#endif
-    rx_http_charset_filter_init(&header);
-    rx_http_top_header_filter = rx_http_headers_filter_init(header);
-    rx_http_top_body_filter = body;
+    for (i = rx_modules_n; i-- > 0; ) {
+        const rx_http_module_t *ctx = rx_modules[i]->ctx;
+
+        if (rx_modules[i]->type == RX_HTTP_MODULE && ctx->init_filters) {
+            ctx->init_filters(&top);
+        }
+    }
+    rx_http_top_header_filter = top.header;
+    rx_http_top_body_filter = top.body;
 }
 
 rx_int_t

@@ -43,8 +43,10 @@ static const rx_command_t charset_commands[] = {
     rx_null_command
 };
 
+static void init_filters(rx_http_filters_t *top);
+
 static const rx_http_module_t charset_ctx = {
-    NULL, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf
+    NULL, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf, init_filters
 };
 
 rx_module_t rx_http_charset_module = {
@@ -270,9 +272,9 @@ charset_header_filter(rx_http_request_t *r)
     return next_header(r);
 }
 
-void
-rx_http_charset_filter_init(rx_http_output_header_filter_pt *header)
+static void
+init_filters(rx_http_filters_t *top)
 {
-    next_header = *header;
-    *header = charset_header_filter;
+    next_header = top->header;
+    top->header = charset_header_filter;
 }

@@ -124,8 +124,11 @@ static const rx_command_t gzip_commands[] = {
     rx_null_command
 };
 
+static void init_filters(rx_http_filters_t *top);
+
 static const rx_http_module_t gzip_ctx = {
-    preconfiguration, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf
+    preconfiguration, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf,
+    init_filters
 };
 
 rx_module_t rx_http_gzip_module = {
@@ -970,14 +973,12 @@ preconfiguration(rx_conf_t *cf)
     return RX_OK;
 }
 
-/* Called by rx_http_init_filters: takes the places of *header and *body
- * and passes on to what was there. */
-void
-rx_http_gzip_filter_init(rx_http_output_header_filter_pt *header,
-    rx_http_output_body_filter_pt *body)
+/* Takes the tops of both chains and passes on to what was there. */
+static void
+init_filters(rx_http_filters_t *top)
 {
-    next_header = *header;
-    next_body = *body;
-    *header = gzip_header_filter;
-    *body = gzip_body_filter;
+    next_header = top->header;
+    next_body = top->body;
+    top->header = gzip_header_filter;
+    top->body = gzip_body_filter;
 }

@@ -44,8 +44,10 @@ static const rx_command_t headers_commands[] = {
     rx_null_command
 };
 
+static void init_filters(rx_http_filters_t *top);
+
 static const rx_http_module_t headers_ctx = {
-    NULL, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf
+    NULL, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf, init_filters
 };
 
 rx_module_t rx_http_headers_module = {
@@ -284,10 +286,9 @@ headers_filter(rx_http_request_t *r)
     return next_header(r);
 }
 
-/* Called by rx_http_init_filters, which keeps the chain's order. */
-rx_http_output_header_filter_pt
-rx_http_headers_filter_init(rx_http_output_header_filter_pt next)
+static void
+init_filters(rx_http_filters_t *top)
 {
-    next_header = next;
-    return headers_filter;
+    next_header = top->header;
+    top->header = headers_filter;
 }
