@@ -71,7 +71,8 @@ RX_SAN_LD   :=
 endif
 
 RX_INCS     = -Iobjs -Icore -Ievent -Ihttp -Imodules -I$(LLHTTP_INC_DIR)
-RX_WARN     = -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) \
+RX_WARN     = -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes \
+              $(if $(filter 1,$(WERROR)),-Werror) \
               -Wno-unused-parameter -Wno-missing-field-initializers
 # ringx's own code; CFLAGS/CPPFLAGS/LDFLAGS on make's command line come last
 RX_CFLAGS   = -std=gnu11 $(RX_OPT) -g -pipe $(RX_WARN) -D_GNU_SOURCE \

@@ -8,8 +8,6 @@
 #include "core.h"
 #include "cycle.h"
 
-rx_event_conf_t *rx_event_get_conf(rx_cycle_t *cycle);
-
 /* Descriptors a worker holds besides connections: listeners, logs, its
  * io_uring, signalfd, stdio. */
 static rx_uint_t
@@ -35,10 +33,9 @@ void
 rx_conf_check_limits(rx_cycle_t *cycle, bool print_capacity)
 {
     rx_core_conf_t  *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
-    rx_event_conf_t *ecf = rx_event_get_conf(cycle);
     struct rlimit    rl;
     rx_uint_t        per_conn = 1 + cycle->upstream_fds_per_conn;
-    rx_uint_t        need, conns = ecf->connections;
+    rx_uint_t        need, conns = cycle->worker_connections;
     long             limit, nr_open = read_nr_open();
     bool             from_config = ccf->rlimit_nofile != RX_CONF_UNSET;
 

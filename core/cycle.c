@@ -11,8 +11,6 @@ rx_cycle_t *rx_cycle;
 bool rx_test_config, rx_dump_config, rx_quiet_mode;
 rx_uint_t rx_process = RX_PROCESS_SINGLE;
 
-const char *rx_event_init_conf(rx_cycle_t *cycle);
-
 static rx_int_t
 copy_str(rx_pool_t *pool, rx_str_t *dst, const rx_str_t *src)
 {
@@ -120,9 +118,6 @@ parse_config(rx_cycle_t *cycle)
         if (m->init_conf(cycle, cycle->conf_ctx[i]) != RX_CONF_OK) {
             goto done;
         }
-    }
-    if (rx_event_init_conf(cycle) != RX_CONF_OK) {
-        goto done;
     }
     rc = RX_OK;
 

@@ -61,14 +61,6 @@ typedef struct {
     rx_array_t   env;                     /* rx_str_t "NAME" or "NAME=value" */
 } rx_core_conf_t;
 
-/* The events module's conf. */
-typedef struct {
-    rx_uint_t    connections;             /* worker_connections */
-    rx_int_t     multi_accept;
-    rx_int_t     accept_mutex;
-    rx_str_t     use;
-} rx_event_conf_t;
-
 struct rx_cycle_s {
     void           **conf_ctx;     /* per-module main confs, by module index */
     rx_pool_t       *pool;
@@ -85,6 +77,7 @@ struct rx_cycle_s {
     rx_str_t         conf_param;   /* -g */
     rx_str_t         hostname;
     rx_uint_t        upstream_fds_per_conn; /* 1 when the config proxies */
+    rx_uint_t        worker_connections;    /* set by the events module */
     rx_cycle_t      *old_cycle;
 };
 

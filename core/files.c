@@ -4,6 +4,7 @@
  */
 #include "core.h"
 #include "cycle.h"
+#include "process.h"
 
 rx_int_t
 rx_create_pidfile(rx_str_t *name, rx_log_t *log)

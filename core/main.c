@@ -8,9 +8,6 @@
 #include "process.h"
 #include "proctitle.h"
 
-const char *rx_tls_version_text(void);
-const char *rx_tls_runtime_version_text(void);
-void rx_conf_check_limits(rx_cycle_t *cycle, bool print_capacity);
 
 static struct {
     bool        help, version, configure;
@@ -55,9 +52,9 @@ show_configure(void)
     size_t                  n;
 
     fprintf(stderr, "built by %s\n", RX_COMPILER);
-    fprintf(stderr, "built with %s", rx_tls_version_text());
-    if (strcmp(rx_tls_version_text(), rx_tls_runtime_version_text()) != 0) {
-        fprintf(stderr, " (running with %s)", rx_tls_runtime_version_text());
+    fprintf(stderr, "built with %s", rx_build_tls.built_with());
+    if (strcmp(rx_build_tls.built_with(), rx_build_tls.running_with()) != 0) {
+        fprintf(stderr, " (running with %s)", rx_build_tls.running_with());
     }
     fprintf(stderr, "\n");
 #if (RX_HAVE_LIBDEFLATE)

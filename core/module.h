@@ -26,6 +26,9 @@ struct rx_module_s {
     void (*exit_process)(rx_cycle_t *cycle);
     /* In the master when it leaves. */
     void (*exit_master)(rx_cycle_t *cycle);
+    /* In each worker on USR1, before the log files are reopened: what a
+     * module buffers for a file goes to the old one. */
+    void (*reopen)(rx_cycle_t *cycle);
 };
 
 /* Context of core modules: a main conf created before parsing and checked
@@ -43,10 +46,20 @@ typedef struct {
     bool        standard;         /* nginx builds it unless told --without */
 } rx_module_flag_t;
 
+/* For -V: the TLS library the build links with and the one it runs with
+ * (event/tls.c knows them; core/modules.c, the registry, names them). */
+typedef struct {
+    const char *(*built_with)(void);
+    const char *(*running_with)(void);
+} rx_build_tls_t;
+
+extern const rx_build_tls_t rx_build_tls;
 extern rx_module_t *const rx_modules[];
 extern const rx_uint_t rx_modules_n;
 extern const rx_module_flag_t rx_module_flags[];
 
+/* Calls every module's reopen hook (USR1 in a worker). */
+void rx_modules_reopen(rx_cycle_t *cycle);
 /* Sets index/ctx_index of every module once at start-up. */
 void rx_modules_preinit(void);
 rx_uint_t rx_modules_count(unsigned type);

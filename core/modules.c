@@ -7,6 +7,8 @@
  */
 #include "core.h"
 #include "cycle.h"
+#include "event.h"
+#include "tls.h"
 
 extern rx_module_t rx_event_core_module;
 extern rx_module_t rx_http_module;
@@ -109,6 +111,10 @@ rx_module_t *const rx_modules[] = {
 
 const rx_uint_t rx_modules_n = rx_nelems(rx_modules);
 
+const rx_build_tls_t rx_build_tls = {
+    rx_tls_version_text, rx_tls_runtime_version_text
+};
+
 /* For -V: optional modules compiled in, and nginx's standard modules that
  * ringx does not have (so that scripts parsing -V see the truth). */
 const rx_module_flag_t rx_module_flags[] = {
@@ -159,6 +165,18 @@ rx_modules_preinit(void)
         case RX_CORE_MODULE:  rx_modules[i]->ctx_index = core++; break;
         case RX_EVENT_MODULE: rx_modules[i]->ctx_index = event++; break;
         case RX_HTTP_MODULE:  rx_modules[i]->ctx_index = http++; break;
+        }
+    }
+}
+
+void
+rx_modules_reopen(rx_cycle_t *cycle)
+{
+    rx_uint_t i;
+
+    for (i = 0; i < rx_modules_n; i++) {
+        if (rx_modules[i]->reopen) {
+            rx_modules[i]->reopen(cycle);
         }
     }
 }

@@ -21,6 +21,17 @@ typedef struct rx_tls_conn_s   rx_tls_conn_t;
 
 typedef void (*rx_timer_handler_pt)(rx_timer_t *t);
 
+/* The events module's conf (event_conf.c). */
+typedef struct {
+    rx_uint_t    connections;             /* worker_connections */
+    rx_int_t     multi_accept;
+    rx_int_t     accept_mutex;
+    rx_str_t     use;
+} rx_event_conf_t;
+
+/* The events conf: the parsed one (NULL before a configuration loaded). */
+rx_event_conf_t *rx_event_get_conf(rx_cycle_t *cycle);
+
 /* Work deferred to the end of the current loop turn (before the loop
  * sleeps again): lets a layer call back its protocol without re-entering
  * it from inside the protocol's own call. Embedded in its owner. */
@@ -56,8 +67,8 @@ typedef struct {
 } rx_conn_ops_t;
 
 /*
- * The transport seam: plain TCP now, TLS later, without the HTTP code
- * knowing which. send() takes iovecs that must stay valid until on_sent.
+ * The transport seam: plain TCP or TLS (event/tls.c, kTLS included),
+ * without the HTTP code knowing which. send() takes iovecs that must stay valid until on_sent.
  */
 struct rx_transport_s {
     const char *name;

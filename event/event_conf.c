@@ -5,6 +5,7 @@
  */
 #include "core.h"
 #include "cycle.h"
+#include "event.h"
 
 typedef struct {
     void **conf;     /* event modules' confs, by ctx_index */
@@ -20,7 +21,9 @@ static const rx_command_t events_commands[] = {
     rx_null_command
 };
 
-static const rx_core_module_t events_ctx = { "events", NULL, NULL };
+static const char *events_init_conf(rx_cycle_t *cycle, void *conf);
+
+static const rx_core_module_t events_ctx = { "events", NULL, events_init_conf };
 
 rx_module_t rx_events_module = {
     "rx_events_module", 0, 0, RX_CORE_MODULE, &events_ctx, events_commands,
@@ -108,13 +111,15 @@ events_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return rv;
 }
 
-/* Fills defaults; an absent events block is an error as in nginx. */
-const char *
-rx_event_init_conf(rx_cycle_t *cycle)
+/* Fills defaults (the core modules' init loop calls it after parsing);
+ * an absent events block is an error as in nginx. The cycle learns
+ * worker_connections for -t's arithmetic (core/conf_check.c). */
+static const char *
+events_init_conf(rx_cycle_t *cycle, void *conf)
 {
     rx_event_conf_t *ecf;
 
-    if (cycle->conf_ctx[rx_events_module.index] == NULL) {
+    if (conf == NULL) {
         rx_log_error(RX_LOG_EMERG, cycle->log, 0,
                      "no \"events\" section in configuration");
         return RX_CONF_ERROR;
@@ -123,6 +128,7 @@ rx_event_init_conf(rx_cycle_t *cycle)
     rx_conf_init_uint(ecf->connections, 512);
     rx_conf_init_value(ecf->multi_accept, 0);
     rx_conf_init_value(ecf->accept_mutex, 0);
+    cycle->worker_connections = ecf->connections;
     return RX_CONF_OK;
 }
 

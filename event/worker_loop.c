@@ -10,9 +10,6 @@
 #include "process.h"
 #include "proctitle.h"
 
-void rx_http_log_flush_all(rx_cycle_t *cycle);
-
-rx_event_conf_t *rx_event_get_conf(rx_cycle_t *cycle);
 
 static int                     signal_fd = -1;
 static struct signalfd_siginfo siginfo;
@@ -87,7 +84,7 @@ handle_signal(rx_worker_t *w, const rx_cqe_t *cqe)
         break;
     case SIGUSR1:
         rx_log_error(RX_LOG_NOTICE, w->cycle->log, 0, "reopening logs");
-        rx_http_log_flush_all(w->cycle);   /* buffered lines go to the old file */
+        rx_modules_reopen(w->cycle);   /* buffered lines go to the old file */
         rx_reopen_files(w->cycle);
         break;
     default:

@@ -430,12 +430,17 @@ uint64_t rx_http_op_ud(rx_http_request_t *r, rx_op_kind_t kind);
 void rx_http_init_connection(rx_conn_t *c);
 
 #if (RX_HAVE_OPENSSL)
-/* modules/ssl.c: TLS on an address with `listen ... ssl` (def is its
- * default server), and the request's verdict once its server is known:
- * RX_OK or 497, 495, 496, 421 (logged). */
-rx_int_t rx_http_ssl_init_connection(rx_conn_t *c, rx_http_core_srv_conf_t *def);
-rx_int_t rx_http_ssl_check_request(rx_http_request_t *r);
 #endif
+/* TLS for HTTP, filled in by modules/ssl.c at configuration load (NULL
+ * without it): init_connection starts TLS on a connection to an address
+ * with `listen ... ssl` (def is its default server); check_request gives
+ * the request's verdict once its server is known: RX_OK or 497, 495, 496,
+ * 421 (logged). */
+typedef struct {
+    rx_int_t (*init_connection)(rx_conn_t *c, rx_http_core_srv_conf_t *def);
+    rx_int_t (*check_request)(rx_http_request_t *r);
+} rx_http_tls_hooks_t;
+extern rx_http_tls_hooks_t rx_http_tls_hooks;
 /* Whether the connection is TLS ($https, $scheme, redirects). */
 bool rx_http_conn_is_tls(const rx_conn_t *c);
 void rx_http_request_done(rx_http_request_t *r);
@@ -456,7 +461,14 @@ rx_int_t rx_http_discard_request_body(rx_http_request_t *r);
 /* Whether the connection may parse the request's body bytes now (false
  * while nobody has claimed a body that exists). */
 bool rx_http_body_claimed(const rx_http_request_t *r);
-/* Parser callbacks of the body (http_connection.c installs them). */
+/* Parser callbacks of the request line and header (http_request.c) and
+ * of the body (http_body.c); http_connection.c installs them. */
+rx_int_t rx_http_on_url(void *data, const char *at, size_t len);
+rx_int_t rx_http_on_request_line(void *data);
+rx_int_t rx_http_on_header(void *data, const char *k, size_t kl,
+    const char *v, size_t vl);
+rx_int_t rx_http_on_headers_complete(void *data);
+rx_int_t rx_http_on_message_complete(void *data);
 rx_int_t rx_http_on_body(void *data, const char *at, size_t len);
 rx_int_t rx_http_on_chunk_size(void *data, uint64_t size);
 /* Runs the parser over the body bytes already received. RX_OK, or the

@@ -37,6 +37,8 @@ static void body_resume(rx_posted_t *p);
 
 static const rx_conn_ops_t http_conn_ops = { on_read, on_sent, on_free, on_op };
 
+rx_http_tls_hooks_t rx_http_tls_hooks;
+
 
 static rx_http_core_srv_conf_t *
 srv_conf_of(rx_http_connection_t *hc)
@@ -95,13 +97,13 @@ rx_http_init_connection(rx_conn_t *c)
         rx_log_error(RX_LOG_ALERT, &c->log, errno, "setsockopt(TCP_NODELAY) "
                      "failed");
     }
-#if (RX_HAVE_OPENSSL)
     if (rx_http_server_names_ssl(hc->names)
-        && rx_http_ssl_init_connection(c, hc->default_server) != RX_OK) {
+        && (rx_http_tls_hooks.init_connection == NULL
+            || rx_http_tls_hooks.init_connection(c, hc->default_server)
+               != RX_OK)) {
         rx_conn_close(c);
         return;
     }
-#endif
     /* the peer's address now: after a reset getpeername() no longer
      * knows it, and the line logging the reset needs it */
     (void) rx_conn_peer(c);
@@ -298,12 +300,6 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
 }
 
 /* Parser callbacks: http_request.c fills the request. */
-rx_int_t rx_http_on_url(void *data, const char *at, size_t len);
-rx_int_t rx_http_on_request_line(void *data);
-rx_int_t rx_http_on_header(void *data, const char *k, size_t kl,
-    const char *v, size_t vl);
-rx_int_t rx_http_on_headers_complete(void *data);
-rx_int_t rx_http_on_message_complete(void *data);
 
 static const rx_http_parse_handlers_t request_handlers = {
     rx_http_on_url, rx_http_on_request_line, rx_http_on_header,

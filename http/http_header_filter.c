@@ -5,7 +5,6 @@
 #include "http.h"
 #include "clock.h"
 
-rx_int_t rx_http_write_queue(rx_http_request_t *r, rx_chain_t *in);
 
 /* A relative Location becomes absolute (absolute_redirect on), with the
  * host the client used, or the server name (server_name_in_redirect). */

@@ -519,14 +519,12 @@ rx_http_on_headers_complete(void *data)
         return RX_HTTP_BAD_REQUEST;
     }
     select_server(r);
-#if (RX_HAVE_OPENSSL)
-    {
-        rx_int_t rc = rx_http_ssl_check_request(r);
+    if (rx_http_tls_hooks.check_request) {
+        rx_int_t rc = rx_http_tls_hooks.check_request(r);
         if (rc != RX_OK) {
             return rc;
         }
     }
-#endif
 
     if (r->method & (RX_HTTP_CONNECT | RX_HTTP_TRACE)) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent %s method",

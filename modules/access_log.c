@@ -61,7 +61,7 @@ static void *create_main_conf(rx_conf_t *cf);
 static void *create_loc_conf(rx_conf_t *cf);
 static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
 static void exit_process(rx_cycle_t *cycle);
-void rx_http_log_flush_all(rx_cycle_t *cycle);
+static void flush_all(rx_cycle_t *cycle);
 
 static const rx_command_t log_commands[] = {
     { "log_format", RX_HTTP_MAIN_CONF | RX_CONF_2MORE,
@@ -83,7 +83,7 @@ static const rx_http_module_t log_ctx = {
 
 rx_module_t rx_http_log_module = {
     "rx_http_log_module", 0, 0, RX_HTTP_MODULE, &log_ctx, log_commands,
-    NULL, NULL, exit_process, NULL
+    NULL, NULL, exit_process, NULL, flush_all
 };
 
 #define COMBINED_FORMAT                                                       \
@@ -137,8 +137,8 @@ flush_timer(rx_timer_t *t)
 
 /* Every buffered line of cycle's logs to its file: at worker exit, and
  * before log files are reopened (USR1) so no line lands in the wrong one. */
-void
-rx_http_log_flush_all(rx_cycle_t *cycle)
+static void
+flush_all(rx_cycle_t *cycle)
 {
     rx_http_conf_ctx_t  *ctx;
     log_main_conf_t     *lmcf;
@@ -161,7 +161,7 @@ rx_http_log_flush_all(rx_cycle_t *cycle)
 static void
 exit_process(rx_cycle_t *cycle)
 {
-    rx_http_log_flush_all(cycle);
+    flush_all(cycle);
 }
 
 /* ---- formatting ---- */

@@ -24,6 +24,8 @@ static const char *set_verify(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static rx_int_t postconfiguration(rx_conf_t *cf);
+static rx_int_t init_connection(rx_conn_t *c, rx_http_core_srv_conf_t *def);
+static rx_int_t check_request(rx_http_request_t *r);
 static void *create_srv_conf(rx_conf_t *cf);
 static const char *merge_srv_conf(rx_conf_t *cf, void *prev, void *conf);
 
@@ -372,6 +374,10 @@ postconfiguration(rx_conf_t *cf)
     rx_uint_t                 i, j;
     bool                      ssl;
 
+    /* the HTTP core starts TLS and judges requests through these */
+    rx_http_tls_hooks.init_connection = init_connection;
+    rx_http_tls_hooks.check_request = check_request;
+
     for (i = 0; lo && i < cmcf->listens.nelts; i++) {
         for (j = 0; j < i && !rx_sockaddr_eq(&lo[j].addr, &lo[i].addr); j++) {
             /* the address's first listen line? */
@@ -409,8 +415,8 @@ postconfiguration(rx_conf_t *cf)
 
 /* ---- connections ----------------------------------------------------------- */
 
-rx_int_t
-rx_http_ssl_init_connection(rx_conn_t *c, rx_http_core_srv_conf_t *def)
+static rx_int_t
+init_connection(rx_conn_t *c, rx_http_core_srv_conf_t *def)
 {
     rx_http_ssl_srv_conf_t *sscf = rx_http_ssl_srv_conf(def);
 
@@ -512,8 +518,8 @@ rx_http_ssl_verify_error_optional(long rc)
         || rc == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
 }
 
-rx_int_t
-rx_http_ssl_check_request(rx_http_request_t *r)
+static rx_int_t
+check_request(rx_http_request_t *r)
 {
     rx_http_connection_t   *hc = r->hc;
     rx_conn_t              *c = r->conn;

@@ -142,4 +142,8 @@ append_tag(transcript_t *t, char tag, const void *s, size_t n)
     append(t, s, n);
 }
 
+/* libFuzzer's entry points, defined by each fuzz_*.c. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
 #endif /* RX_FUZZ_H */

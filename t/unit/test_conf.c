@@ -18,11 +18,11 @@
  */
 #include "core.h"
 #include "cycle.h"
+#include "event.h"
 #include "http_core.h"
 #include "tap.h"
 #include "fixture.h"
 
-rx_event_conf_t *rx_event_get_conf(rx_cycle_t *cycle);
 
 /* ---- the log (fixture.h), shared by both halves ---- */
 

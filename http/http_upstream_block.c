@@ -1,5 +1,5 @@
 /*
- * upstream.c: the `upstream name { ... }` block and its directives
+ * http_upstream_block.c: the `upstream name { ... }` block and its directives
  * (server, keepalive*), and the implicit upstreams that proxy_pass and
  * fastcgi_pass make for a literal address. Every upstream of the http
  * block is listed here; at the end of the block their peers are built
