@@ -106,6 +106,10 @@ rx_http_init_connection(rx_conn_t *c)
      * (over TLS: the handshake is bounded by it too) */
     rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
     c->transport->start_read(c);
+    /* until its first byte it may be closed for a new connection when the
+     * table is full, as nginx does (over TLS the handshake's first byte
+     * ends that, and its end starts it again) */
+    rx_conn_set_reusable(c, true);
 }
 
 bool
@@ -529,6 +533,7 @@ start_lingering(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
     c->transport->shutdown_write(c);
     c->transport->start_read(c);
     rx_timer_add(&c->timer, clcf->lingering_timeout);
+    rx_conn_set_reusable(c, true);       /* nothing is lost if it goes */
 }
 
 /* The response went out and the request is over: log it, then keep the
