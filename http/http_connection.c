@@ -328,18 +328,6 @@ ensure_parser(rx_http_connection_t *hc)
     return hc->parser ? RX_OK : RX_ERROR;
 }
 
-/* The header is too big as a whole, as nginx counts it. */
-static bool
-header_too_large(rx_http_connection_t *hc)
-{
-    rx_http_core_srv_conf_t *cscf = hc->default_server;
-    size_t limit = cscf->client_header_buffer_size
-                   + (size_t) cscf->large_client_header_buffers_num
-                     * cscf->large_client_header_buffers_size;
-
-    return hc->in_parsed > limit;
-}
-
 static void
 parse_error(rx_http_connection_t *hc)
 {
@@ -416,14 +404,6 @@ process_input(rx_http_connection_t *hc)
         }
         switch (rc) {
         case RX_HTTP_PARSE_AGAIN:
-            if (hc->state == RX_HC_HEADER && header_too_large(hc)) {
-                rx_http_request_log_error(hc->r, RX_LOG_INFO, 0, "client sent "
-                                          "too large request header");
-                hc->close_after = 1;
-                set_state(hc, RX_HC_PROCESS);
-                rx_timer_del(&hc->conn->timer);
-                rx_http_finalize_request(hc->r, RX_HTTP_REQUEST_HEADER_TOO_LARGE);
-            }
             return;
         case RX_HTTP_PARSE_HEADER_DONE: {
             rx_http_request_t *r = hc->r;
