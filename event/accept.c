@@ -1,7 +1,7 @@
 /*
  * accept.c: multishot accept on every listening socket this worker serves,
- * the table-full path (reuse idle connections, else pause accepting and
- * hold what was already accepted), and EMFILE/ENFILE back-off.
+ * the table-full path (hold what was accepted, close the oldest reusable
+ * connection for it, else pause accepting), and EMFILE/ENFILE back-off.
  */
 #include <netinet/tcp.h>
 #include "event.h"
@@ -128,11 +128,11 @@ start_connection(rx_worker_t *w, int fd, rx_listening_t *ls)
     rx_event_init_connection(c);
 }
 
-/* Sockets are waiting for a slot (the table was full). */
-bool
-rx_accept_waiting(void)
+/* How many accepted sockets wait for a slot (the table was full). */
+rx_uint_t
+rx_accept_held(void)
 {
-    return npending > 0;
+    return npending;
 }
 
 /* A slot came free: serve a held socket, and accept again once every
@@ -162,9 +162,10 @@ table_full(rx_worker_t *w, int fd, rx_listening_t *ls)
     }
     pending[npending].fd = fd;
     pending[npending++].ls = ls;
-    /* each held socket needs a slot: free an idle one per socket, and stop
-     * accepting if none is idle */
-    if (!rx_conn_reuse_idle(w)) {
+    /* each held socket needs a slot: close a reusable connection for each
+     * one that no closing connection's slot is promised to, and stop
+     * accepting if none is reusable */
+    if (npending > w->nreclaiming && !rx_conn_reclaim(w, NULL)) {
         rx_accept_pause(w);
     }
 }

@@ -1,8 +1,9 @@
 /*
  * conn.c: the connection table of a worker: slots, free list, generations,
  * in-flight counts and the close protocol (cancel, wait for every CQE,
- * close the fd, then free the slot); the idle (keepalive) list that makes
- * room when the table is full; the plain TCP transport.
+ * close the fd, then free the slot); the reusable list (connections that
+ * wait for a first byte, idle keepalive ones, lingering closes) whose
+ * oldest makes room when the table is full; the plain TCP transport.
  */
 #include <netinet/tcp.h>
 #include "event.h"
@@ -95,6 +96,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->free_queued = false;
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
+    c->reusable = c->reclaimed = false;
     c->peer = c->local = NULL;
     c->listening = ls;
     c->number = ++w->connection_counter;
@@ -102,7 +104,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->data = NULL;
     c->transport = &rx_plain_transport;
     c->tls = NULL;
-    c->idle_prev = c->idle_next = NULL;
+    c->reuse_prev = c->reuse_next = NULL;
     c->start_msec = rx_current_msec;
     memset(&c->timer, 0, sizeof(c->timer));
     c->timer.node.index = RX_HEAP_NONE;
@@ -123,6 +125,10 @@ conn_free(rx_worker_t *w, rx_conn_t *c)
     c->pool = NULL;
     c->state = RX_CONN_FREE;
     c->gen = (c->gen + 1) & RX_OP_GEN_MASK;
+    if (c->reclaimed) {
+        c->reclaimed = false;
+        w->nreclaiming--;           /* the slot a held socket waited for */
+    }
     w->free_slots[w->nfree++] = c->slot;
     rx_accept_slot_freed(w);
 }
@@ -134,7 +140,7 @@ queue_free(rx_worker_t *w, rx_conn_t *c)
         return;
     }
     c->free_queued = true;
-    c->idle_next = w->free_later;
+    c->reuse_next = w->free_later;
     w->free_later = c;
 }
 
@@ -145,8 +151,8 @@ rx_conn_free_closed(rx_worker_t *w)
     rx_conn_t *c;
 
     while ((c = w->free_later) != NULL) {
-        w->free_later = c->idle_next;
-        c->idle_next = NULL;
+        w->free_later = c->reuse_next;
+        c->reuse_next = NULL;
         c->free_queued = false;
         if (c->inflight != 0) {
             continue;       /* an operation was started while closing */
@@ -184,40 +190,71 @@ rx_conn_close(rx_conn_t *c)
     c->inflight++;
 }
 
+/*
+ * A reusable connection is one its protocol can drop without losing
+ * anything (nginx's "reusable"): it waits for its first byte, it is idle
+ * between requests, or it drains a lingering close. They are listed oldest
+ * first; when the table is full, the oldest is closed for a new one.
+ */
 void
-rx_conn_set_idle(rx_conn_t *c, bool idle)
+rx_conn_set_reusable(rx_conn_t *c, bool reusable)
 {
     rx_worker_t *w = &rx_worker;
 
-    if (c->idle == idle) {
+    if (c->reusable == reusable) {
+        return;
+    }
+    c->reusable = reusable;
+    if (!reusable) {
+        if (c->reuse_prev) c->reuse_prev->reuse_next = c->reuse_next;
+        else w->reuse_head = c->reuse_next;
+        if (c->reuse_next) c->reuse_next->reuse_prev = c->reuse_prev;
+        else w->reuse_tail = c->reuse_prev;
+        c->reuse_prev = c->reuse_next = NULL;
+        w->nreusable--;
+        return;
+    }
+    c->reuse_prev = w->reuse_tail;
+    c->reuse_next = NULL;
+    if (w->reuse_tail) w->reuse_tail->reuse_next = c; else w->reuse_head = c;
+    w->reuse_tail = c;
+    w->nreusable++;
+    if (rx_accept_held() > w->nreclaiming) {
+        /* a held socket waits and no slot is on its way (accepting is
+         * paused): make one. An idle keepalive connection gives way
+         * itself; one that has not had a request (it may be a held socket
+         * that just got its slot) only takes an older one's place, or the
+         * held sockets would take each other's slots in turn */
+        rx_conn_reclaim(w, c->idle ? NULL : c);
+    }
+}
+
+/* Idle between requests: reusable, and closed at once by a graceful stop
+ * (a connection that has not had a request yet is left to finish). */
+void
+rx_conn_set_idle(rx_conn_t *c, bool idle)
+{
+    if (c->idle == idle && c->reusable == idle) {
         return;
     }
     c->idle = idle;
-    if (idle) {
-        c->idle_prev = w->idle_tail;
-        c->idle_next = NULL;
-        if (w->idle_tail) w->idle_tail->idle_next = c; else w->idle_head = c;
-        w->idle_tail = c;
-        w->nidle++;
-        if (rx_accept_waiting()) {
-            /* a new connection waits for a slot: an idle one gives way */
-            rx_conn_reuse_idle(w);
-        }
-        return;
-    }
-    if (c->idle_prev) c->idle_prev->idle_next = c->idle_next; else w->idle_head = c->idle_next;
-    if (c->idle_next) c->idle_next->idle_prev = c->idle_prev; else w->idle_tail = c->idle_prev;
-    c->idle_prev = c->idle_next = NULL;
-    w->nidle--;
+    rx_conn_set_reusable(c, idle);
 }
 
-/* The table is full: close the oldest idle keepalive connection so that
- * its slot can take a new one. Returns false when none is idle. */
+/*
+ * The table is full: close the oldest reusable connection (other than
+ * spare) so that its slot can take a held socket. Returns false when none
+ * is reusable. One per held socket, so that none is closed for nothing:
+ * nreclaiming counts the slots on their way.
+ */
 bool
-rx_conn_reuse_idle(rx_worker_t *w)
+rx_conn_reclaim(rx_worker_t *w, rx_conn_t *spare)
 {
-    rx_conn_t *c = w->idle_head;
+    rx_conn_t *c = w->reuse_head;
 
+    if (c == spare && c != NULL) {
+        c = c->reuse_next;
+    }
     if (c == NULL) {
         return false;
     }
@@ -226,16 +263,27 @@ rx_conn_reuse_idle(rx_worker_t *w)
                      "are not enough, reusing connections",
                      (unsigned long) w->nconns);
     }
+    c->reclaimed = true;
+    w->nreclaiming++;
     rx_conn_close(c);
     return true;
 }
 
-/* Graceful stop: idle keepalive connections go at once. */
+/* Graceful stop: idle keepalive connections go at once; new ones that
+ * wait for a first byte, and lingering closes, finish on their own. */
 void
 rx_conn_close_idle(rx_worker_t *w)
 {
-    while (w->idle_head) {
-        rx_conn_close(w->idle_head);
+    rx_conn_t *c, *next;
+
+    for (c = w->reuse_head; c; c = next) {
+        next = c->reuse_next;
+        if (c->idle) {
+            rx_conn_close(c);
+            if (next && !next->reusable) {
+                next = w->reuse_head;    /* closing took it off: start over */
+            }
+        }
     }
 }
 

@@ -97,7 +97,10 @@ struct rx_conn_s {
     bool                   reading;     /* a (multishot) recv is armed */
     bool                   want_read;   /* the protocol wants bytes */
     bool                   read_eof;
-    bool                   idle;        /* on the idle (keepalive) list */
+    bool                   reusable;    /* on the reusable list */
+    bool                   reclaimed;   /* closed to make room for a new one */
+    bool                   idle;        /* between requests (keepalive):
+                                           closed by a graceful stop */
     bool                   sending;
     bool                   free_queued; /* on the worker's free_later list */
     rx_listening_t        *listening;
@@ -111,8 +114,8 @@ struct rx_conn_s {
     const rx_transport_t  *transport;
     rx_tls_conn_t         *tls;         /* NULL on plain TCP */
     void                  *data;        /* the protocol's connection */
-    rx_conn_t             *idle_prev;
-    rx_conn_t             *idle_next;
+    rx_conn_t             *reuse_prev;  /* the reusable list; reuse_next */
+    rx_conn_t             *reuse_next;  /* also links the free_later list */
     rx_msec_t              start_msec;
 };
 
@@ -126,9 +129,10 @@ typedef struct {
     rx_uint_t        nfree;
     uint32_t        *free_slots;      /* stack of free slot numbers */
     rx_heap_t        timers;
-    rx_conn_t       *idle_head;       /* oldest idle connection */
-    rx_conn_t       *idle_tail;
-    rx_uint_t        nidle;
+    rx_conn_t       *reuse_head;      /* oldest reusable connection */
+    rx_conn_t       *reuse_tail;
+    rx_uint_t        nreusable;
+    rx_uint_t        nreclaiming;     /* reclaimed, slot not yet free */
     rx_conn_t       *free_later;      /* closed, freed at the end of the turn */
     rx_buf_ring_t   *recv_bufs;
     unsigned         recv_buf_size;
@@ -153,8 +157,9 @@ rx_conn_t *rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls);
 void rx_conn_close(rx_conn_t *c);
 void rx_conn_free_closed(rx_worker_t *w);
 void rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);
+void rx_conn_set_reusable(rx_conn_t *c, bool reusable);
 void rx_conn_set_idle(rx_conn_t *c, bool idle);
-bool rx_conn_reuse_idle(rx_worker_t *w);
+bool rx_conn_reclaim(rx_worker_t *w, rx_conn_t *spare);
 void rx_conn_close_idle(rx_worker_t *w);
 const rx_sockaddr_t *rx_conn_peer(rx_conn_t *c);
 const rx_sockaddr_t *rx_conn_local(rx_conn_t *c);
@@ -187,7 +192,7 @@ void rx_accept_pause(rx_worker_t *w);
 void rx_accept_resume(rx_worker_t *w);
 void rx_accept_stop(rx_worker_t *w);
 void rx_accept_slot_freed(rx_worker_t *w);
-bool rx_accept_waiting(void);
+rx_uint_t rx_accept_held(void);
 
 /* Set by the protocol: called for each accepted connection. */
 extern void (*rx_event_init_connection)(rx_conn_t *c);

@@ -1048,6 +1048,11 @@ tls_drive(rx_tls_conn_t *t)
         }
         t->handshaked = true;
         set_action(t, false);
+        if (t->server && !t->early_used) {
+            /* its protocol has had nothing yet: it waits for a first byte
+             * as a new connection does, and is as reusable */
+            rx_conn_set_reusable(c, true);
+        }
         if (!c->want_read && !t->app_pending && c->reading
             && t->kept_len == 0 && t->lent_len == 0) {
             /* nobody reads now: no recv stays armed for nothing */
@@ -1087,6 +1092,10 @@ tls_recv_done(rx_conn_t *c, const char *data, ssize_t len)
     }
     if (len == 0) {
         t->eof = true;
+    } else if (t->server && !t->handshaked) {
+        /* a handshake under way is not dropped for a new connection (as
+         * nginx: from its first byte until it ends) */
+        rx_conn_set_reusable(c, false);
     }
     t->lent = data;
     t->lent_len = (size_t) len;

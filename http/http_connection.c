@@ -111,6 +111,10 @@ rx_http_init_connection(rx_conn_t *c)
      * (over TLS: the handshake is bounded by it too) */
     rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
     c->transport->start_read(c);
+    /* until its first byte it may be closed for a new connection when the
+     * table is full, as nginx does (over TLS the handshake's first byte
+     * ends that, and its end starts it again) */
+    rx_conn_set_reusable(c, true);
 }
 
 bool
@@ -323,18 +327,6 @@ ensure_parser(rx_http_connection_t *hc)
     return hc->parser ? RX_OK : RX_ERROR;
 }
 
-/* The header is too big as a whole, as nginx counts it. */
-static bool
-header_too_large(rx_http_connection_t *hc)
-{
-    rx_http_core_srv_conf_t *cscf = hc->default_server;
-    size_t limit = cscf->client_header_buffer_size
-                   + (size_t) cscf->large_client_header_buffers_num
-                     * cscf->large_client_header_buffers_size;
-
-    return hc->in_parsed > limit;
-}
-
 static void
 parse_error(rx_http_connection_t *hc)
 {
@@ -422,14 +414,6 @@ process_input(rx_http_connection_t *hc)
         }
         switch (rc) {
         case RX_HTTP_PARSE_AGAIN:
-            if (hc->state == RX_HC_HEADER && header_too_large(hc)) {
-                rx_http_request_log_error(hc->r, RX_LOG_INFO, 0, "client sent "
-                                          "too large request header");
-                hc->close_after = 1;
-                set_state(hc, RX_HC_PROCESS);
-                rx_timer_del(&hc->conn->timer);
-                rx_http_finalize_request(hc->r, RX_HTTP_REQUEST_HEADER_TOO_LARGE);
-            }
             return;
         case RX_HTTP_PARSE_HEADER_DONE: {
             rx_http_request_t *r = hc->r;
@@ -535,6 +519,7 @@ start_lingering(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
     c->transport->shutdown_write(c);
     c->transport->start_read(c);
     rx_timer_add(&c->timer, clcf->lingering_timeout);
+    rx_conn_set_reusable(c, true);       /* nothing is lost if it goes */
 }
 
 /* The response went out and the request is over: log it, then keep the

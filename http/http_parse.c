@@ -1,7 +1,11 @@
 /*
  * http_parse.c: the only file that includes llhttp. Strict parsing, span
- * joining across reads, per-span limits, and translation of llhttp's
- * errors into HTTP statuses and reasons for the log.
+ * joining across reads, the header's size limits, and translation of
+ * llhttp's errors into HTTP statuses and reasons for the log.
+ *
+ * The answer never depends on how the reads cut the bytes: a limit is
+ * decided by where in the header a byte lies, not by where a read ended
+ * (nginx never sees a byte past its buffers, whatever the reads).
  */
 #include <llhttp.h>
 #include "http.h"
@@ -34,6 +38,7 @@ struct rx_http_parser_s {
     size_t                          large_used;
     rx_uint_t                       large_count;
     size_t                          line_start;  /* offset of the next line */
+    size_t                          header_max;  /* the header's bytes, at most */
     /* hostile-input checks llhttp (even strict) leaves to us */
     size_t                          method_end;  /* offset after the method */
     size_t                          version_off; /* offset of "1.1" */
@@ -47,6 +52,7 @@ struct rx_http_parser_s {
     bool                            have_field;  /* this line has a name */
     bool                            line_checked; /* request line's CRLF */
     bool                            url_done;     /* the target was read */
+    bool                            fields;       /* request line done */
     char                            reason_buf[256];
 };
 
@@ -129,6 +135,7 @@ on_message_begin(llhttp_t *l)
     p->have_field = false;
     p->line_checked = false;
     p->url_done = false;
+    p->fields = false;
     p->last = SPAN_NONE;
     return 0;
 }
@@ -153,14 +160,20 @@ on_url(llhttp_t *l, const char *at, size_t n)
         return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid request: "
                     "more than one space in the request line");
     }
+    /* the limit first: a read that ends inside a long target finds it
+     * there, before the line end below is seen */
+    if (grow_span(p, &p->url_off, &p->url_len, at, n, p->max_url,
+                  RX_HTTP_REQUEST_URI_TOO_LARGE, "client sent too long URI")
+        != 0) {
+        return HPE_USER;
+    }
     /* strict llhttp reads "GET /\r\n" as the start of HTTP/0.9 and
      * waits for more, without url_complete: a piece that ends at a line
      * end (not at the end of the input) is such a request */
     if (at + n < p->exec_end && (at[n] == '\r' || at[n] == '\n')) {
         return fail(p, RX_HTTP_BAD_REQUEST, "client sent HTTP/0.9 request");
     }
-    return grow_span(p, &p->url_off, &p->url_len, at, n, p->max_url,
-                     RX_HTTP_REQUEST_URI_TOO_LARGE, "client sent too long URI");
+    return 0;
 }
 
 static int
@@ -212,6 +225,7 @@ on_version_complete(llhttp_t *l)
                         + sizeof(" HTTP/1.1\r\n") - 1) != 0) {
         return HPE_USER;
     }
+    p->fields = true;
     rc = p->h->on_request_line(p->data);
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
 }
@@ -481,6 +495,7 @@ rx_http_parser_create_request(rx_log_t *log, const rx_http_parse_handlers_t *h,
     p->first_size = first_size;
     p->large_size = large_size;
     p->large_num = large_num;
+    p->header_max = first_size + large_num * large_size;
     return p;
 }
 
@@ -540,15 +555,32 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
     const char     *start = *p->base + from_off, *pos;
     llhttp_errno_t  err;
     bool            chunked = p->llhttp.flags & F_CHUNKED;
+    size_t          room = len;
 
+    if ((!p->in_message || p->in_header) && from_off + len > p->header_max) {
+        /* the header as a whole fits client_header_buffer_size + number x
+         * size, as nginx's buffers: what lies past that is not parsed, so
+         * a bad byte there is not found first in one read and missed when
+         * a read ends before it */
+        room = from_off < p->header_max ? p->header_max - from_off : 0;
+    }
     p->exec_start = start;
-    p->exec_end = start + len;
-    err = llhttp_execute(&p->llhttp, start, len);
+    p->exec_end = start + room;
+    err = llhttp_execute(&p->llhttp, start, room);
     pos = llhttp_get_error_pos(&p->llhttp);
     switch (err) {
     case HPE_OK:
-        *consumed = len;
-        remember_tail(p, start, start + len);
+        *consumed = room;
+        remember_tail(p, start, start + room);
+        if (room < len) {
+            /* nginx: the request line is a too long URI, a header
+             * that needs one more buffer is a too large request */
+            p->status = p->fields ? RX_HTTP_REQUEST_HEADER_TOO_LARGE
+                                  : RX_HTTP_REQUEST_URI_TOO_LARGE;
+            p->reason = p->fields ? "client sent too large request"
+                                  : "client sent too long URI";
+            return RX_HTTP_PARSE_ERROR;
+        }
         return RX_HTTP_PARSE_AGAIN;
     case HPE_PAUSED:
     case HPE_PAUSED_UPGRADE:
@@ -579,7 +611,7 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
              * in nginx, whatever the reads' cuts (fuzz finding F5) */
             p->status = RX_HTTP_REQUEST_URI_TOO_LARGE;
             p->reason = "client sent too long URI";
-        } else if (p->status == 0 && p->in_header && p->url_done
+        } else if (p->status == 0 && p->in_header && p->fields
                    && (size_t) (pos - *p->base) > p->line_start + p->large_size) {
             /* the same for a header line */
             p->status = RX_HTTP_REQUEST_HEADER_TOO_LARGE;

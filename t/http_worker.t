@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 
 # Worker robustness: running out of worker_connections (idle keepalive
-# connections are reused, with nginx's warning), running out of file
+# connections and new ones that have not sent a byte are reused, oldest
+# first, with nginx's warning; busy ones never are), running out of file
 # descriptors (EMFILE on accept: [crit], no busy loop, recovery), and
 # graceful quit with requests in flight and idle keepalive connections.
 
@@ -81,6 +82,135 @@ sub get11 { "GET $_[0] HTTP/1.1\r\nHost: localhost\r\n\r\n" }
 }
 
 ###########################################################################
+# worker_connections 16: connections that never sent a byte are reusable
+# too (nginx's reusable connections): 40 silent clients do not keep a real
+# request waiting for client_header_timeout
+
+{
+    my $t = Test::Ringx->new;
+    $t->write_config(config(connections => 16,
+                            http => 'client_header_timeout 60s;'));
+    $t->run;
+    my $P = $t->port(0);
+    my ($worker) = $t->wait_workers(1);
+
+    my $t0 = time;
+    my @silent;
+    for (1 .. 40) {
+        my $c = $t->raw($P) or last;
+        push @silent, $c;
+    }
+    is(scalar @silent, 40, 'silent: 40 connections that send nothing');
+
+    my $c = $t->raw($P);
+    $c->send("GET /real HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    my $r = $c->read_response(timeout => 5);
+    is($r && $r->{body}, "uri=/real\n",
+       'silent: a real request is answered at once, not after client_header_timeout 60s');
+
+    # 41 connections, 16 slots: the 25 oldest silent ones made room
+    my $closed = grep { $_->wait_closed(1) } @silent[0 .. 24];
+    is($closed, 25, 'silent: the 25 oldest silent connections were closed');
+    my $open = grep { $_->still_open(0.05) } @silent[25 .. 39];
+    is($open, 15, 'silent: the 15 newest are still open');
+    is(join('', map { $_->buffer } @silent[0 .. 24]), '',
+       'silent: closed without a response');
+
+    my @warn = $t->log_contains(
+        qr/\[warn\] .*\b16 worker_connections are not enough, reusing connections/);
+    my $secs = time - $t0;
+    ok(scalar @warn, 'silent: log: [warn] 16 worker_connections are not enough, '
+                     . 'reusing connections');
+    cmp_ok(scalar @warn, '<=', int($secs) + 1,
+           'silent: the warning at most once a second')
+        or diag(scalar(@warn) . " lines in ${secs}s");
+    ok(!$t->log_contains(qr/client timed out/), 'silent: nobody timed out');
+    $_->close for @silent;
+    is_deeply([ $t->worker_pids ], [ $worker ], 'silent: same worker');
+    $t->stop;
+}
+
+###########################################################################
+# worker_connections 8, all in a lingering close: they are reusable too
+
+{
+    my $t = Test::Ringx->new;
+    $t->write_config(config(connections => 8, http => 'lingering_close always; '
+                            . 'lingering_timeout 30s; lingering_time 60s;'));
+    $t->run;
+    my $P = $t->port(0);
+
+    my @lingering;
+    for my $i (1 .. 8) {
+        my $c = $t->raw($P) or last;
+        $c->send("GET /l$i HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        my $r = $c->read_response(timeout => 3);
+        push @lingering, $c if $r && $r->{body} eq "uri=/l$i\n";
+    }
+    is(scalar @lingering, 8, 'lingering: 8 requests answered, the client keeps '
+                             . 'each connection open');
+    my $c = $t->raw($P);
+    $c->send("GET /after HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    my $r = $c->read_response(timeout => 5);
+    is($r && $r->{body}, "uri=/after\n",
+       'lingering: a new request is answered at once, not after lingering_timeout 30s');
+    ok($t->log_contains(qr/\[warn\] .*worker_connections are not enough, reusing connections/),
+       'lingering: log: reusing connections');
+    $_->close for @lingering, $c;
+    $t->stop;
+}
+
+###########################################################################
+# worker_connections 8, all busy with a request header under way: none is
+# closed for a new connection; accepting pauses and the new one is held
+# until a connection goes idle (it then gives way)
+
+{
+    my $t = Test::Ringx->new;
+    $t->write_config(config(connections => 8,
+                            http => 'client_header_timeout 60s; keepalive_timeout 60s;'));
+    $t->run;
+    my $P = $t->port(0);
+    my ($worker) = $t->wait_workers(1);
+
+    my @busy;
+    for my $i (1 .. 8) {
+        my $c = $t->raw($P) or last;
+        $c->send("GET /b$i HTTP/1.1\r\nHost: localhost\r\n");
+        push @busy, $c;
+    }
+    is(scalar @busy, 8, 'busy: 8 connections with half a request header each');
+    sleep 0.5;                  # setup: the worker reads their first bytes
+
+    my $held = $t->raw($P);
+    $held->send(get11('/held'));
+    ok(!defined $held->read_response(timeout => 1),
+       'busy: a 9th connection is not served while all 8 are busy');
+    my $open = grep { $_->still_open(0.05) } @busy;
+    is($open, 8, 'busy: no busy connection was closed for it');
+    ok(!$t->log_contains(qr/reusing connections/), 'busy: nothing reused');
+
+    # one request ends and its connection goes idle: it gives way
+    $busy[0]->send("\r\n");
+    my $r = $busy[0]->read_response(timeout => 3);
+    is($r && $r->{body}, "uri=/b1\n", 'busy: the first request is answered');
+    ok($busy[0]->wait_closed(3), 'busy: its idle connection was closed for the held one');
+    $r = $held->read_response(timeout => 3);
+    is($r && $r->{body}, "uri=/held\n", 'busy: then the held connection is served');
+
+    my $served = 0;
+    for my $i (2 .. 8) {
+        $busy[$i - 1]->send("Connection: close\r\n\r\n");
+        my $r = $busy[$i - 1]->read_response(timeout => 3);
+        $served++ if $r && $r->{body} eq "uri=/b$i\n";
+    }
+    is($served, 7, 'busy: the 7 others finish their requests');
+    $_->close for @busy, $held;
+    is_deeply([ $t->worker_pids ], [ $worker ], 'busy: same worker');
+    $t->stop;
+}
+
+###########################################################################
 # EMFILE: worker_rlimit_nofile 32 with worker_connections 64
 
 {
@@ -152,6 +282,26 @@ sub get11 { "GET $_[0] HTTP/1.1\r\nHost: localhost\r\n\r\n" }
     ok($c->wait_closed(2), 'QUIT: then the connection is closed');
     ok($t->wait_master_exit(3), 'QUIT: the master exits afterwards');
     is($t->exit_status, 0, 'QUIT: exit code 0');
+    $t->stop;
+}
+
+# a new connection that has not sent a byte yet is not idle: it is served
+{
+    my $t = Test::Ringx->new;
+    $t->write_config(config(connections => 64, http => 'client_header_timeout 5s;'));
+    $t->run;
+    my $P = $t->port(0);
+
+    my $c = $t->raw($P);
+    sleep 0.2;                  # setup: the worker accepts it
+    $t->signal('QUIT');
+    sleep 0.5;
+    ok($c->still_open(0.05), 'QUIT: a connection that has sent nothing yet stays');
+    $c->send(get11('/late'));
+    my $r = $c->read_response(timeout => 3);
+    is($r && $r->{body}, "uri=/late\n", 'QUIT: its request is answered');
+    ok($c->wait_closed(2), 'QUIT: then it is closed');
+    ok($t->wait_master_exit(3), 'QUIT: the master exits afterwards');
     $t->stop;
 }
 
