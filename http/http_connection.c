@@ -593,6 +593,9 @@ rx_http_request_done(rx_http_request_t *r)
     hc->keepalive_start = rx_current_msec;
     rx_timer_add(&c->timer, clcf->keepalive_timeout);
     rx_conn_set_idle(c, true);
+    if (c->state != RX_CONN_ACTIVE) {
+        return;              /* it gave its slot to a new connection */
+    }
     if (hc->client_eof) {
         close_connection(hc);
         return;
