@@ -12,6 +12,7 @@ char      rx_log_time[64];
 char      rx_http_time[64];
 char      rx_log_local_time[64];
 char      rx_iso8601_time[64];
+char      rx_syslog_time[64];
 
 static const char *week[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
 static const char *months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -62,4 +63,7 @@ rx_time_update(void)
         "%4d-%02d-%02dT%02d:%02d:%02d%c%02ld:%02ld",
         (tm.tm_year + 1900) % 10000, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
         tm.tm_min, tm.tm_sec, sign, (off / 60) % 100, off % 60);
+    /* RFC 3164: the day of the month padded with a space */
+    snprintf(rx_syslog_time, sizeof(rx_syslog_time), "%s %2d %02d:%02d:%02d",
+        months[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }

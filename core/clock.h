@@ -14,6 +14,7 @@ extern char      rx_log_time[64];
 extern char      rx_http_time[64];
 extern char      rx_log_local_time[64];
 extern char      rx_iso8601_time[64];
+extern char      rx_syslog_time[64];    /* "Jan  2 15:04:05", local */
 
 /* Refreshes the cache; the strings are rebuilt only when the second changed. */
 void rx_time_update(void);

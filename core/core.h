@@ -56,6 +56,7 @@ typedef struct rx_conf_s      rx_conf_t;
 typedef struct rx_command_s   rx_command_t;
 typedef struct rx_module_s    rx_module_t;
 typedef struct rx_open_file_s rx_open_file_t;
+typedef struct rx_syslog_peer_s rx_syslog_peer_t;
 
 #define rx_nelems(a)    (sizeof(a) / sizeof((a)[0]))
 #define rx_min(a, b)    ((a) < (b) ? (a) : (b))

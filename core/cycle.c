@@ -3,6 +3,7 @@
  * open files and sockets) and freeing one that is no longer used.
  */
 #include "core.h"
+#include <ctype.h>
 #include <sys/stat.h>
 #include "cycle.h"
 #include "clock.h"
@@ -22,6 +23,27 @@ copy_str(rx_pool_t *pool, rx_str_t *dst, const rx_str_t *src)
     dst->len = src->len;
     dst->data = rx_pstrdup(pool, src);
     return dst->data ? RX_OK : RX_ERROR;
+}
+
+/* The host's name, lower-cased as nginx keeps it, read for each cycle (a
+ * reload sees a new one): syslog headers, server_name $hostname. */
+static rx_int_t
+get_hostname(rx_cycle_t *cycle)
+{
+    char   host[256];
+    size_t i;
+
+    if (gethostname(host, sizeof(host) - 1) == -1) {
+        rx_log_error(RX_LOG_EMERG, cycle->log, errno, "gethostname() failed");
+        return RX_ERROR;
+    }
+    host[sizeof(host) - 1] = '\0';
+    for (i = 0; host[i]; i++) {
+        host[i] = (char) tolower((unsigned char) host[i]);
+    }
+    cycle->hostname.len = i;
+    cycle->hostname.data = rx_pstrdup_c(cycle->pool, host, i);
+    return cycle->hostname.data ? RX_OK : RX_ERROR;
 }
 
 static rx_cycle_t *
@@ -46,7 +68,7 @@ create_cycle(rx_cycle_t *old)
         || copy_str(pool, &cycle->prefix, &old->prefix) != RX_OK
         || copy_str(pool, &cycle->error_log, &old->error_log) != RX_OK
         || copy_str(pool, &cycle->conf_param, &old->conf_param) != RX_OK
-        || copy_str(pool, &cycle->hostname, &old->hostname) != RX_OK) {
+        || get_hostname(cycle) != RX_OK) {
         goto failed;
     }
     if (rx_array_init(&cycle->open_files, pool, 8, sizeof(void *)) != RX_OK

@@ -1,10 +1,11 @@
 /*
  * errlog.c: the error_log directive and the open-file list behind every
  * log: files are opened once per cycle, shared by name, and reopened on
- * USR1.
+ * USR1. Syslog targets are core/syslog.c's.
  */
 #include "core.h"
 #include "cycle.h"
+#include "syslog.h"
 
 static const char *set_error_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 
@@ -51,8 +52,8 @@ rx_conf_open_file(rx_cycle_t *cycle, const rx_str_t *name)
     return file;
 }
 
-/* Parses "error_log file [level]" into a new target appended to *head's
- * chain (the cycle's new_log for the main context). */
+/* Parses "error_log file|stderr|syslog:... [level]" into a new target
+ * appended to *head's chain (the cycle's new_log for the main context). */
 const char *
 rx_log_set_log(rx_conf_t *cf, rx_log_t **head)
 {
@@ -72,14 +73,14 @@ rx_log_set_log(rx_conf_t *cf, rx_log_t **head)
             return RX_CONF_ERROR;
         }
     }
-    if (rx_str_eq(&value[1], "syslog") || strncmp(value[1].data, "syslog:", 7) == 0
-        || strncmp(value[1].data, "memory:", 7) == 0) {
+    if (strncmp(value[1].data, "memory:", 7) == 0) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"%s\" error logs are not "
-            "supported by ringx; log to a file or stderr", value[1].data);
+            "supported by ringx; log to a file, stderr or syslog",
+            value[1].data);
         return RX_CONF_ERROR;
     }
 
-    if (*head == NULL || (*head)->file == NULL) {
+    if (*head == NULL || ((*head)->file == NULL && (*head)->syslog == NULL)) {
         log = *head ? *head : rx_pcalloc(cf->pool, sizeof(rx_log_t));
         if (log == NULL) {
             return RX_CONF_ERROR;
@@ -95,6 +96,10 @@ rx_log_set_log(rx_conf_t *cf, rx_log_t **head)
         last->next = log;
     }
     log->level = (unsigned) level;
+    if (strncmp(value[1].data, "syslog:", 7) == 0) {
+        log->syslog = rx_syslog_process_conf(cf, &value[1]);
+        return log->syslog ? RX_CONF_OK : RX_CONF_ERROR;
+    }
     log->file = rx_conf_open_file(cf->cycle, &value[1]);
     return log->file ? RX_CONF_OK : RX_CONF_ERROR;
 }
@@ -125,17 +130,29 @@ open_one(rx_cycle_t *cycle, rx_open_file_t *file)
 rx_int_t
 rx_log_open_default(rx_cycle_t *cycle)
 {
-    rx_open_file_t **files = cycle->open_files.elts;
+    rx_open_file_t **files;
+    rx_log_t        *log, *last;
     rx_uint_t        i;
 
-    if (cycle->new_log.file == NULL) {
-        /* no error_log in the config: the -e file or the built-in default */
-        cycle->new_log.file = rx_conf_open_file(cycle, &cycle->error_log);
-        cycle->new_log.level = RX_LOG_ERR;
-        if (cycle->new_log.file == NULL) {
+    if (rx_log_get_file_log(&cycle->new_log) == NULL) {
+        /* no error_log file in the config: the -e file or the built-in
+         * default, also next to syslog targets, as nginx does */
+        log = &cycle->new_log;
+        if (log->syslog) {
+            log = rx_pcalloc(cycle->pool, sizeof(rx_log_t));
+            if (log == NULL) {
+                return RX_ERROR;
+            }
+            for (last = &cycle->new_log; last->next; last = last->next) { }
+            last->next = log;
+        }
+        log->file = rx_conf_open_file(cycle, &cycle->error_log);
+        log->level = RX_LOG_ERR;
+        if (log->file == NULL) {
             return RX_ERROR;
         }
     }
+    files = cycle->open_files.elts;
     for (i = 0; i < cycle->open_files.nelts; i++) {
         if (files[i]->fd == -1 && open_one(cycle, files[i]) != RX_OK) {
             return RX_ERROR;

@@ -4,6 +4,7 @@
  */
 #include "core.h"
 #include "clock.h"
+#include "syslog.h"
 
 bool rx_use_stderr = true;
 rx_open_file_t rx_stderr_file = { STDERR_FILENO, rx_null_string };
@@ -88,8 +89,14 @@ rx_log_verror(unsigned level, rx_log_t *log, int err, const char *fmt,
     line[len++] = '\n';
 
     for (target = log; target; target = target->next) {
-        if (level > target->level || target->file == NULL
-            || target->file->fd == -1) {
+        if (level > target->level) {
+            continue;
+        }
+        if (target->syslog) {
+            rx_syslog_write_error(target->syslog, level, line, len - 1);
+            continue;
+        }
+        if (target->file == NULL || target->file->fd == -1) {
             continue;
         }
         write_all(target->file->fd, line, len);
@@ -167,4 +174,15 @@ rx_log_level_by_name(const rx_str_t *name)
         }
     }
     return RX_ERROR;
+}
+
+rx_log_t *
+rx_log_get_file_log(rx_log_t *log)
+{
+    for ( ; log; log = log->next) {
+        if (log->file) {
+            return log;
+        }
+    }
+    return NULL;
 }

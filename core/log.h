@@ -1,6 +1,7 @@
 /*
- * log.h: error logs. A log is a chain of targets (file or stderr), each with
- * its own level; lines are written in nginx's format
+ * log.h: error logs. A log is a chain of targets (a file, stderr or a syslog
+ * server, core/syslog.h), each with its own level; lines are written in
+ * nginx's format
  *   2026/11/29 12:00:00 [warn] 1234#1234: message (24: Too many open files)
  * A log may carry a context handler that appends ", client: ..." etc.
  */
@@ -27,7 +28,8 @@ typedef size_t (*rx_log_handler_pt)(rx_log_t *log, char *buf, size_t len);
 
 struct rx_log_s {
     unsigned           level;
-    rx_open_file_t    *file;
+    rx_open_file_t    *file;       /* NULL for a syslog target */
+    rx_syslog_peer_t  *syslog;      /* a syslog target: the line goes there */
     rx_uint_t          connection;  /* "*N " in lines when non-zero */
     const char        *action;      /* "while <action>" when set */
     rx_log_handler_pt  handler;     /* appends context; may be NULL */
@@ -60,6 +62,10 @@ bool rx_log_limit_allow(rx_log_limit_t *lim, rx_msec_t interval);
 
 /* Parses "file [level]"; used by error_log and -e. */
 rx_int_t rx_log_level_by_name(const rx_str_t *name);
+
+/* The first target of the chain that writes to a file (or stderr), or
+ * NULL. After rx_log_open_default() a cycle's log always has one. */
+rx_log_t *rx_log_get_file_log(rx_log_t *log);
 
 #if (RX_DEBUG)
 #define rx_log_debug(log, err, ...)                                           \

@@ -202,8 +202,8 @@ process_options(rx_cycle_t *cycle)
 /* The log used before any configuration is read: the -e file (or the
  * compiled-in default) if it opens, else stderr, as nginx does. */
 static rx_open_file_t boot_file = { -1, rx_null_string };
-static rx_log_t       boot_log = { RX_LOG_NOTICE, &rx_stderr_file, 0, NULL,
-                                   NULL, NULL, NULL };
+static rx_log_t       boot_log = { .level = RX_LOG_NOTICE,
+                                   .file = &rx_stderr_file };
 
 static void
 open_boot_log(rx_cycle_t *cycle)
@@ -251,6 +251,7 @@ main(int argc, char **argv)
     rx_cycle_t      boot, *cycle;
     rx_core_conf_t *ccf;
     rx_pool_t      *pool;
+    rx_log_t       *flog;
     int             rc;
 
     rx_time_update();
@@ -323,9 +324,10 @@ main(int argc, char **argv)
     if (rx_create_pidfile(&ccf->pid, cycle->log) != RX_OK) {
         return 1;
     }
-    if (ccf->daemon && cycle->log->file->fd > STDERR_FILENO) {
+    flog = rx_log_get_file_log(cycle->log);
+    if (ccf->daemon && flog && flog->file->fd > STDERR_FILENO) {
         /* a daemon's stray stderr output lands in the error log */
-        dup2(cycle->log->file->fd, STDERR_FILENO);
+        dup2(flog->file->fd, STDERR_FILENO);
     }
     rx_use_stderr = false;
     if (boot_file.fd != -1) {

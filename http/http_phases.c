@@ -151,6 +151,7 @@ rx_http_set_request_log(rx_http_request_t *r)
                                                    : rx_cycle->log;
 
     r->conn->log.file = src->file;
+    r->conn->log.syslog = src->syslog;
     r->conn->log.level = src->level;
     r->conn->log.next = src->next;
 }

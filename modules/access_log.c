@@ -1,16 +1,18 @@
 /*
  * access_log.c: nginx's ngx_http_log_module: log_format, access_log
- * (buffered or not, conditional, paths with variables), the ignored
+ * (buffered or not, conditional, paths with variables, syslog), the ignored
  * open_log_file_cache, and the log-phase handler writing one line per
  * request in the location where processing ended.
  *
  * Lines go out with write(2) on an O_APPEND descriptor: a line is small, the
  * file is local, and one write per line (or per buffer) keeps lines whole
- * between workers without a ring round trip holding request memory.
+ * between workers without a ring round trip holding request memory. A
+ * syslog line is one datagram on a non-blocking socket (core/syslog.c).
  */
 #include "http.h"
 #include "http_script.h"
 #include "clock.h"
+#include "syslog.h"
 
 typedef enum {
     ESC_DEFAULT = 0,     /* '"', '\', < 0x20, >= 0x7f as \xXX; absent: "-" */
@@ -36,11 +38,12 @@ typedef struct {
 } log_file_t;
 
 typedef struct {
-    log_file_t               *file;     /* NULL when path has variables */
+    log_file_t               *file;     /* NULL: path has variables, or syslog */
     rx_http_complex_value_t  *path;     /* with variables: opened per line */
+    rx_syslog_peer_t         *syslog;   /* "syslog:...": sent there */
     log_fmt_t                *format;
     rx_http_complex_value_t  *filter;   /* if=: skipped when "" or "0" */
-    rx_log_limit_t            limit;    /* open() errors of variable paths */
+    rx_log_limit_t            limit;    /* errors: open() of paths, syslog */
 } log_t;
 
 typedef struct {
@@ -366,6 +369,26 @@ write_path(rx_http_request_t *r, log_t *log, const char *line, size_t len,
     close(fd);
 }
 
+/* The line after the syslog header, as one datagram without its '\n' (a
+ * datagram is sent whole or not at all). A failure is reported as nginx
+ * does, but once a second. */
+static void
+write_syslog(rx_http_request_t *r, log_t *log, rx_log_t *elog)
+{
+    size_t  len = line_len(r, log->format), size;
+    char   *line = rx_pnalloc(r->pool, RX_SYSLOG_HEADER_MAX + len);
+
+    if (line == NULL) {
+        return;
+    }
+    size = rx_syslog_header(log->syslog, log->syslog->severity, line);
+    size = (size_t) (render(r, log->format, line + size) - line) - 1;
+    if (rx_syslog_send(log->syslog, line, size) < 0
+        && rx_log_limit_allow(&log->limit, 1000)) {
+        rx_log_error(RX_LOG_WARN, elog, 0, "send() to syslog failed");
+    }
+}
+
 static void
 write_line(rx_http_request_t *r, log_t *log, rx_log_t *elog)
 {
@@ -433,7 +456,7 @@ log_handler(rx_http_request_t *r)
     log = llcf->logs->elts;
     for (i = 0; i < llcf->logs->nelts; i++) {
         if (wanted(r, &log[i])) {
-            write_line(r, &log[i], elog);
+            (log[i].syslog ? write_syslog : write_line)(r, &log[i], elog);
         }
     }
     return RX_OK;
@@ -648,6 +671,11 @@ set_buffer(rx_conf_t *cf, log_t *log, ssize_t size, rx_int_t flush)
     if (size == 0) {
         return RX_CONF_OK;
     }
+    if (log->syslog) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "logs to syslog cannot be "
+                          "buffered");
+        return RX_CONF_ERROR;
+    }
     if (lf == NULL) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "buffered logs cannot have "
                           "variables in name");
@@ -673,6 +701,7 @@ set_buffer(rx_conf_t *cf, log_t *log, ssize_t size, rx_int_t flush)
 }
 
 /* access_log path [format [buffer=size] [flush=time] [if=condition]];
+ * access_log syslog:server=... [format [if=condition]];
  * access_log off; */
 static const char *
 set_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
@@ -694,11 +723,6 @@ set_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
                           value[2].data);
         return RX_CONF_ERROR;
     }
-    if (strncmp(value[1].data, "syslog:", 7) == 0) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "logging to syslog is not "
-                          "supported by ringx");
-        return RX_CONF_ERROR;
-    }
     if (llcf->logs == NULL) {
         llcf->logs = rx_array_create(cf->pool, 2, sizeof(log_t));
         if (llcf->logs == NULL) {
@@ -711,7 +735,12 @@ set_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     memset(log, 0, sizeof(*log));
 
-    if (memchr(value[1].data, '$', value[1].len)) {
+    if (strncmp(value[1].data, "syslog:", 7) == 0) {
+        log->syslog = rx_syslog_process_conf(cf, &value[1]);
+        if (log->syslog == NULL) {
+            return RX_CONF_ERROR;
+        }
+    } else if (memchr(value[1].data, '$', value[1].len)) {
         path = value[1];
         log->path = rx_palloc(cf->pool, sizeof(rx_http_complex_value_t));
         if (log->path == NULL || rx_conf_full_name(cf->cycle, &path, false) != RX_OK
