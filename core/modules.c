@@ -24,6 +24,7 @@ extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
+extern rx_module_t rx_http_auth_request_module;
 extern rx_module_t rx_http_headers_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
@@ -74,13 +75,16 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
 #endif
-    /* access phase, in nginx's order: allow/deny, then auth_basic */
+    /* access phase, in nginx's order: allow/deny, auth_basic, then
+     * auth_request (the subrequest last: with "satisfy any" a cheaper
+     * check that allows spares it) */
 #if (RX_HTTP_ACCESS)
     &rx_http_access_module,
 #endif
 #if (RX_HTTP_AUTH_BASIC)
     &rx_http_auth_basic_module,
 #endif
+    &rx_http_auth_request_module,
     &rx_http_headers_module,
     &rx_http_charset_module,    /* filter: after headers, before gzip */
 #if (RX_HTTP_GZIP)

@@ -14,6 +14,7 @@
 typedef struct rx_http_request_s     rx_http_request_t;
 typedef struct rx_http_connection_s  rx_http_connection_t;
 typedef struct rx_http_variable_value_s rx_http_variable_value_t;
+typedef struct rx_http_subrequest_s  rx_http_subrequest_t;
 
 /* Methods, as bits so that limits and keepalive rules can use masks. */
 #define RX_HTTP_UNKNOWN   0x0001
@@ -271,6 +272,16 @@ struct rx_http_request_s {
     rx_chain_t               *out;               /* waiting to be sent */
     rx_uint_t                 err_status;
     rx_uint_t                 access_code;       /* satisfy any: refusal so far */
+    rx_uint_t                 access_index;      /* access handler running */
+
+    /* Subrequests (http_subrequest.c). main is the client's request (r
+     * itself for it); a subrequest shares its pool and variables.
+     * subrequest links a subrequest to its parent (NULL for the main
+     * request); wait_sr is the subrequest a parent waits for: operations
+     * on the client connection go to it, and an abort reaches it. */
+    rx_http_request_t        *main;
+    rx_http_subrequest_t     *subrequest;
+    rx_http_subrequest_t     *wait_sr;
 
     /* Asynchronous work of a handler: op_handler gets the completions of
      * the operations it submitted on the connection (rx_http_op_ud);
@@ -298,6 +309,7 @@ struct rx_http_request_s {
     void                     *gzip_ctx;          /* modules/gzip.c's state */
     void                     *open_file_ctx;     /* http_open_file.c's, while
                                                     an open is in flight */
+    void                     *auth_request_ctx;  /* modules/auth_request.c's */
     rx_uint_t                 content_index;     /* content handler running */
 
     unsigned                  keepalive:1;
@@ -323,6 +335,8 @@ struct rx_http_request_s {
     unsigned                  sending_file:1;    /* a splice to the client runs */
     unsigned                  upgrade:1;         /* 101: "Connection: upgrade" */
     unsigned                  freed:1;           /* waits for its holds */
+    unsigned                  access_resume:1;   /* the access phase goes on
+                                                    from access_index */
     /* a body filter holds input it could not process yet (its output
      * buffers are all queued): when r->out drains, the body filters run
      * again with no input before write_handler may produce more */
@@ -410,6 +424,45 @@ void rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
 void rx_http_log_error_action(rx_http_connection_t *hc, unsigned level, int err,
     const char *action, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* http_request.c: rx_http_request_log_error with the action named. */
+void rx_http_request_log_error_action(rx_http_request_t *r, unsigned level,
+    int err, const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The response cannot be finished (http_phases.c): the client connection
+ * closes; a subrequest ends in failure instead, and its parent goes on. */
+void rx_http_close_request(rx_http_request_t *r);
+/* http_phases.c: an access handler that returned RX_AGAIN is done
+ * waiting: the access phase goes on from it (it is called again and
+ * answers this time), with what `satisfy` had gathered so far. */
+void rx_http_access_resume(rx_http_request_t *r);
+
+/*
+ * http_subrequest.c: a request made inside r for r's own use (see
+ * docs/ARCHITECTURE.md, "Subrequests"). rx_http_subrequest starts a GET of
+ * uri (decoded) and args (NULL: none) at the end of this loop turn:
+ * internal, with r's headers and no body, in r's pool and with its
+ * variables. Its response stops at its end of the filters: status and
+ * headers_out are kept, the body is dropped where it is made
+ * (header_only), nothing reaches the client. r waits: done(sr, data) runs
+ * once, from a loop turn of its own, with sr->headers_out.status set (500
+ * when the subrequest failed); sr's memory lasts as long as r's. If the
+ * client connection goes first, the subrequest is aborted and done never
+ * runs. One subrequest at a time per request. Returns sr, or NULL.
+ */
+typedef void (*rx_http_subrequest_done_pt)(rx_http_request_t *sr, void *data);
+rx_http_request_t *rx_http_subrequest(rx_http_request_t *r, const rx_str_t *uri,
+    const rx_str_t *args, rx_http_subrequest_done_pt done, void *data);
+/* Where rx_http_send_header and rx_http_output_filter end for a
+ * subrequest: nothing is sent; the last buffer ends the subrequest. */
+rx_int_t rx_http_subrequest_header(rx_http_request_t *sr);
+rx_int_t rx_http_subrequest_output(rx_http_request_t *sr, rx_chain_t *in);
+/* rx_http_close_request for a subrequest: it lets go of what it holds
+ * (its abort handler) and ends with 500. */
+void rx_http_subrequest_fail(rx_http_request_t *sr);
+/* The request that the client connection's operations belong to: r, or
+ * the subrequest r waits for (http_connection.c routes completions). */
+rx_http_request_t *rx_http_op_target(rx_http_request_t *r);
 
 /* http_auth.c: the user and password of "Authorization: Basic" into
  * r->headers_in.user/passwd. RX_OK; RX_DECLINED when the header is absent

@@ -165,8 +165,15 @@ rx_int_t
 rx_http_read_client_request_body(rx_http_request_t *r,
     const rx_http_body_reader_t *reader)
 {
-    rx_http_request_body_t *rb = body_state(r);
+    rx_http_request_body_t *rb;
 
+    if (r->subrequest) {
+        /* it has no body, and the parent's is not its to take */
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "a subrequest cannot "
+                                  "read the request body");
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rb = body_state(r);
     if (rb == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -179,7 +179,9 @@ static void
 on_op(rx_conn_t *c, const rx_cqe_t *cqe)
 {
     rx_http_connection_t *hc = c->data;
-    rx_http_request_t    *r = hc ? hc->r : NULL;
+    /* a request waiting for its subrequest has nothing in flight itself:
+     * the completion is the subrequest's */
+    rx_http_request_t    *r = rx_http_op_target(hc ? hc->r : NULL);
 
     if (c->state != RX_CONN_ACTIVE || r == NULL || r->op_handler == NULL) {
         if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {

@@ -105,6 +105,21 @@ var_content_length(rx_http_request_t *r, rx_http_variable_value_t *v,
     return RX_OK;
 }
 
+/* The client's method, also in a subrequest (a GET of its own), as nginx. */
+static rx_int_t
+var_request_method(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_http_request_t *m = r->main ? r->main : r;
+
+    if (m->method_name.data == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    rx_http_var_str(v, m->method_name.data, m->method_name.len);
+    return RX_OK;
+}
+
 static rx_int_t
 var_server_name(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
@@ -755,7 +770,7 @@ static const core_var_t core_vars[] = {
     { "query_string",        var_request_str, NULL, RQ(args), NC },
     { "is_args",             var_is_args, NULL, 0, NC },
     { "request",             var_request_str, NULL, RQ(request_line), 0 },
-    { "request_method",      var_request_str, NULL, RQ(method_name), NC },
+    { "request_method",      var_request_method, NULL, 0, NC },
     { "server_protocol",     var_request_str, NULL, RQ(http_protocol), 0 },
     { "host",                var_host, NULL, 0, 0 },
     { "content_type",        var_header_elt, NULL,

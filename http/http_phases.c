@@ -230,7 +230,10 @@ withdraw_challenge(rx_http_request_t *r)
  * the phase. "any": the first RX_OK ends the phase (and withdraws a 401
  * challenge added before it); refusals are remembered, 401 over 403, and
  * the request fails with that code only when no handler allowed it.
- * Access handlers are synchronous: none returns RX_AGAIN.
+ * A handler may answer RX_AGAIN (auth_request waits for its subrequest):
+ * the phase stops there, and rx_http_access_resume() calls that handler
+ * again later, with what was gathered so far. Subrequests skip the phase
+ * (nginx): their parent passed it.
  */
 static rx_int_t
 run_access_phase(rx_http_request_t *r)
@@ -242,9 +245,20 @@ run_access_phase(rx_http_request_t *r)
     rx_uint_t                i;
     rx_int_t                 rc;
 
-    r->access_code = 0;
-    for (i = 0; i < a->nelts; i++) {
+    if (r->subrequest) {
+        return RX_DECLINED;
+    }
+    if (!r->access_resume) {
+        r->access_code = 0;
+        r->access_index = 0;
+    }
+    r->access_resume = 0;
+    for (i = r->access_index; i < a->nelts; i++) {
+        r->access_index = i;
         rc = h[i](r);
+        if (rc == RX_AGAIN) {
+            return RX_AGAIN;
+        }
         if (rc == RX_DECLINED) {
             continue;
         }
@@ -315,6 +329,20 @@ post_rewrite(rx_http_request_t *r)
     rx_http_update_location_config(r);
     r->phase = RX_HTTP_FIND_CONFIG_PHASE;
     return RX_AGAIN;
+}
+
+void
+rx_http_access_resume(rx_http_request_t *r)
+{
+    if (r->phase != RX_HTTP_ACCESS_PHASE) {
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "access resumed in "
+                                  "phase %d", (int) r->phase);
+        rx_http_finalize_request(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    r->op_handler = NULL;
+    r->access_resume = 1;
+    run_from(r);
 }
 
 void
@@ -400,6 +428,7 @@ rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     rx_http_uri_exten(uri, &r->exten);
     r->internal = 1;
     r->content_handler = NULL;
+    r->auth_request_ctx = NULL;      /* a new location asks again (nginx) */
     r->loc_conf = server_loc_confs(r);
     rx_http_run_phases(r);
     return RX_DONE;
@@ -428,6 +457,7 @@ rx_http_named_location(rx_http_request_t *r, const rx_str_t *name)
         return RX_DONE;
     }
     r->internal = 1;
+    r->auth_request_ctx = NULL;
     r->loc_conf = clcf->loc_conf;
     rx_http_update_location_config(r);
     r->phase = RX_HTTP_REWRITE_PHASE;
@@ -459,6 +489,10 @@ rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc)
     if (r->header_sent) {
         rx_http_request_log_error(r, RX_LOG_ERR, 0, "status %ld after the "
                                   "response header was sent", (long) rc);
+        if (r->subrequest) {
+            rx_http_subrequest_fail(r);
+            return;
+        }
         r->hc->close_after = 1;
         if (!r->conn->sending) {
             rx_conn_close(r->conn);
@@ -467,6 +501,17 @@ rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc)
     }
     rc = rx_http_special_response_handler(r, rc);
     if (rc != RX_OK && rc != RX_DONE) {
-        rx_conn_close(r->conn);
+        rx_http_close_request(r);
     }
+}
+
+void
+rx_http_close_request(rx_http_request_t *r)
+{
+    if (r->subrequest) {
+        rx_http_subrequest_fail(r);
+        return;
+    }
+    r->hc->close_after = 1;
+    rx_conn_close(r->conn);
 }

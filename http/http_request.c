@@ -12,11 +12,12 @@
 #include "regex.h"
 #include "http_captures.h"
 
+/* r: the request the line is about (a subrequest names its URI, as in
+ * nginx); NULL before a request. */
 static void
-log_verror(rx_http_connection_t *hc, unsigned level, int err,
-    const char *action, const char *fmt, va_list args)
+log_verror(rx_http_connection_t *hc, rx_http_request_t *r, unsigned level,
+    int err, const char *action, const char *fmt, va_list args)
 {
-    rx_http_request_t *r = hc->r;
     char               msg[RX_MAX_ERROR_STR], addr[128];
     size_t             n;
 
@@ -35,7 +36,12 @@ log_verror(rx_http_connection_t *hc, unsigned level, int err,
         size_t t = 0;
 
         tail[0] = '\0';
-        if (r->log_upstream.len) {
+        if (r->subrequest) {
+            t += (size_t) snprintf(tail + t, sizeof(tail) - t,
+                                   ", subrequest: \"%.*s\"", (int) r->uri.len,
+                                   r->uri.data);
+        }
+        if (r->log_upstream.len && t < sizeof(tail)) {
             t += (size_t) snprintf(tail + t, sizeof(tail) - t,
                                    ", upstream: \"%.*s\"",
                                    (int) r->log_upstream.len,
@@ -73,7 +79,7 @@ rx_http_log_error_action(rx_http_connection_t *hc, unsigned level, int err,
     va_list args;
 
     va_start(args, fmt);
-    log_verror(hc, level, err, action, fmt, args);
+    log_verror(hc, hc->r, level, err, action, fmt, args);
     va_end(args);
 }
 
@@ -84,7 +90,18 @@ rx_http_request_log_error(rx_http_request_t *r, unsigned level, int err,
     va_list args;
 
     va_start(args, fmt);
-    log_verror(r->hc, level, err, r->hc->action, fmt, args);
+    log_verror(r->hc, r, level, err, r->hc->action, fmt, args);
+    va_end(args);
+}
+
+void
+rx_http_request_log_error_action(rx_http_request_t *r, unsigned level,
+    int err, const char *action, const char *fmt, ...)
+{
+    va_list args;
+
+    va_start(args, fmt);
+    log_verror(r->hc, r, level, err, action, fmt, args);
     va_end(args);
 }
 
@@ -112,6 +129,7 @@ rx_http_request_hold_for(rx_http_request_t *r, rx_conn_t *c)
 {
     rx_pool_cleanup_t *cln = rx_pool_cleanup_add(c->pool, 0);
 
+    r = r->main;            /* a subrequest's memory is its main request's */
     if (cln == NULL) {
         return RX_ERROR;
     }
@@ -141,6 +159,7 @@ rx_http_create_request(rx_http_connection_t *hc)
         return NULL;
     }
     r->pool = pool;
+    r->main = r;
     r->hc = hc;
     r->conn = hc->conn;
     r->main_conf = hc->server->ctx->main_conf;

@@ -3,7 +3,8 @@
  * enter the filter chains, which the filter modules build in the order of
  * core/modules.c (today: headers -> charset -> gzip -> chunked, then the
  * header serialiser and the writer), and small helpers for whole responses
- * and extra headers.
+ * and extra headers. A subrequest's output goes to http_subrequest.c
+ * instead of the filters.
  */
 #include "http.h"
 
@@ -42,12 +43,18 @@ rx_http_send_header(rx_http_request_t *r)
         r->headers_out.status_line.len = 0;
     }
     r->header_sent = 1;
+    if (r->subrequest) {
+        return rx_http_subrequest_header(r);    /* nothing reaches the client */
+    }
     return rx_http_top_header_filter(r);
 }
 
 rx_int_t
 rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in)
 {
+    if (r->subrequest) {
+        return rx_http_subrequest_output(r, in);
+    }
     if (in == NULL) {
         /* "nothing more": an empty last buffer ends the response */
         rx_buf_t *b = rx_calloc_buf(r->pool);

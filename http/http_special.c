@@ -193,7 +193,7 @@ builtin_page(rx_http_request_t *r, rx_uint_t status)
 static void
 discard_body(rx_http_request_t *r)
 {
-    if (rx_http_discard_request_body(r) != RX_OK) {
+    if (rx_http_discard_request_body(r) != RX_OK && !r->subrequest) {
         r->keepalive = 0;
         r->hc->close_after = 1;
     }
@@ -209,7 +209,8 @@ rx_http_special_response_handler(rx_http_request_t *r, rx_int_t status)
     rx_int_t                 rc;
 
     r->err_status = (rx_uint_t) status;
-    if (closes_connection((rx_uint_t) status)) {
+    /* a subrequest's error is its parent's business, not the connection's */
+    if (closes_connection((rx_uint_t) status) && !r->subrequest) {
         r->keepalive = 0;
         r->hc->close_after = 1;
     }

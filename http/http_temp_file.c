@@ -125,7 +125,7 @@ rx_http_temp_log_failure(rx_http_request_t *r, const char *dir,
     /* once per directory, so NSS's file read is no cost */
     user = rx_http_temp_worker_user(uid, sizeof(uid));
     if (err == EACCES || err == EPERM) {
-        rx_http_log_error_action(r->hc, RX_LOG_CRIT, 0, NULL, "%s \"%s\" failed "
+        rx_http_request_log_error_action(r, RX_LOG_CRIT, 0, NULL, "%s \"%s\" failed "
             "(%d: %s) while buffering %s to a temporary file: user \"%s\" "
             "cannot create files in %s \"%s\"; %s until it can (let \"%s\" "
             "write there, or set %s to a directory it can write; logged once "
@@ -134,7 +134,7 @@ rx_http_temp_log_failure(rx_http_request_t *r, const char *dir,
             user, directive);
         return;
     }
-    rx_http_log_error_action(r->hc, RX_LOG_CRIT, 0, NULL, "%s a temporary file "
+    rx_http_request_log_error_action(r, RX_LOG_CRIT, 0, NULL, "%s a temporary file "
         "in %s \"%s\" failed (%d: %s) while buffering %s to it; %s meanwhile "
         "(logged once per worker)", what, directive, dir, err, strerror(err),
         purpose, effect);

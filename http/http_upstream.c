@@ -265,7 +265,7 @@ void
 rx_http_upstream_log_error(rx_http_upstream_t *u, unsigned level, int err,
     const char *msg)
 {
-    rx_http_log_error_action(u->r->hc, level, err, u->action, "%s", msg);
+    rx_http_request_log_error_action(u->r, level, err, u->action, "%s", msg);
 }
 
 static rx_http_upstream_state_t *
@@ -831,7 +831,7 @@ accel_redirect(rx_http_upstream_t *u, const rx_str_t *value)
         rc = rx_http_parse_unsafe_uri(r->pool, value, &path, &args);
     }
     if (rc == RX_DECLINED) {
-        rx_http_log_error_action(r->hc, RX_LOG_ERR, 0, u->action,
+        rx_http_request_log_error_action(r, RX_LOG_ERR, 0, u->action,
             "unsafe URI \"%.*s\" was detected", (int) value->len, value->data);
     }
     rx_http_upstream_drop_connection(u);
@@ -1038,7 +1038,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         rx_http_upstream_drop_connection(u);
         rx_http_upstream_release_peer(u, false);
         if (cl == NULL || rx_http_write_filter(u->r, cl) != RX_OK) {
-            rx_conn_close(u->r->conn);
+            rx_http_close_request(u->r);
         }
         return;
     }

@@ -186,7 +186,7 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
             u->r->op_handler = file_op;
             if (u->temp.fd == -1) {
                 /* nginx's warning, once per response */
-                rx_http_log_error_action(u->r->hc, RX_LOG_WARN, 0, u->action,
+                rx_http_request_log_error_action(u->r, RX_LOG_WARN, 0, u->action,
                     "an upstream response is buffered to a temporary file "
                     "in %s", u->conf->temp_path.data);
             }
@@ -258,7 +258,7 @@ finish_from_memory(rx_http_upstream_t *u)
 
     r->write_handler = NULL;
     if (rx_http_upstream_emit_slice(u) != RX_OK) {
-        rx_conn_close(r->conn);
+        rx_http_close_request(r);
         return;
     }
     if (u->pending) {
@@ -272,7 +272,7 @@ finish_from_memory(rx_http_upstream_t *u)
         u->pending = NULL;
         u->eof_pending = 0;
         if (b == NULL || end == NULL) {
-            rx_conn_close(r->conn);
+            rx_http_close_request(r);
             return;
         }
         b->last_buf = 1;
@@ -281,7 +281,7 @@ finish_from_memory(rx_http_upstream_t *u)
         end->next = NULL;
         *u->pending_last = end;
         if (rx_http_output_filter(r, cl) == RX_ERROR) {
-            rx_conn_close(r->conn);
+            rx_http_close_request(r);
         }
         return;
     }
@@ -294,7 +294,7 @@ send_last(rx_http_upstream_t *u)
     u->r->write_handler = NULL;
     u->eof_pending = 0;
     if (rx_http_output_filter(u->r, NULL) == RX_ERROR) {
-        rx_conn_close(u->r->conn);
+        rx_http_close_request(u->r);
     }
 }
 
@@ -462,7 +462,7 @@ file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
         cl->buf->start = cl->buf->pos = u->rbuf;
         cl->buf->end = cl->buf->last = u->rbuf + cqe->res;
         if (rx_http_output_filter(r, cl) == RX_ERROR) {
-            rx_conn_close(r->conn);
+            rx_http_close_request(r);
             return;
         }
     } else if (rx_http_temp_handle(&u->temp, cqe, &err, &what) == RX_ERROR) {
@@ -497,8 +497,7 @@ rx_http_upstream_cut_body(rx_http_upstream_t *u, const char *reason, int err)
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, false);
     r->keepalive = 0;
-    r->hc->close_after = 1;
-    rx_conn_close(r->conn);
+    rx_http_close_request(r);       /* a subrequest fails instead */
 }
 
 void

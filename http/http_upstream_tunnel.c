@@ -51,7 +51,7 @@ rx_http_upstream_end_tunnel(rx_http_upstream_t *u)
     r->write_handler = NULL;
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, false);
-    rx_conn_close(r->conn);
+    rx_http_close_request(r);
 }
 
 /*

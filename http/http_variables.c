@@ -281,11 +281,17 @@ lookup(rx_http_request_t *r, rx_uint_t index)
         return NULL;
     }
     if (r->variables == NULL) {
-        r->variables = rx_pcalloc(r->pool, vmcf->variables.nelts
-                                  * sizeof(rx_http_variable_value_t));
-        if (r->variables == NULL) {
-            return NULL;
+        /* a subrequest shares its main request's values (nginx) */
+        rx_http_request_t *owner = r->main ? r->main : r;
+
+        if (owner->variables == NULL) {
+            owner->variables = rx_pcalloc(owner->pool, vmcf->variables.nelts
+                                          * sizeof(rx_http_variable_value_t));
+            if (owner->variables == NULL) {
+                return NULL;
+            }
         }
+        r->variables = owner->variables;
     }
     return (rx_http_variable_t *) vmcf->variables.elts + index;
 }

@@ -13,6 +13,10 @@ rx_http_write_queue(rx_http_request_t *r, rx_chain_t *in)
 {
     rx_chain_t **ll = &r->out, *cl;
 
+    if (r->subrequest) {
+        return rx_http_subrequest_output(r, in);
+    }
+
     while (*ll) {
         ll = &(*ll)->next;
     }
@@ -32,6 +36,10 @@ rx_int_t
 rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in)
 {
     rx_chain_t *cl, *body = NULL, **ll = &body;
+
+    if (r->subrequest) {
+        return rx_http_subrequest_output(r, in);   /* never the client's */
+    }
 
     for (cl = in; cl; cl = cl->next) {
         if (cl->buf->last_buf) {

@@ -416,7 +416,7 @@ stderr_flush(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
     if (n == 0) {
         return RX_OK;
     }
-    rx_http_log_error_action(u->r->hc, RX_LOG_ERR, 0, u->action,
+    rx_http_request_log_error_action(u->r, RX_LOG_ERR, 0, u->action,
                              "FastCGI sent in stderr: \"%.*s\"", (int) n,
                              ctx->err);
     pat = flcf->catch_stderr ? flcf->catch_stderr->elts : NULL;
@@ -697,7 +697,7 @@ body_bytes(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx, const char *data,
     }
     if (ctx->length_left >= 0) {
         if ((int64_t) len > ctx->length_left) {
-            rx_http_log_error_action(u->r->hc, RX_LOG_WARN, 0, u->action,
+            rx_http_request_log_error_action(u->r, RX_LOG_WARN, 0, u->action,
                 "upstream sent more data than specified in "
                 "\"Content-Length\" header");
             len = (size_t) ctx->length_left;
