@@ -26,6 +26,8 @@ typedef struct {
     bool           deferred;       /* TCP_DEFER_ACCEPT */
     bool           inherited;      /* fd kept from the previous cycle */
     bool           remove;         /* closed when the new cycle starts */
+    bool           draining;       /* a worker's graceful stop: its accept
+                                      is being cancelled (event/accept.c) */
     rx_uint_t      worker;         /* with reuseport: which worker owns it */
     void          *servers;        /* protocol data (HTTP: address->servers) */
     void          *names;          /* HTTP: per-address server_name lookup

@@ -18,10 +18,21 @@ typedef struct {
 static rx_pending_t pending[PENDING_MAX];
 static rx_uint_t   npending;
 static bool        paused;          /* multishot accepts cancelled */
-static bool        stopped;         /* graceful stop: never again */
+static bool        stopped;         /* never again */
+/* A graceful stop: each listener's accept is cancelled, and when its last
+ * completion is in, what waits in its backlog is accepted and served before
+ * our copy of the socket is closed. A cancelled accept may have taken the
+ * kernel's wake-up for a connection (accept waiters are woken one at a
+ * time): without the drain, that connection would wait for the next one
+ * to wake another worker: a request lost to a reload (t/reload_accept.t). */
+static bool        draining;
+static rx_uint_t   ndraining;       /* listeners whose accept is still in */
 static rx_timer_t  resume_timer;
 
 void (*rx_event_init_connection)(rx_conn_t *c);
+
+static void start_connection(rx_worker_t *w, int fd, rx_listening_t *ls);
+static void table_full(rx_worker_t *w, int fd, rx_listening_t *ls);
 
 static bool
 serves(rx_worker_t *w, rx_listening_t *ls)
@@ -98,11 +109,72 @@ rx_accept_resume(rx_worker_t *w)
     }
 }
 
+/* Accepts what waits in listener i's backlog without waiting (a receive
+ * timeout bounds accept(2) on the blocking socket; io_uring's accepts do
+ * not use it), serves it, and closes our copy of the socket. */
+static void
+drain_and_close(rx_worker_t *w, rx_uint_t i)
+{
+    rx_listening_t *ls = (rx_listening_t *) w->cycle->listening.elts + i;
+    struct timeval  tv = { 0, 1000 };
+    int             fd;
+
+    if (ls->fd == -1) {
+        return;
+    }
+    if (serves(w, ls)
+        && setsockopt(ls->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0) {
+        while ((fd = accept4(ls->fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+            if (w->nfree == 0 || npending) {
+                table_full(w, fd, ls);
+            } else {
+                start_connection(w, fd, ls);
+            }
+        }
+    }
+    close(ls->fd);
+    ls->fd = -1;
+}
+
+/* Graceful stop: no new accepts; what was accepted is served. */
+void
+rx_accept_stop_gracefully(rx_worker_t *w)
+{
+    rx_uint_t i;
+
+    if (stopped) {
+        return;
+    }
+    stopped = true;
+    draining = true;
+    rx_timer_del(&resume_timer);
+    for (i = 0; i < w->cycle->listening.nelts; i++) {
+        rx_listening_t *ls = (rx_listening_t *) w->cycle->listening.elts + i;
+
+        if (!paused && serves(w, ls)) {
+            rx_ring_cancel(rx_op_pack(RX_OP_ACCEPT, (uint32_t) i, 0),
+                           rx_op_pack(RX_OP_CANCEL, UINT32_MAX, 0));
+            ls->draining = 1;
+            ndraining++;
+        } else {
+            drain_and_close(w, i);
+        }
+    }
+}
+
+/* Listeners whose cancelled accept has not completed yet. */
+rx_uint_t
+rx_accept_draining(void)
+{
+    return ndraining;
+}
+
 void
 rx_accept_stop(rx_worker_t *w)
 {
     rx_uint_t i;
 
+    draining = false;         /* what the cancelled accepts bring: closed */
     if (!stopped) {
         if (!paused) {
             cancel_all(w);
@@ -182,14 +254,14 @@ rx_accept_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
     }
     ls = (rx_listening_t *) w->cycle->listening.elts + i;
     if (cqe->res >= 0) {
-        if (stopped) {
+        if (stopped && !draining) {
             close(cqe->res);
         } else if (w->nfree == 0 || npending) {
             table_full(w, cqe->res, ls);
         } else {
             start_connection(w, cqe->res, ls);
         }
-    } else if (cqe->res == -EMFILE || cqe->res == -ENFILE) {
+    } else if ((cqe->res == -EMFILE || cqe->res == -ENFILE) && !stopped) {
         if (rx_log_limit_allow(&w->accept_limit, 1000)) {
             rx_log_error(RX_LOG_CRIT, w->cycle->log, -cqe->res,
                          "accept4() failed");
@@ -205,9 +277,17 @@ rx_accept_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
                && cqe->res != -EPROTO && cqe->res != -ENETDOWN
                && cqe->res != -ENOPROTOOPT && cqe->res != -EHOSTDOWN
                && cqe->res != -ENONET && cqe->res != -EHOSTUNREACH
-               && cqe->res != -EOPNOTSUPP && cqe->res != -ENETUNREACH) {
+               && cqe->res != -EOPNOTSUPP && cqe->res != -ENETUNREACH
+               && cqe->res != -EMFILE && cqe->res != -ENFILE) {
         rx_log_error(RX_LOG_ALERT, w->cycle->log, -cqe->res,
                      "accept4() on %s failed", ls->addr_text.data);
+    }
+    if (!more && ls->draining) {
+        /* the last completion of a cancelled accept: now the backlog */
+        ls->draining = 0;
+        ndraining--;
+        drain_and_close(w, i);
+        return;
     }
     /* multishot ended (error, or the kernel dropped it): re-arm unless we
      * meant it to stop */

@@ -190,7 +190,13 @@ rx_int_t rx_accept_init(rx_worker_t *w);
 void rx_accept_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);
 void rx_accept_pause(rx_worker_t *w);
 void rx_accept_resume(rx_worker_t *w);
+/* Fast stop: accepts cancelled, what they still bring closed. */
 void rx_accept_stop(rx_worker_t *w);
+/* Graceful stop: accepts cancelled, what waits in the backlogs served, then
+ * our copies of the listening sockets closed (rx_accept_draining() counts
+ * the listeners still to go: the worker stays until it is 0). */
+void rx_accept_stop_gracefully(rx_worker_t *w);
+rx_uint_t rx_accept_draining(void);
 void rx_accept_slot_freed(rx_worker_t *w);
 rx_uint_t rx_accept_held(void);
 

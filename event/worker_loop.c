@@ -46,13 +46,13 @@ begin_graceful_stop(rx_worker_t *w)
     w->quit = true;
     rx_log_error(RX_LOG_NOTICE, w->cycle->log, 0, "gracefully shutting down");
     rx_setproctitle(RINGX_NAME ": worker process is shutting down");
-    rx_accept_stop(w);
-    /* Our copy of the listening sockets goes too, as nginx's workers do:
-     * once the master and every stopping worker have closed theirs, a new
-     * client is refused at once instead of waiting in a backlog nobody
-     * accepts from until the last download ends (and then being reset).
-     * At a reload the new workers' copies keep the sockets open. */
-    rx_close_listening_sockets(w->cycle);
+    /* Our copy of the listening sockets goes too, as nginx's workers do
+     * (once each accept's cancel is in and its backlog served): once the
+     * master and every stopping worker have closed theirs, a new client is
+     * refused at once instead of waiting in a backlog nobody accepts from
+     * until the last download ends (and then being reset). At a reload
+     * the new workers' copies keep the sockets open. */
+    rx_accept_stop_gracefully(w);
     rx_conn_close_idle(w);
     if (ccf->shutdown_timeout > 0) {
         w->shutdown_timer.handler = shutdown_timeout_handler;
@@ -207,7 +207,8 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
     rx_accept_init(w);
 
     rc = RX_OK;
-    while (!w->terminate && !(w->quit && !connections_left(w))) {
+    while (!w->terminate
+           && !(w->quit && !connections_left(w) && !rx_accept_draining())) {
         if (rx_ring_wait(w->posted_head ? 0 : rx_timers_next_wait(w))
             != RX_OK) {
             rx_log_error(RX_LOG_ALERT, cycle->log, errno,
