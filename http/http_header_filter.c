@@ -86,25 +86,32 @@ rx_http_header_filter(rx_http_request_t *r)
     rx_buf_t                *b;
     rx_chain_t              *cl;
     char                    *p;
-    bool                     keepalive;
+    bool                     keepalive, relayed;
 
     if (ho->location && absolute_location(r, clcf, &ho->location->value) != RX_OK) {
         return RX_ERROR;
     }
+    /* an upstream's response keeps its status line (below) */
+    relayed = ho->status_line.len >= 3
+              && rx_atoi(ho->status_line.data, 3) == (rx_int_t) status;
     if (status == RX_HTTP_NO_CONTENT || status == RX_HTTP_NOT_MODIFIED
         || status < 200) {
         r->header_only = 1;
-        ho->content_length_n = -1;
-        ho->content_type.len = 0;
-        if (status != RX_HTTP_NOT_MODIFIED) {
-            ho->last_modified_time = -1;
+        /* an upstream's Content-Length and Content-Type go out as they
+         * came, as nginx relays them (for a 304, the length of what the
+         * client has); ringx's own answers carry none */
+        if (!relayed) {
+            ho->content_length_n = -1;
+            ho->content_type.len = 0;
+            if (status != RX_HTTP_NOT_MODIFIED) {
+                ho->last_modified_time = -1;
+            }
         }
     }
     keepalive = r->keepalive && !r->hc->close_after && !rx_worker.quit;
     r->keepalive = keepalive;
 
-    if (ho->status_line.len > 3
-        && rx_atoi(ho->status_line.data, 3) == (rx_int_t) status) {
+    if (relayed && ho->status_line.len > 3) {
         /* an upstream's own status line ("418 I Am A Teapot"), as nginx;
          * not when something changed the status since */
         sl = rx_pnalloc(r->pool, sizeof("HTTP/1.1 \r\n") + ho->status_line.len);

@@ -177,7 +177,15 @@ on_headers_complete(llhttp_t *l)
     if (h->status == 101) {
         return 2;        /* the bytes after it are not HTTP */
     }
-    return p->head ? 1 : 0;
+    if (p->head || h->status == 204 || h->status == 304) {
+        /* no body whatever Content-Length or Transfer-Encoding say (RFC
+         * 9112 6.3): the response ends here and the connection serves
+         * the next one. llhttp 8 itself skips the body of a 204 or 304
+         * only when no length is given, and would wait for that many
+         * bytes that never come */
+        return 1;
+    }
+    return 0;
 }
 
 static int

@@ -3,7 +3,9 @@
  * (llhttp in response mode, strict). It fills the upstream's header
  * structure, skips 1xx interim responses, and decodes the body framing
  * (Content-Length, chunked, or up to the close), handing decoded body
- * bytes to a callback. Used by the proxy module and the fuzz target.
+ * bytes to a callback. A 204, a 304 and a response to HEAD end with their
+ * header, whatever length they announce. Used by the proxy module and the
+ * fuzz target.
  */
 #ifndef RX_HTTP_RESPONSE_PARSE_H
 #define RX_HTTP_RESPONSE_PARSE_H

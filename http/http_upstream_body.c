@@ -169,6 +169,12 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
         rx_http_connection_send(u->r->hc);
     } else if (cl && rx_http_output_filter(u->r, cl) == RX_ERROR) {
         return RX_ERROR;
+    } else if (cl == NULL && !u->buffering && u->r->out
+               && !u->r->response_done) {
+        /* buffering off and no body byte yet: the header, which waits in
+         * r->out for the first of them, goes out now (nginx flushes it;
+         * an event stream's first event may be minutes away) */
+        rx_http_connection_send(u->r->hc);
     }
     if (cl && client_idle(u)) {
         /* a filter (gzip) took the bytes and queued nothing yet: no send

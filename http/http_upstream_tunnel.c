@@ -170,6 +170,10 @@ rx_http_upstream_start_tunnel(rx_http_upstream_t *u)
     u->tunnel = 1;
     u->action = "proxying upgraded connection";
     r->tunnel_read = tunnel_client_read;
+    /* the 101 goes out now, alone if need be: a header otherwise waits in
+     * r->out for the first body bytes, but after a 101 either side may be
+     * the first to speak, and a browser waits for the 101 before it does */
+    rx_http_connection_send(hc);
     /* bytes the client sent right after its request */
     if (hc->in_len > hc->in_parsed) {
         size_t n = hc->in_len - hc->in_parsed;

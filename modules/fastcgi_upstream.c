@@ -495,9 +495,9 @@ add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
             return RX_HTTP_UPSTREAM_INVALID_HEADER;
         }
         h->status = (rx_uint_t) status;
-        if (value->len > 4) {
-            h->status_line = *value;
-        }
+        /* as nginx: the script's status line, even bare ("204"); the
+         * header filter then leaves the response as the script made it */
+        h->status_line = *value;
         ctx->has_status = true;
     } else if (key_is(e, "location")) {
         h->location = e;
@@ -533,15 +533,24 @@ header_complete(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
     rx_http_request_t             *r = u->r;
 
     ctx->header_done = true;
-    /* a response to HEAD has the length of a body it does not carry */
-    ctx->length_left = r->method == RX_HTTP_HEAD ? -1 : h->content_length_n;
-    if (ctx->has_status) {
-        return;
+    if (!ctx->has_status) {
+        /* a Location without Status is a 302 whatever its form, as in
+         * nginx: CGI's "local redirect" (RFC 3875 6.2.2) would let a
+         * script's open redirect reach internal locations; X-Accel-Redirect
+         * is the way */
+        h->status = h->location ? RX_HTTP_MOVED_TEMPORARILY : RX_HTTP_OK;
     }
-    /* a Location without Status is a 302 whatever its form, as in nginx:
-     * CGI's "local redirect" (RFC 3875 6.2.2) would let a script's open
-     * redirect reach internal locations; X-Accel-Redirect is the way */
-    h->status = h->location ? RX_HTTP_MOVED_TEMPORARILY : RX_HTTP_OK;
+    if (r->method == RX_HTTP_HEAD) {
+        /* a response to HEAD has the length of a body it does not carry */
+        ctx->length_left = -1;
+    } else if (h->status == RX_HTTP_NO_CONTENT
+               || h->status == RX_HTTP_NOT_MODIFIED) {
+        /* no body whatever its Content-Length says: STDOUT after the
+         * header is dropped (with nginx's warning), as nginx */
+        ctx->length_left = 0;
+    } else {
+        ctx->length_left = h->content_length_n;
+    }
 }
 
 /* The length of the CGI header when all of it (up to the empty line) is

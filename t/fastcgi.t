@@ -184,6 +184,13 @@ EOF
     'bigheader.php' => "<?php header('X-Big: ' . str_repeat('h', 5000)); echo \"x\\n\";\n",
     'slow.php' => "<?php sleep(3); echo \"late\\n\";\n",
     'pid.php' => "<?php echo getmypid(), \"\\n\";\n",
+    # a bodyless status with the length of the body the client has
+    'nobody.php' => <<'EOF',
+<?php
+http_response_code((int) ($_GET['s'] ?? 304));
+header('Content-Length: 10');
+header('X-Pid: ' . getmypid());
+EOF
     'idx/index.php' => "<?php echo 'index ', \$_SERVER['SCRIPT_NAME'], \"\\n\";\n",
 );
 $t->write_file_raw("html/$_", $php{$_}) for keys %php;
@@ -234,6 +241,13 @@ http {
             rewrite ^ /pid.php break;
             include fastcgi.conf;
             fastcgi_keep_conn on;
+            fastcgi_pass php_ka;
+        }
+        location /kanb/ {
+            rewrite ^ /nobody.php break;
+            include fastcgi.conf;
+            fastcgi_keep_conn on;
+            fastcgi_read_timeout 30s;
             fastcgi_pass php_ka;
         }
         location = /fpm-status {
@@ -478,6 +492,31 @@ is scalar(@{[ fpm_conns() ]}), 1, 'fastcgi_keep_conn on and keepalive: one conne
 is scalar(keys %distinct), 1, 'the same one after each of six requests'
     or diag explain \@conns;
 is scalar(keys %pids), 1, 'so one php-fpm child served all of them';
+
+# A 304 or 204 with a Content-Length (the length of what the client has)
+# ends with its header: the client gets it at once (fastcgi_read_timeout is
+# 30 s here), with the length relayed as nginx relays it, and the pooled
+# connection then serves the next request with that request's own answer.
+for my $st (304, 204) {
+    my @before = fpm_conns();
+    my $c = $t->raw($P, timeout => 10);
+    $c->send("GET /kanb/?s=$st HTTP/1.1\r\nHost: fcgi.test\r\n\r\n");
+    my $nb = $c->read_response(timeout => 2);
+    ok $nb, "Status: $st with Content-Length: 10 from PHP: the response arrives at once"
+        or next;
+    is $nb->{status}, $st, "the $st";
+    is $nb->{headers}{'content-length'}, 10, 'its Content-Length relayed as it came (nginx)';
+    is $nb->{body}, '', 'no body';
+    ok $nb->{complete} && $c->still_open(0.2), 'the client connection stays open';
+    $c->send("GET /ka/ HTTP/1.1\r\nHost: fcgi.test\r\nConnection: close\r\n\r\n");
+    my $next = $c->read_response(timeout => 5);
+    is $next && $next->{status}, 200, 'the next request on the same client connection';
+    is $next && $next->{body}, "$nb->{headers}{'x-pid'}\n",
+        'has its own answer, from the same php-fpm child';
+    is_deeply [fpm_conns()], \@before,
+        'over the same pooled connection to php-fpm'
+        or diag explain [\@before, [fpm_conns()]];
+}
 
 my $s = get('/fpm-status');
 like $s->{body}, qr/^accepted conn:\s+\d+/m, 'php-fpm\'s status page through ringx';

@@ -37,7 +37,8 @@ package Test::Upstream;
 #                     close; ?v=1.0 an HTTP/1.0 status line
 #   /slow/N           200, Content-Length N, sent in ?pieces=P (default 4)
 #                     pieces with ?ms=M (default 100) between them; the
-#                     head and the first piece go at once; ?chunked=1
+#                     head and the first piece go at once (?head_ms=M: the
+#                     head alone, the first piece M ms later); ?chunked=1
 #   /stall-header     reads the request, never answers
 #   /stall-body/N     head with Content-Length N, N/2 bytes, then nothing
 #                     (?chunked=1: a chunked head and one chunk of N/2)
@@ -57,7 +58,9 @@ package Test::Upstream;
 #                     Content-Type/-Length added unless given.
 #   /sleep/MS         200 "slept MS\n" after MS ms (other connections go on)
 #   /ws               with an Upgrade header: 101 Switching Protocols, then
-#                     echoes raw bytes until the peer closes; without: 426
+#                     echoes raw bytes until the peer closes; without: 426.
+#                     ?hello=TEXT: TEXT first, in the 101's own write (or
+#                     ?hello_ms=M later, on its own), before any echo
 #   /keepalive-close  200 "bye\n" with Connection: close, then closes
 # Generic query keys, for every mode: close=1 (Connection: close, then
 # close), delay=MS (wait before the response), no100=1 (no 100 Continue),

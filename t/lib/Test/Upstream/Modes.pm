@@ -268,6 +268,7 @@ sub _slow {
     my @s = (['write', _head($x, 200, ['Content-Type', 'text/plain'],
         $chunked ? ['Transfer-Encoding', 'chunked'] : ['Content-Length', $n])]);
     return @s if _bodyless($x, 200);
+    push @s, ['sleep', _num($x->{q}{head_ms}, 0)] if $x->{q}{head_ms};
     my $size = int(($n + $pieces - 1) / $pieces) || 1;
     for (my $off = 0; $off < $n; $off += $size) {
         my $k = $n - $off < $size ? $n - $off : $size;
@@ -366,7 +367,12 @@ sub _ws {
                             "upgrade required\n")]) unless defined $up;
     $x->{keep} = 1;     # no Connection: close on a 101
     my $h = _head($x, 101, ['Upgrade', $up], ['Connection', 'Upgrade']);
-    return (['write', $h], ['echo']);
+    my $hello = $x->{q}{hello};
+    return (['write', $h], ['echo']) unless defined $hello;
+    # the origin speaks first: in the 101's write, or hello_ms later
+    return (['write', $h . $hello], ['echo']) unless $x->{q}{hello_ms};
+    return (['write', $h], ['sleep', _num($x->{q}{hello_ms}, 0)],
+            ['write', $hello], ['echo']);
 }
 
 sub _keepalive_close {
