@@ -99,7 +99,11 @@ rx_http_header_filter(rx_http_request_t *r)
         r->header_only = 1;
         /* an upstream's Content-Length and Content-Type go out as they
          * came, as nginx relays them (for a 304, the length of what the
-         * client has); ringx's own answers carry none */
+         * client has), except a 204's or a 1xx's length, which RFC 9110
+         * 8.6 forbids (nginx relays it); ringx's own answers carry none */
+        if (relayed && status != RX_HTTP_NOT_MODIFIED) {
+            ho->content_length_n = -1;
+        }
         if (!relayed) {
             ho->content_length_n = -1;
             ho->content_type.len = 0;
