@@ -58,7 +58,7 @@ set_ip(rx_sockaddr_t *a, int family, const void *addr, unsigned port)
 
 static rx_int_t
 parse_v2(const char *buf, size_t len, rx_proxy_protocol_t *pp,
-    rx_pp_result_t *res)
+    rx_sockaddr_t *addrs, rx_pp_result_t *res)
 {
     size_t      total, need, body;
     unsigned    family;
@@ -105,12 +105,14 @@ parse_v2(const char *buf, size_t len, rx_proxy_protocol_t *pp,
     }
     p = buf + 16;
     if (family == 1) {
-        set_ip(&pp->src, AF_INET, p, be16(p + 8));
-        set_ip(&pp->dst, AF_INET, p + 4, be16(p + 10));
+        set_ip(&addrs[0], AF_INET, p, be16(p + 8));
+        set_ip(&addrs[1], AF_INET, p + 4, be16(p + 10));
     } else {
-        set_ip(&pp->src, AF_INET6, p, be16(p + 32));
-        set_ip(&pp->dst, AF_INET6, p + 16, be16(p + 34));
+        set_ip(&addrs[0], AF_INET6, p, be16(p + 32));
+        set_ip(&addrs[1], AF_INET6, p + 16, be16(p + 34));
     }
+    pp->src = &addrs[0];
+    pp->dst = &addrs[1];
     pp->tlvs.data = (char *) p + need;
     pp->tlvs.len = body - need;
     return RX_OK;
@@ -162,7 +164,8 @@ v1_port(const rx_str_t *f, unsigned *port)
 
 /* The line between "PROXY " and "\r\n": [p, end). */
 static bool
-parse_v1_line(const char *p, const char *end, rx_proxy_protocol_t *pp)
+parse_v1_line(const char *p, const char *end, rx_proxy_protocol_t *pp,
+    rx_sockaddr_t *addrs)
 {
     unsigned char src[16], dst[16];
     unsigned      sport, dport;
@@ -192,14 +195,16 @@ parse_v1_line(const char *p, const char *end, rx_proxy_protocol_t *pp)
         || !v1_port(&f[2], &sport) || !v1_port(&f[3], &dport)) {
         return false;
     }
-    set_ip(&pp->src, family, src, sport);
-    set_ip(&pp->dst, family, dst, dport);
+    set_ip(&addrs[0], family, src, sport);
+    set_ip(&addrs[1], family, dst, dport);
+    pp->src = &addrs[0];
+    pp->dst = &addrs[1];
     return true;
 }
 
 static rx_int_t
 parse_v1(const char *buf, size_t len, rx_proxy_protocol_t *pp,
-    rx_pp_result_t *res)
+    rx_sockaddr_t *addrs, rx_pp_result_t *res)
 {
     size_t      n = rx_min(len, (size_t) RX_PROXY_PROTOCOL_V1_MAX), i;
     const char *lf;
@@ -224,7 +229,7 @@ parse_v1(const char *buf, size_t len, rx_proxy_protocol_t *pp,
     }
     i = (size_t) (lf - buf);
     if (i < sizeof(V1_PREFIX) || buf[i - 1] != '\r'
-        || !parse_v1_line(buf + sizeof(V1_PREFIX) - 1, lf - 1, pp)) {
+        || !parse_v1_line(buf + sizeof(V1_PREFIX) - 1, lf - 1, pp, addrs)) {
         goto broken;
     }
     res->len = i + 1;
@@ -237,15 +242,15 @@ broken:
 
 rx_int_t
 rx_proxy_protocol_parse(const char *buf, size_t len, rx_proxy_protocol_t *pp,
-    rx_pp_result_t *res)
+    rx_sockaddr_t addrs[2], rx_pp_result_t *res)
 {
     memset(pp, 0, sizeof(*pp));
     memset(res, 0, sizeof(*res));
     if (len == 0) {
         return RX_AGAIN;
     }
-    return buf[0] == v2_signature[0] ? parse_v2(buf, len, pp, res)
-                                     : parse_v1(buf, len, pp, res);
+    return buf[0] == v2_signature[0] ? parse_v2(buf, len, pp, addrs, res)
+                                     : parse_v1(buf, len, pp, addrs, res);
 }
 
 /* ---- TLVs ---------------------------------------------------------------- */

@@ -19,16 +19,16 @@
 /* What a header said, kept for the connection's life (its pool). */
 typedef struct rx_proxy_protocol_s {
     /* The client (src) and the address it reached (dst), with ports:
-     * AF_INET or AF_INET6. Both have family AF_UNSPEC when the header
-     * carries no address ("PROXY UNKNOWN", a v2 LOCAL command, a v2
-     * family other than TCP over IPv4/IPv6): the connection is used as
-     * if it had come straight from the balancer. */
-    rx_sockaddr_t  src;
-    rx_sockaddr_t  dst;
+     * AF_INET or AF_INET6 (kept in RX_SOCKADDR_IP_SIZE bytes). Both NULL
+     * when the header carries no address ("PROXY UNKNOWN", a v2 LOCAL
+     * command, a v2 family other than TCP over IPv4/IPv6): the
+     * connection is used as if it had come straight from the balancer. */
+    const rx_sockaddr_t  *src;
+    const rx_sockaddr_t  *dst;
     /* v2: the TLV bytes after the addresses, unchecked (looked up with
      * bounds by rx_proxy_protocol_tlv); empty for v1 */
-    rx_str_t       tlvs;
-    unsigned       version;        /* 1 or 2 */
+    rx_str_t              tlvs;
+    unsigned              version;        /* 1 or 2 */
 } rx_proxy_protocol_t;
 
 /* Why a header was refused (RX_ERROR from rx_proxy_protocol_parse). */
@@ -49,13 +49,14 @@ typedef struct {
 
 /*
  * Parses a header at the start of buf[0 .. len). RX_OK: pp is filled (its
- * tlvs point into buf: copy them before buf goes) and res->len bytes are
- * the header; what follows belongs to the protocol after it. RX_AGAIN:
- * every byte so far can start a header, more are needed. RX_ERROR:
- * res->error says why; no byte count makes it right.
+ * src and dst point into addrs, its tlvs into buf: copy them before
+ * either goes) and res->len bytes are the header; what follows belongs to
+ * the protocol after it. RX_AGAIN: every byte so far can start a header,
+ * more are needed. RX_ERROR: res->error says why; no byte count makes it
+ * right.
  */
 rx_int_t rx_proxy_protocol_parse(const char *buf, size_t len,
-    rx_proxy_protocol_t *pp, rx_pp_result_t *res);
+    rx_proxy_protocol_t *pp, rx_sockaddr_t addrs[2], rx_pp_result_t *res);
 
 /*
  * The value of a v2 TLV by the name nginx gives it: "alpn", "authority",

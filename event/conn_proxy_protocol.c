@@ -108,19 +108,29 @@ pp_fail(rx_conn_t *c, const char *data, size_t len, const rx_pp_result_t *res)
     rx_conn_close(c);
 }
 
-/* The header is in: keep what it said, and stop reading ahead. */
+/* The header is in: keep what it said (when it said where from), and
+ * stop reading ahead. The addresses take RX_SOCKADDR_IP_SIZE each, not a
+ * whole rx_sockaddr_t: a connection behind a balancer may idle long. */
 static rx_int_t
 pp_done(rx_conn_t *c, pp_read_t *st, const rx_proxy_protocol_t *pp)
 {
     rx_proxy_protocol_t *kept = NULL;
+    char                *p;
 
-    if (pp->src.u.sa.sa_family != AF_UNSPEC) {
-        kept = rx_palloc(c->pool, sizeof(*kept) + pp->tlvs.len);
+    if (pp->src != NULL) {
+        kept = rx_palloc(c->pool, sizeof(*kept) + 2 * RX_SOCKADDR_IP_SIZE
+                                  + pp->tlvs.len);
         if (kept == NULL) {
             return RX_ERROR;
         }
-        *kept = *pp;
-        kept->tlvs.data = (char *) (kept + 1);
+        p = (char *) (kept + 1);
+        memcpy(p, pp->src, RX_SOCKADDR_IP_SIZE);
+        memcpy(p + RX_SOCKADDR_IP_SIZE, pp->dst, RX_SOCKADDR_IP_SIZE);
+        kept->src = (const rx_sockaddr_t *) p;
+        kept->dst = (const rx_sockaddr_t *) (p + RX_SOCKADDR_IP_SIZE);
+        kept->version = pp->version;
+        kept->tlvs.data = p + 2 * RX_SOCKADDR_IP_SIZE;
+        kept->tlvs.len = pp->tlvs.len;
         memcpy(kept->tlvs.data, pp->tlvs.data, pp->tlvs.len);
     }
     c->proxy_protocol = kept;
@@ -134,6 +144,7 @@ rx_conn_proxy_protocol_recv(rx_conn_t *c, const char *data, ssize_t len)
 {
     pp_read_t           *st = c->pp_read;
     rx_proxy_protocol_t  pp;
+    rx_sockaddr_t        addrs[2];
     rx_pp_result_t       res;
     const char          *p = data;
     size_t               n = len > 0 ? (size_t) len : 0, took = n;
@@ -162,7 +173,7 @@ rx_conn_proxy_protocol_recv(rx_conn_t *c, const char *data, ssize_t len)
         p = st->buf;
         n = st->len;
     }
-    rc = rx_proxy_protocol_parse(p, n, &pp, &res);
+    rc = rx_proxy_protocol_parse(p, n, &pp, addrs, &res);
     if (rc == RX_ERROR) {
         pp_fail(c, p, n, &res);
         return;

@@ -27,7 +27,7 @@ var_pp_addr(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
         v->not_found = 1;
         return RX_OK;
     }
-    n = rx_sock_ntop(data ? &pp->dst : &pp->src, text, sizeof(text), false);
+    n = rx_sock_ntop(data ? pp->dst : pp->src, text, sizeof(text), false);
     return rx_http_var_copy(r, v, text, n);
 }
 
@@ -42,7 +42,7 @@ var_pp_port(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
         v->not_found = 1;
         return RX_OK;
     }
-    a = data ? &pp->dst : &pp->src;
+    a = data ? pp->dst : pp->src;
     port = ntohs(a->u.sa.sa_family == AF_INET ? a->u.sin.sin_port
                                               : a->u.sin6.sin6_port);
     if (port == 0) {

@@ -330,7 +330,9 @@ realip_handler(rx_http_request_t *r)
             || !rx_cidr_match(&addr, rcf->from->elts, rcf->from->nelts)) {
             return RX_DECLINED;
         }
-        addr = r->conn->proxy_protocol->src;      /* with its port */
+        /* with its port; an IP address fills RX_SOCKADDR_IP_SIZE */
+        memset(&addr, 0, sizeof(addr));
+        memcpy(&addr, r->conn->proxy_protocol->src, RX_SOCKADDR_IP_SIZE);
         rc = RX_OK;
         break;
     case REALIP_XFWD:
