@@ -131,11 +131,29 @@ pp_done(rx_conn_t *c, pp_read_t *st, const rx_proxy_protocol_t *pp)
         kept->version = pp->version;
         kept->tlvs.data = p + 2 * RX_SOCKADDR_IP_SIZE;
         kept->tlvs.len = pp->tlvs.len;
-        memcpy(kept->tlvs.data, pp->tlvs.data, pp->tlvs.len);
+        if (pp->tlvs.len) {
+            memcpy(kept->tlvs.data, pp->tlvs.data, pp->tlvs.len);
+        }
     }
     c->proxy_protocol = kept;
     c->log.action = st->saved_action;
     c->pp_read = NULL;
+    return RX_OK;
+}
+
+/* The first read was part of a header only: keep it for the next. RX_AGAIN
+ * means fewer bytes than the most a header has. */
+static rx_int_t
+pp_hold(rx_conn_t *c, pp_read_t *st, const char *data, size_t n)
+{
+    st->buf = malloc(RX_PROXY_PROTOCOL_MAX);
+    if (st->buf == NULL) {
+        rx_log_error(RX_LOG_ALERT, &c->log, errno, "malloc(%d) failed",
+                     RX_PROXY_PROTOCOL_MAX);
+        return RX_ERROR;
+    }
+    memcpy(st->buf, data, n);
+    st->len = n;
     return RX_OK;
 }
 
@@ -179,17 +197,8 @@ rx_conn_proxy_protocol_recv(rx_conn_t *c, const char *data, ssize_t len)
         return;
     }
     if (rc == RX_AGAIN) {
-        if (st->buf == NULL) {
-            /* AGAIN means fewer bytes than the most a header has */
-            st->buf = malloc(RX_PROXY_PROTOCOL_MAX);
-            if (st->buf == NULL) {
-                rx_log_error(RX_LOG_ALERT, &c->log, errno, "malloc(%d) failed",
-                             RX_PROXY_PROTOCOL_MAX);
-                rx_conn_close(c);
-                return;
-            }
-            memcpy(st->buf, data, n);
-            st->len = n;
+        if (st->buf == NULL && pp_hold(c, st, data, n) != RX_OK) {
+            rx_conn_close(c);
         }
         return;
     }

@@ -94,6 +94,54 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     return RX_CONF_OK;
 }
 
+/* A host name in set_real_ip_from: every address it has now (nginx
+ * resolves it once too), each trusted as a /32 or /128. */
+static const char *
+push_resolved(rx_conf_t *cf, rx_array_t *from, const rx_str_t *name)
+{
+    rx_cidr_t     *cidr;
+    rx_sockaddr_t *sa;
+    rx_array_t     addrs;
+    const char    *err;
+    rx_uint_t      i;
+    char           text[300];
+    rx_str_t       host;
+
+    if (memchr(name->data, '/', name->len) || name->len > 255
+        || rx_array_init(&addrs, cf->temp_pool, 2, sizeof(rx_sockaddr_t))
+           != RX_OK) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
+                          name->data);
+        return RX_CONF_ERROR;
+    }
+    /* a port keeps rx_parse_addr from reading a name as a port */
+    host.len = (size_t) snprintf(text, sizeof(text), "%s:1", name->data);
+    host.data = text;
+    err = rx_parse_addr(cf->temp_pool, &host, 0, false, &addrs);
+    if (err) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in set_real_ip_from \"%s\"",
+                          err, name->data);
+        return RX_CONF_ERROR;
+    }
+    sa = addrs.elts;
+    for (i = 0; i < addrs.nelts; i++) {
+        cidr = rx_array_push(from);
+        if (cidr == NULL) {
+            return RX_CONF_ERROR;
+        }
+        memset(cidr, 0, sizeof(*cidr));
+        cidr->family = sa[i].u.sa.sa_family;
+        if (cidr->family == AF_INET) {
+            memcpy(cidr->addr, &sa[i].u.sin.sin_addr, 4);
+            memset(cidr->mask, 0xff, 4);
+        } else {
+            memcpy(cidr->addr, &sa[i].u.sin6.sin6_addr, 16);
+            memset(cidr->mask, 0xff, 16);
+        }
+    }
+    return RX_CONF_OK;
+}
+
 /* set_real_ip_from address | CIDR | unix: | hostname (resolved now, each
  * of its addresses trusted). Repeatable; a level with its own replaces
  * its parent's list, as nginx. */
@@ -103,11 +151,7 @@ set_from(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     rx_http_realip_conf_t *rcf = conf;
     rx_str_t              *value = cf->args->elts;
     rx_cidr_t             *cidr, net;
-    rx_sockaddr_t         *sa;
-    rx_array_t             addrs;
-    const char            *err;
     rx_int_t               rc;
-    rx_uint_t              i;
 
     if (rcf->from == NULL) {
         rcf->from = rx_array_create(cf->pool, 2, sizeof(rx_cidr_t));
@@ -137,51 +181,7 @@ set_from(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         *cidr = net;
         return RX_CONF_OK;
     }
-    /* a host name: every address it has now (nginx resolves it once too) */
-    if (memchr(value[1].data, '/', value[1].len)
-        || rx_array_init(&addrs, cf->temp_pool, 2, sizeof(rx_sockaddr_t))
-           != RX_OK) {
-        goto invalid;
-    }
-    {
-        /* a port keeps rx_parse_addr from reading a name as a port */
-        char     text[300];
-        rx_str_t host;
-
-        if (value[1].len > 255) {
-            goto invalid;
-        }
-        host.len = (size_t) snprintf(text, sizeof(text), "%s:1", value[1].data);
-        host.data = text;
-        err = rx_parse_addr(cf->temp_pool, &host, 0, false, &addrs);
-    }
-    if (err) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in set_real_ip_from \"%s\"",
-                          err, value[1].data);
-        return RX_CONF_ERROR;
-    }
-    sa = addrs.elts;
-    for (i = 0; i < addrs.nelts; i++) {
-        cidr = rx_array_push(rcf->from);
-        if (cidr == NULL) {
-            return RX_CONF_ERROR;
-        }
-        memset(cidr, 0, sizeof(*cidr));
-        cidr->family = sa[i].u.sa.sa_family;
-        if (cidr->family == AF_INET) {
-            memcpy(cidr->addr, &sa[i].u.sin.sin_addr, 4);
-            memset(cidr->mask, 0xff, 4);
-        } else {
-            memcpy(cidr->addr, &sa[i].u.sin6.sin6_addr, 16);
-            memset(cidr->mask, 0xff, 16);
-        }
-    }
-    return RX_CONF_OK;
-
-invalid:
-    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
-                      value[1].data);
-    return RX_CONF_ERROR;
+    return push_resolved(cf, rcf->from, &value[1]);
 }
 
 /* real_ip_header X-Real-IP | X-Forwarded-For | proxy_protocol | name.
