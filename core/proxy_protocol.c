@@ -6,8 +6,9 @@
  *
  * Stricter than nginx where the specification is: a v1 address must be
  * an address of the family the line names (nginx keeps any run of hex
- * digits, dots and colons), and a header may arrive in several pieces
- * (nginx parses only its first read).
+ * digits, dots and colons) and the line printable ASCII (nginx skips any
+ * bytes after UNKNOWN); and a header may arrive in several pieces (nginx
+ * parses only its first read).
  */
 #include <arpa/inet.h>
 #include "proxy_protocol.h"
@@ -206,22 +207,24 @@ static rx_int_t
 parse_v1(const char *buf, size_t len, rx_proxy_protocol_t *pp,
     rx_sockaddr_t *addrs, rx_pp_result_t *res)
 {
-    size_t      n = rx_min(len, (size_t) RX_PROXY_PROTOCOL_V1_MAX), i;
+    size_t      n = rx_min(len, (size_t) RX_PROXY_PROTOCOL_V1_MAX), i, line;
     const char *lf;
 
     if (memcmp(buf, V1_PREFIX, rx_min(len, sizeof(V1_PREFIX) - 1)) != 0) {
         goto broken;
     }
     lf = memchr(buf, '\n', n);
-    if (lf == NULL) {
-        /* a line of text so far: a byte that cannot be in one ends it
-         * now rather than at the timeout */
-        for (i = 0; i < n; i++) {
-            unsigned char ch = (unsigned char) buf[i];
-            if ((ch < 0x20 || ch > 0x7e) && !(ch == '\r' && i == n - 1)) {
-                goto broken;
-            }
+    /* a line of printable text up to its CR (whatever follows UNKNOWN
+     * too): a byte that cannot be in one ends it at once, not at the
+     * timeout, and a header is the same whether it came whole or cut */
+    line = lf ? (size_t) (lf - buf) : n;
+    for (i = 0; i < line; i++) {
+        unsigned char ch = (unsigned char) buf[i];
+        if ((ch < 0x20 || ch > 0x7e) && !(ch == '\r' && i == line - 1)) {
+            goto broken;
         }
+    }
+    if (lf == NULL) {
         if (len >= RX_PROXY_PROTOCOL_V1_MAX) {
             goto broken;            /* no CRLF where it must be */
         }

@@ -137,6 +137,9 @@ test_v1(void)
     BROKEN("PROXY \r\n", "nothing after PROXY");
     BROKEN("PROXY TCP4 1.2.3.4\x01", "a control byte before the CRLF");
     BROKEN("PROXY TCP4 1.2.3.4\r 5", "a CR inside the line");
+    BROKEN("PROXY UNKNOWN:\xff\xff:1\r\n", "UNKNOWN and bytes that are not text "
+           "(as its prefix is: fuzz_proxy_protocol)");
+    BROKEN("PROXY UNKNOWN\r\r\n", "a CR before the CR");
 
     /* 107 bytes without a LF: nothing more can make it a header */
     memcpy(long_line, "PROXY UNKNOWN ", 14);
