@@ -218,3 +218,155 @@ rx_sockaddr_eq(const rx_sockaddr_t *a, const rx_sockaddr_t *b)
     }
     return false;
 }
+
+/* ---- text addresses in headers ------------------------------------------ */
+
+static bool
+addr_only(const char *text, size_t len, rx_sockaddr_t *a)
+{
+    char buf[INET6_ADDRSTRLEN];
+
+    if (len == 0 || len >= sizeof(buf)) {
+        return false;
+    }
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    memset(a, 0, sizeof(*a));
+    if (inet_pton(AF_INET, buf, &a->u.sin.sin_addr) == 1) {
+        a->u.sin.sin_family = AF_INET;
+        a->len = sizeof(struct sockaddr_in);
+        return true;
+    }
+    if (inet_pton(AF_INET6, buf, &a->u.sin6.sin6_addr) == 1) {
+        a->u.sin6.sin6_family = AF_INET6;
+        a->len = sizeof(struct sockaddr_in6);
+        return true;
+    }
+    return false;
+}
+
+bool
+rx_parse_addr_port(const char *text, size_t len, rx_sockaddr_t *a)
+{
+    const char *last = text + len, *p;
+    rx_int_t    port;
+
+    if (addr_only(text, len, a)) {
+        return true;                /* "v6" with its colons, or "v4" */
+    }
+    if (len && text[0] == '[') {
+        p = memchr(text, ']', len);
+        if (p == last - 1) {
+            return addr_only(text + 1, len - 2, a)
+                   && a->u.sa.sa_family == AF_INET6;
+        }
+        if (p == NULL || p[1] != ':') {
+            return false;
+        }
+        if (!addr_only(text + 1, (size_t) (p - text - 1), a)
+            || a->u.sa.sa_family != AF_INET6) {
+            return false;
+        }
+        p++;
+    } else {
+        p = memchr(text, ':', len);
+        if (p == NULL || !addr_only(text, (size_t) (p - text), a)
+            || a->u.sa.sa_family != AF_INET) {
+            return false;
+        }
+    }
+    port = rx_atoi(p + 1, (size_t) (last - p - 1));
+    if (port < 1 || port > 65535) {
+        return false;
+    }
+    if (a->u.sa.sa_family == AF_INET) {
+        a->u.sin.sin_port = htons((in_port_t) port);
+    } else {
+        a->u.sin6.sin6_port = htons((in_port_t) port);
+    }
+    return true;
+}
+
+/* ---- networks ------------------------------------------------------------ */
+
+rx_int_t
+rx_ptocidr(const rx_str_t *text, rx_cidr_t *cidr)
+{
+    char      buf[INET6_ADDRSTRLEN + 8], *slash;
+    rx_int_t  prefix, bits, i, rc = RX_OK;
+
+    if (text->len >= sizeof(buf)) {
+        return RX_ERROR;
+    }
+    memcpy(buf, text->data, text->len);
+    buf[text->len] = '\0';
+    slash = strchr(buf, '/');
+    if (slash) {
+        *slash++ = '\0';
+    }
+    memset(cidr, 0, sizeof(*cidr));
+    if (inet_pton(AF_INET, buf, cidr->addr) == 1) {
+        cidr->family = AF_INET;
+        bits = 32;
+    } else if (inet_pton(AF_INET6, buf, cidr->addr) == 1) {
+        cidr->family = AF_INET6;
+        bits = 128;
+    } else {
+        return RX_ERROR;
+    }
+    prefix = bits;
+    if (slash) {
+        prefix = rx_atoi(slash, strlen(slash));
+        if (prefix < 0 || prefix > bits) {
+            return RX_ERROR;
+        }
+    }
+    for (i = 0; i < bits / 8; i++) {
+        rx_int_t left = prefix - i * 8;
+        uint8_t  m = left >= 8 ? 0xff : left <= 0 ? 0
+                     : (uint8_t) (0xff << (8 - left));
+
+        cidr->mask[i] = m;
+        if (cidr->addr[i] & ~m) {
+            cidr->addr[i] &= m;
+            rc = RX_DONE;
+        }
+    }
+    return rc;
+}
+
+bool
+rx_cidr_match(const rx_sockaddr_t *a, const rx_cidr_t *cidrs, rx_uint_t n)
+{
+    sa_family_t    family = a->u.sa.sa_family;
+    const uint8_t *addr = NULL;
+    rx_uint_t      i, k, bytes;
+
+    if (family == AF_INET) {
+        addr = (const uint8_t *) &a->u.sin.sin_addr;
+    } else if (family == AF_INET6) {
+        addr = a->u.sin6.sin6_addr.s6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(&a->u.sin6.sin6_addr)) {
+            family = AF_INET;
+            addr += 12;
+        }
+    }
+    bytes = family == AF_INET ? 4 : 16;
+    for (i = 0; i < n; i++) {
+        if (cidrs[i].family != family) {
+            continue;
+        }
+        if (family == AF_UNIX) {
+            return true;
+        }
+        for (k = 0; k < bytes; k++) {
+            if ((addr[k] & cidrs[i].mask[k]) != cidrs[i].addr[k]) {
+                break;
+            }
+        }
+        if (k == bytes) {
+            return true;
+        }
+    }
+    return false;
+}

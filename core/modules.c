@@ -17,6 +17,7 @@ extern rx_module_t rx_http_variables_module;
 extern rx_module_t rx_http_open_file_module;
 extern rx_module_t rx_http_log_module;
 extern rx_module_t rx_http_ssl_module;
+extern rx_module_t rx_http_realip_module;
 extern rx_module_t rx_http_geo_module;
 extern rx_module_t rx_http_map_module;
 extern rx_module_t rx_http_split_clients_module;
@@ -62,6 +63,8 @@ rx_module_t *const rx_modules[] = {
     &rx_http_upstream_hash_module,          /* hash, ip_hash */
     &rx_http_upstream_least_conn_module,
     &rx_http_upstream_random_module,
+    /* post-read and preaccess phases: the client behind a proxy */
+    &rx_http_realip_module,
     /* variables defined by blocks (nginx's order) */
 #if (RX_HTTP_GEO)
     &rx_http_geo_module,
@@ -126,6 +129,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_ssl_module", RX_HAVE_OPENSSL, false },
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
     { "http_gzip_static_module", RX_HTTP_GZIP, false },
+    { "http_realip_module", true, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },

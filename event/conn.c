@@ -105,6 +105,8 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->transport = &rx_plain_transport;
     c->tls = NULL;
     c->reuse_prev = c->reuse_next = NULL;
+    c->proxy_protocol = NULL;
+    c->pp_read = NULL;
     c->start_msec = rx_current_msec;
     memset(&c->timer, 0, sizeof(c->timer));
     c->timer.node.index = RX_HEAP_NONE;
@@ -333,15 +335,39 @@ rx_conn_local(rx_conn_t *c)
     return conn_addr(c, &c->local, false);
 }
 
+size_t
+rx_conn_log_client_server(rx_log_t *log, char *buf, size_t len)
+{
+    rx_conn_t *c = log->data;
+    char       peer[RX_SOCKADDR_STRLEN], local[RX_SOCKADDR_STRLEN];
+    int        n;
+
+    rx_sock_ntop(rx_conn_peer(c), peer, sizeof(peer), false);
+    rx_sock_ntop(&c->listening->addr, local, sizeof(local), true);
+    n = snprintf(buf, len, ", client: %s, server: %s", peer, local);
+    return n < 0 ? 0 : rx_min((size_t) n, len);
+}
+
 /* Bytes (or EOF, or an error) for the connection: through its transport
  * when it has a hook (TLS), else straight to the protocol. */
-static void
-conn_read(rx_conn_t *c, const char *data, ssize_t len)
+void
+rx_conn_deliver(rx_conn_t *c, const char *data, ssize_t len)
 {
     if (c->transport->recv_done) {
         c->transport->recv_done(c, data, len);
     } else {
         c->ops->on_read(c, data, len);
+    }
+}
+
+/* A PROXY protocol header, while one is awaited, reads ahead of all. */
+static void
+conn_read(rx_conn_t *c, const char *data, ssize_t len)
+{
+    if (c->pp_read) {
+        rx_conn_proxy_protocol_recv(c, data, len);
+    } else {
+        rx_conn_deliver(c, data, len);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "cycle.h"
 #include "heap.h"
+#include "proxy_protocol.h"
 #include "ring.h"
 
 typedef struct rx_conn_s       rx_conn_t;
@@ -113,6 +114,14 @@ struct rx_conn_s {
     const rx_conn_ops_t   *ops;
     const rx_transport_t  *transport;
     rx_tls_conn_t         *tls;         /* NULL on plain TCP */
+    /* What the balancer's PROXY protocol header said (c->pool); NULL on
+     * a listener without proxy_protocol, or when the header carried no
+     * address. */
+    rx_proxy_protocol_t   *proxy_protocol;
+    /* While the header is awaited: the reading state of
+     * event/conn_proxy_protocol.c, which gets every received byte before
+     * the transport does. */
+    void                  *pp_read;
     void                  *data;        /* the protocol's connection */
     rx_conn_t             *reuse_prev;  /* the reusable list; reuse_next */
     rx_conn_t             *reuse_next;  /* also links the free_later list */
@@ -180,6 +189,34 @@ void rx_posted_run(rx_worker_t *w);
 
 /* conn.c: arms the multishot recv without changing want_read. */
 void rx_conn_arm_recv(rx_conn_t *c);
+
+/* conn.c: received bytes (or 0: EOF, or -errno) to the transport (TLS) or
+ * straight to the protocol: the path of every recv once nothing reads
+ * ahead of them (the PROXY protocol header). */
+void rx_conn_deliver(rx_conn_t *c, const char *data, ssize_t len);
+
+/* conn.c: a log handler for lines about a connection before its protocol
+ * has one of its own (TLS handshake, PROXY protocol): appends nginx's
+ * ", client: ADDR, server: ADDR" (log->data is the connection). */
+size_t rx_conn_log_client_server(rx_log_t *log, char *buf, size_t len);
+
+/*
+ * conn_proxy_protocol.c: the connection starts with a PROXY protocol
+ * header (listen ... proxy_protocol). Call before the first read; every
+ * byte received goes to the header's reader first, then what follows it
+ * to the transport, in order, as if it had come alone: HTTP's first
+ * bytes, or a TLS ClientHello (the header comes before TLS). A broken,
+ * oversized or truncated header is logged (nginx's words: `broken header:
+ * "..." while reading PROXY protocol, client: ..., server: ...`) and the
+ * connection closed. The wait is bounded by the protocol's own timer.
+ * The header's addresses end up in c->proxy_protocol. RX_ERROR when out
+ * of memory.
+ */
+rx_int_t rx_conn_proxy_protocol_start(rx_conn_t *c);
+/* The header is still awaited (the protocol's timeout names it). */
+bool rx_conn_proxy_protocol_reading(const rx_conn_t *c);
+/* conn.c: a recv while the header is awaited. */
+void rx_conn_proxy_protocol_recv(rx_conn_t *c, const char *data, ssize_t len);
 
 /* Sends the iovecs as they are through the ring (one RX_OP_SEND): the
  * plain transport's send, and TLS's once the kernel encrypts. */

@@ -140,22 +140,6 @@ rx_tls_log_error(rx_uint_t level, rx_log_t *log, int err, const char *fmt, ...)
     rx_log_error((unsigned) level, log, err, "%s", msg);
 }
 
-/* A server-side line names the client and the listening address, as
- * nginx's do; the HTTP layer adds its own context to its own lines, so
- * this handler is on the connection's log only for tls.c's calls. */
-static size_t
-server_log_ctx(rx_log_t *log, char *buf, size_t len)
-{
-    rx_conn_t *c = log->data;
-    char       peer[128], local[128];
-    int        n;
-
-    rx_sock_ntop(rx_conn_peer(c), peer, sizeof(peer), false);
-    rx_sock_ntop(&c->listening->addr, local, sizeof(local), true);
-    n = snprintf(buf, len, ", client: %s, server: %s", peer, local);
-    return n < 0 ? 0 : rx_min((size_t) n, len);
-}
-
 /*
  * Logs a failure of the connection: on the server side at level with the
  * client's address; on the client side (an upstream) the text is kept
@@ -188,7 +172,10 @@ tls_fail_log(rx_tls_conn_t *t, unsigned level, bool ssl_errors,
         }
         return;
     }
-    c->log.handler = c->listening ? server_log_ctx : NULL;
+    /* a server-side line names the client and the listening address, as
+     * nginx's do; the HTTP layer adds its own context to its own lines,
+     * so the handler is on the connection's log only for this call */
+    c->log.handler = c->listening ? rx_conn_log_client_server : NULL;
     if (ssl_errors) {
         rx_tls_log_error(level, &c->log, 0, "%s", msg);
     } else {

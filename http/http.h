@@ -207,11 +207,15 @@ struct rx_http_filters_s {
 rx_int_t rx_http_header_filter(rx_http_request_t *r);
 rx_int_t rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in);
 
-/* Phases, in order. */
+/* Phases, in order. POST_READ runs once per request, with the confs of the
+ * server Host chose (an internal redirect starts at SERVER_REWRITE);
+ * PREACCESS with the location's. */
 typedef enum {
-    RX_HTTP_SERVER_REWRITE_PHASE = 0,
+    RX_HTTP_POST_READ_PHASE = 0,    /* realip */
+    RX_HTTP_SERVER_REWRITE_PHASE,
     RX_HTTP_FIND_CONFIG_PHASE,
     RX_HTTP_REWRITE_PHASE,
+    RX_HTTP_PREACCESS_PHASE,        /* realip (location-level settings) */
     RX_HTTP_ACCESS_PHASE,
     RX_HTTP_PRECONTENT_PHASE,   /* try_files */
     RX_HTTP_CONTENT_PHASE,
@@ -250,6 +254,10 @@ struct rx_http_request_s {
     rx_http_headers_in_t      headers_in;
     rx_http_headers_out_t     headers_out;
     rx_http_request_body_t   *request_body;
+    /* The client as realip found it behind a trusted proxy (in the
+     * request's pool; the port is 0 when the header gave none); NULL:
+     * the connection's peer. Read it through rx_http_remote_addr(). */
+    const rx_sockaddr_t      *remote_addr;
     rx_http_body_mode_t       body_mode;         /* who has the body */
 
     rx_msec_t                 start_msec;        /* monotonic */
@@ -463,6 +471,11 @@ void rx_http_subrequest_fail(rx_http_request_t *sr);
 /* The request that the client connection's operations belong to: r, or
  * the subrequest r waits for (http_connection.c routes completions). */
 rx_http_request_t *rx_http_op_target(rx_http_request_t *r);
+/* The client's address for this request: realip's when it replaced the
+ * connection's peer, else the peer; NULL only for a request without a
+ * connection. What $remote_addr, allow/deny, geo, ip_hash, the error
+ * log's "client:" and $proxy_add_x_forwarded_for use. */
+const rx_sockaddr_t *rx_http_remote_addr(rx_http_request_t *r);
 
 /* http_auth.c: the user and password of "Authorization: Basic" into
  * r->headers_in.user/passwd. RX_OK; RX_DECLINED when the header is absent

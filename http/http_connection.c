@@ -104,6 +104,13 @@ rx_http_init_connection(rx_conn_t *c)
         rx_conn_close(c);
         return;
     }
+    /* the balancer's header comes first, before TLS's ClientHello too:
+     * it reads ahead of the transport just started */
+    if (rx_http_server_names_proxy_protocol(hc->names)
+        && rx_conn_proxy_protocol_start(c) != RX_OK) {
+        rx_conn_close(c);
+        return;
+    }
     /* the peer's address now: after a reset getpeername() no longer
      * knows it, and the line logging the reset needs it */
     (void) rx_conn_peer(c);
@@ -750,6 +757,7 @@ timer_handler(rx_timer_t *t)
             /* a new connection that never sent a request (nginx logs it;
              * a keepalive_timeout is not worth a line) */
             rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
+                rx_conn_proxy_protocol_reading(c) ? "reading PROXY protocol" :
 #if (RX_HAVE_OPENSSL)
                 rx_tls_ssl(c) && !rx_tls_handshake_done(c) ? "SSL handshaking" :
 #endif

@@ -27,6 +27,8 @@ typedef struct {
     bool                      deferred;
     bool                      bind;
     bool                      ssl;           /* the address speaks TLS */
+    bool                      proxy_protocol; /* connections start with a
+                                                 PROXY protocol header */
     bool                      set;           /* any socket option given */
     rx_str_t                  file;          /* where, for conflict errors */
     rx_uint_t                 line;
@@ -37,7 +39,7 @@ typedef struct {
     rx_array_t   listens;     /* rx_http_listen_opt_t */
     bool         upstreams;   /* a location proxies: one more fd per request */
     /* the phase engine: handlers per phase, in module order (modules.c) */
-    rx_array_t   phases[7];   /* rx_http_handler_pt, by rx_http_phase_t */
+    rx_array_t   phases[9];   /* rx_http_handler_pt, by rx_http_phase_t */
 } rx_http_core_main_conf_t;
 
 typedef struct rx_regex_s rx_regex_t;     /* core/regex.h */

@@ -319,14 +319,15 @@ var_request_filename(rx_http_request_t *r, rx_http_variable_value_t *v,
 
 /* ---- getters: the connection ---- */
 
-/* data: 0 for the client's address, 1 for the server's. */
+/* data: 0 for the client's address (realip's when it found one), 1 for
+ * the server's. */
 static const rx_sockaddr_t *
 conn_addr(rx_http_request_t *r, uintptr_t data)
 {
-    if (r->conn == NULL) {
-        return NULL;
+    if (data == 0) {
+        return rx_http_remote_addr(r);
     }
-    return data ? rx_conn_local(r->conn) : rx_conn_peer(r->conn);
+    return r->conn ? rx_conn_local(r->conn) : NULL;
 }
 
 static rx_int_t
@@ -777,9 +778,10 @@ static const core_var_t core_vars[] = {
       RQ(headers_in.content_type), 0 },
     { "content_length",      var_content_length, NULL, 0, NC },
     { "request_body",        var_request_body, NULL, 0, NC },
-    { "remote_addr",         var_addr, NULL, 0, 0 },
-    { "binary_remote_addr",  var_binary_remote_addr, NULL, 0, 0 },
-    { "remote_port",         var_port, NULL, 0, 0 },
+    /* realip may set them as late as the preaccess phase */
+    { "remote_addr",         var_addr, NULL, 0, NC },
+    { "binary_remote_addr",  var_binary_remote_addr, NULL, 0, NC },
+    { "remote_port",         var_port, NULL, 0, NC },
     { "server_addr",         var_addr, NULL, 1, 0 },
     { "server_port",         var_port, NULL, 1, 0 },
     { "server_name",         var_server_name, NULL, 0, 0 },
@@ -832,5 +834,5 @@ rx_http_variables_add_core_vars(rx_conf_t *cf)
         v->set = core_vars[i].set;
         v->data = core_vars[i].data;
     }
-    return RX_OK;
+    return rx_http_proxy_protocol_add_variables(cf);
 }

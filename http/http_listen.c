@@ -73,6 +73,10 @@ parse_option(rx_conf_t *cf, rx_http_listen_opt_t *lo, rx_str_t *v)
         return true;
     }
 #endif
+    if (rx_str_eq(v, "proxy_protocol")) {
+        lo->proxy_protocol = true;  /* not a socket option either */
+        return true;
+    }
     lo->set = true;
     if (rx_str_eq(v, "reuseport")) {
         lo->reuseport = true;
@@ -110,8 +114,7 @@ parse_option(rx_conf_t *cf, rx_http_listen_opt_t *lo, rx_str_t *v)
     if (strncmp(v->data, "so_keepalive=", 13) == 0) {
         return opt_keepalive(cf, lo, v);
     }
-    if (rx_str_eq(v, "ssl") || rx_str_eq(v, "http2") || rx_str_eq(v, "quic")
-        || rx_str_eq(v, "proxy_protocol")) {
+    if (rx_str_eq(v, "ssl") || rx_str_eq(v, "http2") || rx_str_eq(v, "quic")) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "the \"%s\" parameter of "
             "\"listen\" is not supported by this ringx build yet", v->data);
         return false;

@@ -1,7 +1,7 @@
 /*
  * http_phases.c: the phase engine: handlers registered per phase, the
- * runner (server rewrite, find location, rewrite, access, precontent,
- * content, log), location lookup, internal redirects and named locations,
+ * runner (post read, server rewrite, find location, rewrite, preaccess,
+ * access, precontent, content, log), location lookup, internal redirects and named locations,
  * and finalisation (a status becomes an error page).
  */
 #include "http.h"
@@ -25,7 +25,7 @@ rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
     return RX_OK;
 }
 
-_Static_assert(RX_HTTP_PHASES == 7, "rx_http_core_main_conf_t.phases size");
+_Static_assert(RX_HTTP_PHASES == 9, "rx_http_core_main_conf_t.phases size");
 
 static rx_array_t *
 phase_handlers(rx_http_request_t *r, rx_http_phase_t phase)
@@ -293,16 +293,26 @@ run_access_phase(rx_http_request_t *r)
 static void run_from(rx_http_request_t *r);
 
 /*
- * The phase runner: server rewrite, find location, rewrite (which may
- * change the URI and send us back to find location), access, precontent
- * (try_files), content.
+ * The phase runner: post read (once per request), server rewrite, find
+ * location, rewrite (which may change the URI and send us back to find
+ * location), preaccess, access, precontent (try_files), content.
  * A handler returns RX_DECLINED to pass, RX_OK/RX_DONE when it has taken
  * the request, RX_AGAIN when it continues asynchronously, or a status.
- * An internal redirect starts here again too: the server's rewrite script
- * runs for the new URI, as in nginx.
+ * In post read and preaccess, RX_OK ends the phase, as nginx's generic
+ * phase: the next one runs.
  */
 void
 rx_http_run_phases(rx_http_request_t *r)
+{
+    r->phase = RX_HTTP_POST_READ_PHASE;
+    r->uri_rewritten = 0;
+    run_from(r);
+}
+
+/* An internal redirect: the server's rewrite script runs for the new URI,
+ * as in nginx; post read does not run again. */
+static void
+run_from_server_rewrite(rx_http_request_t *r)
 {
     r->phase = RX_HTTP_SERVER_REWRITE_PHASE;
     r->uri_rewritten = 0;
@@ -373,6 +383,11 @@ run_from(rx_http_request_t *r)
         case RX_HTTP_PRECONTENT_PHASE:
             rc = run_handlers(r, r->phase);
             break;
+        case RX_HTTP_POST_READ_PHASE:
+        case RX_HTTP_PREACCESS_PHASE:
+            rc = run_handlers(r, r->phase);
+            rc = rc == RX_OK ? RX_DECLINED : rc;
+            break;
         case RX_HTTP_ACCESS_PHASE:
             rc = run_access_phase(r);
             break;
@@ -430,7 +445,7 @@ rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     r->content_handler = NULL;
     r->auth_request_ctx = NULL;      /* a new location asks again (nginx) */
     r->loc_conf = server_loc_confs(r);
-    rx_http_run_phases(r);
+    run_from_server_rewrite(r);
     return RX_DONE;
 }
 

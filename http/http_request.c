@@ -29,7 +29,8 @@ log_verror(rx_http_connection_t *hc, rx_http_request_t *r, unsigned level,
     if (action && n < sizeof(msg)) {
         n += (size_t) snprintf(msg + n, sizeof(msg) - n, " while %s", action);
     }
-    rx_sock_ntop(rx_conn_peer(hc->conn), addr, sizeof(addr), false);
+    rx_sock_ntop(r ? rx_http_remote_addr(r) : rx_conn_peer(hc->conn), addr,
+                 sizeof(addr), false);
     if (r && r->request_line.len) {
         /* nginx's tail: host and referrer when the request named them */
         char   tail[RX_MAX_ERROR_STR / 2];
@@ -70,6 +71,15 @@ log_verror(rx_http_connection_t *hc, rx_http_request_t *r, unsigned level,
         rx_log_error(level, &hc->conn->log, 0, "%s, client: %s, server: %s",
                      msg, addr, local);
     }
+}
+
+const rx_sockaddr_t *
+rx_http_remote_addr(rx_http_request_t *r)
+{
+    if (r->remote_addr) {
+        return r->remote_addr;
+    }
+    return r->conn ? rx_conn_peer(r->conn) : NULL;
 }
 
 void

@@ -34,6 +34,7 @@ struct rx_http_server_names_s {
     sn_regex_t               *regex;
     rx_uint_t                 nregex;
     bool                      ssl;     /* `ssl` on one of its listen lines */
+    bool                      proxy_protocol;   /* ... `proxy_protocol` */
 };
 
 /* The addresses sharing one listening socket (stored in ls->names). */
@@ -398,6 +399,7 @@ rx_http_build_server_names(rx_conf_t *cf, rx_array_t *listen_opts)
     sn->addr_text = lo[0]->addr_text;
     for (i = 0; i < listen_opts->nelts; i++) {
         sn->ssl = sn->ssl || lo[i]->ssl;
+        sn->proxy_protocol = sn->proxy_protocol || lo[i]->proxy_protocol;
     }
     s = servers.elts;
     for (i = 0; i < servers.nelts; i++) {
@@ -686,6 +688,12 @@ bool
 rx_http_server_names_ssl(const rx_http_server_names_t *names)
 {
     return names && names->ssl;
+}
+
+bool
+rx_http_server_names_proxy_protocol(const rx_http_server_names_t *names)
+{
+    return names && names->proxy_protocol;
 }
 
 const rx_str_t *

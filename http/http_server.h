@@ -76,6 +76,10 @@ rx_http_core_srv_conf_t *rx_http_default_server(
 /* Whether the address speaks TLS (`ssl` on any of its listen lines). */
 bool rx_http_server_names_ssl(const rx_http_server_names_t *names);
 
+/* Whether its connections start with a PROXY protocol header
+ * (`proxy_protocol` on any of its listen lines, as nginx). */
+bool rx_http_server_names_proxy_protocol(const rx_http_server_names_t *names);
+
 /* The address text ("127.0.0.1:80") the names belong to. */
 const rx_str_t *rx_http_server_names_addr(const rx_http_server_names_t *names);
 

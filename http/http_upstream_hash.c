@@ -285,7 +285,7 @@ static rx_http_upstream_peer_t *
 get_ip_hash_peer(rx_http_upstream_t *u)
 {
     rx_http_upstream_peers_t *peers = &u->us->primary;
-    const rx_sockaddr_t      *sa = rx_conn_peer(u->r->conn);
+    const rx_sockaddr_t      *sa = rx_http_remote_addr(u->r);
     static const unsigned char pseudo[3];
     const unsigned char      *addr;
     rx_uint_t                 len, attempt, hash = 89, j, i;

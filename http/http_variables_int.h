@@ -1,6 +1,7 @@
 /*
  * http_variables_int.h: what the registry (http_variables.c) and the core
- * variables (http_core_variables.c) share; private to those two files.
+ * variables (http_core_variables.c, http_proxy_protocol_vars.c) share;
+ * private to those files.
  */
 #ifndef RX_HTTP_VARIABLES_INT_H
 #define RX_HTTP_VARIABLES_INT_H
@@ -32,5 +33,9 @@ const rx_str_t *rx_http_var_hostname(rx_http_request_t *r);
 /* rx_http_variables_module's init_process (http_core_variables.c): sets up
  * the per-worker state of $pid and $request_id. */
 rx_int_t rx_http_var_init_process(rx_cycle_t *cycle);
+
+/* http_proxy_protocol_vars.c: registers $proxy_protocol_* (called with
+ * the core variables). */
+rx_int_t rx_http_proxy_protocol_add_variables(rx_conf_t *cf);
 
 #endif /* RX_HTTP_VARIABLES_INT_H */

@@ -3,16 +3,15 @@
  * are checked in the order written and the first one that matches the
  * client's address decides; a level with rules of its own replaces its
  * parent's list, as in nginx. IPv4-mapped IPv6 clients (::ffff:a.b.c.d)
- * are matched by the IPv4 rules.
+ * are matched by the IPv4 rules. The client is the request's: the one
+ * realip found behind a trusted proxy, else the connection's peer.
  */
 #include <arpa/inet.h>
 #include "http.h"
 #include "inet.h"
 
 typedef struct {
-    sa_family_t  family;      /* AF_INET, AF_INET6, AF_UNIX; AF_UNSPEC: all */
-    uint8_t      addr[16];    /* network order, host bits cleared */
-    uint8_t      mask[16];
+    rx_cidr_t    net;         /* family AF_UNSPEC: all */
     bool         deny;
 } rx_http_access_rule_t;
 
@@ -60,57 +59,6 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     return RX_CONF_OK;
 }
 
-/*
- * "a.b.c.d[/n]" or "v6[/n]" into rule. Returns RX_OK, RX_DONE when the
- * address had bits set beyond the prefix (cleared: nginx warns), or
- * RX_ERROR.
- */
-static rx_int_t
-parse_cidr(const rx_str_t *text, rx_http_access_rule_t *rule)
-{
-    char      buf[INET6_ADDRSTRLEN + 8], *slash;
-    rx_int_t  prefix, bits, i, rc = RX_OK;
-
-    if (text->len >= sizeof(buf)) {
-        return RX_ERROR;
-    }
-    memcpy(buf, text->data, text->len);
-    buf[text->len] = '\0';
-    slash = strchr(buf, '/');
-    if (slash) {
-        *slash++ = '\0';
-    }
-    if (inet_pton(AF_INET, buf, rule->addr) == 1) {
-        rule->family = AF_INET;
-        bits = 32;
-    } else if (inet_pton(AF_INET6, buf, rule->addr) == 1) {
-        rule->family = AF_INET6;
-        bits = 128;
-    } else {
-        return RX_ERROR;
-    }
-    prefix = bits;
-    if (slash) {
-        prefix = rx_atoi(slash, strlen(slash));
-        if (prefix < 0 || prefix > bits) {
-            return RX_ERROR;
-        }
-    }
-    memset(rule->mask, 0, sizeof(rule->mask));
-    for (i = 0; i < bits / 8; i++) {
-        rx_int_t left = prefix - i * 8;
-        uint8_t  m = left >= 8 ? 0xff : left <= 0 ? 0
-                     : (uint8_t) (0xff << (8 - left));
-
-        rule->mask[i] = m;
-        if (rule->addr[i] & ~m) {
-            rule->addr[i] &= m;
-            rc = RX_DONE;
-        }
-    }
-    return rc;
-}
-
 static const char *
 set_rule(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
@@ -133,14 +81,14 @@ set_rule(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     rule->deny = cmd->name[0] == 'd';
 
     if (rx_str_eq(&value[1], "all")) {
-        rule->family = AF_UNSPEC;
+        rule->net.family = AF_UNSPEC;
         return RX_CONF_OK;
     }
     if (rx_str_eq(&value[1], "unix:")) {
-        rule->family = AF_UNIX;
+        rule->net.family = AF_UNIX;
         return RX_CONF_OK;
     }
-    rc = parse_cidr(&value[1], rule);
+    rc = rx_ptocidr(&value[1], &rule->net);
     if (rc == RX_ERROR) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
                           value[1].data);
@@ -153,30 +101,6 @@ set_rule(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
-static bool
-rule_matches(const rx_http_access_rule_t *rule, sa_family_t family,
-    const uint8_t *addr)
-{
-    size_t i, n;
-
-    if (rule->family == AF_UNSPEC) {
-        return true;
-    }
-    if (rule->family != family) {
-        return false;
-    }
-    if (family == AF_UNIX) {
-        return true;
-    }
-    n = family == AF_INET ? 4 : 16;
-    for (i = 0; i < n; i++) {
-        if ((addr[i] & rule->mask[i]) != rule->addr[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static rx_int_t
 access_handler(rx_http_request_t *r)
 {
@@ -184,28 +108,18 @@ access_handler(rx_http_request_t *r)
                                       rx_http_access_module);
     rx_http_core_loc_conf_t *clcf;
     rx_http_access_rule_t   *rule;
-    const rx_sockaddr_t     *peer;
-    const uint8_t           *addr = NULL;
-    sa_family_t              family;
+    const rx_sockaddr_t     *client;
     rx_uint_t                i;
 
     if (acf->rules == NULL) {
         return RX_DECLINED;
     }
-    peer = rx_conn_peer(r->conn);
-    family = peer->u.sa.sa_family;
-    if (family == AF_INET) {
-        addr = (const uint8_t *) &peer->u.sin.sin_addr;
-    } else if (family == AF_INET6) {
-        addr = peer->u.sin6.sin6_addr.s6_addr;
-        if (IN6_IS_ADDR_V4MAPPED(&peer->u.sin6.sin6_addr)) {
-            family = AF_INET;
-            addr += 12;
-        }
-    }
+    /* the client as realip found it, if it did */
+    client = rx_http_remote_addr(r);
     rule = acf->rules->elts;
     for (i = 0; i < acf->rules->nelts; i++) {
-        if (!rule_matches(&rule[i], family, addr)) {
+        if (rule[i].net.family != AF_UNSPEC
+            && !rx_cidr_match(client, &rule[i].net, 1)) {
             continue;
         }
         if (!rule[i].deny) {

@@ -211,7 +211,7 @@ source_addr(rx_http_request_t *r, const rx_geo_t *geo, rx_geo_ip_t *ip)
             return false;
         }
     } else {
-        sa = r->conn ? rx_conn_peer(r->conn) : NULL;
+        sa = rx_http_remote_addr(r);     /* realip's, if it found one */
         if (sa == NULL) {
             return false;
         }

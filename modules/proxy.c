@@ -963,7 +963,7 @@ var_add_x_forwarded_for(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
 {
     char             addr[RX_SOCKADDR_STRLEN];
-    size_t           alen = rx_sock_ntop(rx_conn_peer(r->conn), addr,
+    size_t           alen = rx_sock_ntop(rx_http_remote_addr(r), addr,
                                          sizeof(addr), false);
     rx_table_elt_t  *xff = r->headers_in.x_forwarded_for;
     char            *p;

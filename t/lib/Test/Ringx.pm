@@ -51,8 +51,10 @@ package Test::Ringx;
 #   log_contains(QR [, FILE])  any error log; list context: the lines
 #   connect_ok(PORT), http(PORT, RAW), http_get(PORT, PATH)
 #   Test::Ringx::pid_alive(PID)  running and not a zombie
-#   raw(PORT [, host => H, timeout => S])  a Test::Ringx::Conn (below), or
-#                           undef when the connect fails
+#   raw(PORT [, host => H, timeout => S, local => A])  a Test::Ringx::Conn
+#                           (below), or undef when the connect fails; local:
+#                           the client's own address (127.0.0.2 ...: another
+#                           client of the loopback network)
 #   Test::Ringx::parse_responses(RAW [, head => [BOOL, ...]])  responses
 #   sanitized               true when the binary is an ASan build (its
 #                           quarantine keeps freed memory resident: RSS
@@ -815,10 +817,11 @@ sub log_contains {
 # network
 
 sub _connect {
-    my ($host, $port, $secs) = @_;
+    my ($host, $port, $secs, $local) = @_;
     my $s = IO::Socket::IP->new(
         PeerHost => $host, PeerPort => $port, Proto => 'tcp',
         Type => SOCK_STREAM, Timeout => $secs // 1,
+        defined $local ? (LocalHost => $local) : (),
     );
     return $s;
 }
@@ -1091,7 +1094,8 @@ use Time::HiRes qw(sleep time);
 sub new {
     my ($class, $host, $port, %o) = @_;
     my $s = Test::Ringx::_connect($host, $port,
-                                  Test::Ringx::timeout($o{timeout} // 2))
+                                  Test::Ringx::timeout($o{timeout} // 2),
+                                  $o{local})
         or return undef;
     $s->autoflush(1);
     binmode $s;
