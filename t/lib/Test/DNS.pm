@@ -95,7 +95,13 @@ sub start {
     my $pid = fork();
     die "Test::DNS: fork: $!\n" unless defined $pid;
     if ($pid == 0) {
-        eval { $0 = "test-dns $self->{port}"; $self->_serve($udp, $tcp) };
+        eval {
+            $0 = "test-dns $self->{port}";
+            # dies with a killed test, as Test::Upstream's server does
+            require Test::Upstream;
+            Test::Upstream::_pdeathsig();
+            $self->_serve($udp, $tcp);
+        };
         print STDERR "Test::DNS: $@" if $@;
         POSIX::_exit(0);
     }
