@@ -240,4 +240,10 @@ rx_uint_t rx_accept_held(void);
 /* Set by the protocol: called for each accepted connection. */
 extern void (*rx_event_init_connection)(rx_conn_t *c);
 
+/* worker_loop.c: work a higher layer starts once the worker's loop is
+ * set up (its ring, timers and table exist: init_process is too early for
+ * timers). Registered from init_process; at most RX_WORKER_START_MAX. */
+#define RX_WORKER_START_MAX  8
+rx_int_t rx_worker_at_start(void (*handler)(rx_cycle_t *cycle));
+
 #endif /* RX_EVENT_H */

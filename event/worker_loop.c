@@ -9,10 +9,24 @@
 #include "clock.h"
 #include "process.h"
 #include "proctitle.h"
+#include "resolver.h"
 
 
 static int                     signal_fd = -1;
 static struct signalfd_siginfo siginfo;
+/* outside rx_worker, which the loop clears when it starts */
+static void                  (*start_handlers[RX_WORKER_START_MAX])(rx_cycle_t *);
+static rx_uint_t               nstart;
+
+rx_int_t
+rx_worker_at_start(void (*handler)(rx_cycle_t *cycle))
+{
+    if (nstart == RX_WORKER_START_MAX) {
+        return RX_ERROR;
+    }
+    start_handlers[nstart++] = handler;
+    return RX_OK;
+}
 
 static void
 arm_signal_read(void)
@@ -104,6 +118,9 @@ dispatch(const rx_cqe_t *cqe, void *data)
         break;
     case RX_OP_ACCEPT:
         rx_accept_handle_cqe(w, cqe);
+        break;
+    case RX_OP_DNS:
+        rx_resolver_handle_cqe(cqe);
         break;
     case RX_OP_NONE:
     case RX_OP_TIMEOUT:
@@ -205,6 +222,9 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
         goto done;
     }
     rx_accept_init(w);
+    for (i = 0; i < nstart; i++) {
+        start_handlers[i](cycle);
+    }
 
     rc = RX_OK;
     while (!w->terminate

@@ -126,6 +126,8 @@ struct rx_http_core_loc_conf_s {
     rx_uint_t                 lingering_close;      /* off/on/always */
     rx_msec_t                 lingering_time;
     rx_msec_t                 lingering_timeout;
+    struct rx_resolver_s     *resolver;             /* NULL: none */
+    rx_msec_t                 resolver_timeout;
     rx_int_t                  reset_timedout_connection;
     rx_uint_t                 server_tokens;        /* off/on/build */
     rx_str_t                  default_type;

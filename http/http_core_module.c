@@ -13,6 +13,7 @@
 #include "http_captures.h"
 #include "http_stats.h"
 #include "http_script.h"
+#include "resolver.h"
 
 static const char *server_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -121,6 +122,12 @@ static const rx_command_t http_core_commands[] = {
     { "lingering_timeout", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
       rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, lingering_timeout), NULL },
+    { "resolver", RX_HTTP_ANY_CONF | RX_CONF_1MORE,
+      rx_resolver_set_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, resolver), NULL },
+    { "resolver_timeout", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, resolver_timeout), NULL },
     { "reset_timedout_connection", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
       rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, reset_timedout_connection), NULL },
@@ -341,6 +348,7 @@ create_loc_conf(rx_conf_t *cf)
     clcf->lingering_close = RX_CONF_UNSET_UINT;
     clcf->lingering_time = RX_CONF_UNSET_MSEC;
     clcf->lingering_timeout = RX_CONF_UNSET_MSEC;
+    clcf->resolver_timeout = RX_CONF_UNSET_MSEC;
     clcf->reset_timedout_connection = RX_CONF_UNSET;
     clcf->server_tokens = RX_CONF_UNSET_UINT;
     clcf->types = RX_CONF_UNSET_PTR;
@@ -437,6 +445,10 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
                        RX_HTTP_LINGERING_ON);
     rx_conf_merge_msec(c->lingering_time, p->lingering_time, 30000);
     rx_conf_merge_msec(c->lingering_timeout, p->lingering_timeout, 5000);
+    if (c->resolver == NULL) {
+        c->resolver = p->resolver;
+    }
+    rx_conf_merge_msec(c->resolver_timeout, p->resolver_timeout, 30000);
     rx_conf_merge_value(c->reset_timedout_connection,
                         p->reset_timedout_connection, 0);
     rx_conf_merge_uint(c->server_tokens, p->server_tokens, 1);

@@ -72,6 +72,7 @@ client_abort(rx_http_request_t *r)
         return;
     }
     rx_http_upstream_queue_remove(u);
+    rx_http_upstream_lookup_cancel(u);
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, false);
     u->finished = 1;
@@ -123,12 +124,25 @@ init_request(rx_http_upstream_t *u)
 {
     rx_http_request_t *r = u->r;
     rx_uint_t          n;
+    rx_int_t           rc;
 
     r->op_handler = NULL;
-    /* each peer at most once, and no more than *_next_upstream_tries */
-    n = rx_http_upstream_npeers(u->us);
+    if (u->us == NULL) {
+        /* a host named at run time: its addresses first */
+        rc = rx_http_upstream_lookup_start(u);
+        if (rc != RX_OK) {
+            if (rc != RX_AGAIN) {
+                finalize(u, rc);
+            }
+            return;
+        }
+    }
+    /* each peer at most once, and no more than *_next_upstream_tries;
+     * the empty slots of resolve servers are no tries */
+    n = rx_max(rx_http_upstream_npresent(u->us), 1);
     u->tries = u->conf->next_upstream_tries
                ? rx_min(u->conf->next_upstream_tries, n) : n;
+    n = rx_http_upstream_npeers(u->us);
     u->tried = rx_pcalloc(r->pool, ((n + 63) / 64) * sizeof(uint64_t));
     if (u->tried == NULL) {
         finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
@@ -136,6 +150,20 @@ init_request(rx_http_upstream_t *u)
     }
     r->write_handler = rx_http_upstream_write_handler;
     connect_peer(u);
+}
+
+/* The lookup ended: status 0 (u->us is set) or the one to answer with. */
+void
+rx_http_upstream_lookup_done(rx_http_upstream_t *u, rx_int_t status)
+{
+    if (u->finished) {
+        return;
+    }
+    if (status) {
+        finalize(u, status);
+        return;
+    }
+    init_request(u);
 }
 
 static void

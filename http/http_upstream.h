@@ -72,6 +72,12 @@ typedef struct {
     rx_msec_t      checked;         /* when it last failed or was tried */
     rx_msec_t      accessed;
     bool           down;
+    /* `server NAME resolve`: a slot for one of the name's addresses, empty
+     * (absent) until the answer gives it one (http_upstream_resolve.c) */
+    bool           absent;
+    /* in a request's pool (proxy_pass with variables, resolved): no TLS
+     * session is kept for it */
+    bool           transient;
     void          *ssl_session;     /* TLS: the last session (per worker,
                                        http_upstream_ssl.c's) */
     /* the pool's capacity, learned (http_upstream_learn.c), this worker */
@@ -97,11 +103,21 @@ typedef struct {
     rx_uint_t      max_conns;
     bool           backup;
     bool           down;
+    /* `resolve`: host is looked up while running; addrs holds
+     * RX_HTTP_UPSTREAM_RESOLVE_MAX empty slots, their peers are rpeers */
+    bool           resolve;
+    rx_str_t       host;
+    in_port_t      port;
+    rx_http_upstream_peer_t *peers_of;   /* its slots (set by the rr build) */
+    void          *host_state;      /* the lookup (http_upstream_resolve.c) */
 } rx_http_upstream_server_t;
+
+#define RX_HTTP_UPSTREAM_RESOLVE_MAX  16   /* addresses of a resolve server */
 
 typedef struct {
     rx_http_upstream_peer_t  *peer;
     rx_uint_t                 n;
+    rx_uint_t                 absent;       /* of them, empty resolve slots */
     rx_int_t                  total_weight;
 } rx_http_upstream_peers_t;
 
@@ -145,6 +161,10 @@ struct rx_http_upstream_srv_conf_s {
     rx_http_upstream_t       *qhead;       /* this worker's waiters, FIFO */
     rx_http_upstream_t       *qtail;
     rx_uint_t                 nqueued;
+    /* `server ... resolve`: the block's resolver (else the http block's) */
+    struct rx_resolver_s     *resolver;
+    rx_msec_t                 resolver_timeout;
+    bool                      resolve;     /* a server line has `resolve` */
     rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
     rx_http_upstream_conn_t  *idle_tail;
     rx_uint_t                 nidle;
@@ -305,6 +325,8 @@ struct rx_http_upstream_s {
     rx_http_upstream_state_t        *state;          /* this try's */
     rx_uint_t                        tries;          /* left */
     /* the upstream queue */
+    /* the lookup of a host named at run time (http_upstream_resolve.c) */
+    struct rx_http_upstream_lookup_s *lookup;
     rx_http_upstream_t              *qnext;
     rx_http_upstream_t              *qprev;
     rx_timer_t                       queue_timer;
@@ -442,6 +464,19 @@ void rx_http_upstream_learn_read(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_learn_closed(rx_http_upstream_conn_t *uc);
 bool rx_http_upstream_learn_give_way(const rx_http_upstream_conn_t *uc);
 
+/* http_upstream_resolve.c. For proxy_pass and fastcgi_pass with variables
+ * whose host names no upstream: u gets its own peers, from the address
+ * itself (an IP address, unix:) or from the location's resolver when the
+ * exchange starts. RX_DECLINED: a name and no resolver (the caller logs
+ * nginx's "no resolver defined to resolve"). */
+rx_int_t rx_http_upstream_resolve_host(rx_http_upstream_t *u,
+    const rx_str_t *host, in_port_t port);
+/* The block's `server ... resolve` lines at load (a resolver is needed),
+ * and their lookups in each worker (init_process). */
+rx_int_t rx_http_upstream_resolve_init(rx_conf_t *cf,
+    rx_http_upstream_srv_conf_t *us);
+void rx_http_upstream_resolve_worker(rx_http_upstream_srv_conf_t *us);
+
 /* http_upstream_variables.c */
 rx_int_t rx_http_upstream_add_variables(rx_conf_t *cf);
 
@@ -451,6 +486,8 @@ rx_int_t rx_http_upstream_init_peers(rx_conf_t *cf,
 rx_http_upstream_peer_t *rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us,
     uint64_t *tried);
 rx_uint_t rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us);
+/* without the empty slots of resolve servers */
+rx_uint_t rx_http_upstream_npresent(const rx_http_upstream_srv_conf_t *us);
 /* For balancers: the peer's index (primary first, then backup), whether a
  * request tried it, marking it tried, and whether it may take a request
  * now (not down, not over max_conns, not failed within fail_timeout). */

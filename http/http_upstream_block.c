@@ -1,13 +1,17 @@
 /*
  * http_upstream_block.c: the `upstream name { ... }` block and its directives
- * (server, keepalive*), and the implicit upstreams that proxy_pass and
+ * (server, keepalive*, resolver*), and the implicit upstreams that proxy_pass and
  * fastcgi_pass make for a literal address. Every upstream of the http
  * block is listed here; at the end of the block their peers are built
  * (http_upstream_rr.c). Runtime state (failures, the keepalive pool) is
- * per worker: each worker has its own copy of these structures.
+ * per worker: each worker has its own copy of these structures; the
+ * names of `server ... resolve` lines are asked by each worker once its
+ * loop runs (http_upstream_resolve.c).
  */
 #include "http.h"
+#include <arpa/inet.h>
 #include "http_upstream.h"
+#include "resolver.h"
 
 typedef struct {
     rx_array_t  upstreams;     /* rx_http_upstream_srv_conf_t * */
@@ -23,6 +27,7 @@ static const char *set_queue(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static const char *set_ignored_balancer(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
+static rx_int_t init_process(rx_cycle_t *cycle);
 static void *create_main_conf(rx_conf_t *cf);
 static const char *init_main_conf(rx_conf_t *cf, void *conf);
 
@@ -46,6 +51,13 @@ static const rx_command_t upstream_commands[] = {
       offsetof(rx_http_upstream_srv_conf_t, keepalive_timeout), NULL },
     { "queue", RX_HTTP_UPS_CONF | RX_CONF_TAKE12, set_queue,
       RX_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    /* for `server ... resolve` (nginx 1.27.3) */
+    { "resolver", RX_HTTP_UPS_CONF | RX_CONF_1MORE, rx_resolver_set_slot,
+      RX_HTTP_SRV_CONF_OFFSET, offsetof(rx_http_upstream_srv_conf_t, resolver),
+      NULL },
+    { "resolver_timeout", RX_HTTP_UPS_CONF | RX_CONF_TAKE1,
+      rx_conf_set_msec_slot, RX_HTTP_SRV_CONF_OFFSET,
+      offsetof(rx_http_upstream_srv_conf_t, resolver_timeout), NULL },
     /* shared-memory zones: the state is per worker for now (docs) */
     { "zone", RX_HTTP_UPS_CONF | RX_CONF_TAKE12, set_ignored_balancer,
       RX_HTTP_SRV_CONF_OFFSET, 0, NULL },
@@ -59,9 +71,40 @@ static const rx_http_module_t upstream_ctx = {
 rx_module_t rx_http_upstream_module = {
     "rx_http_upstream_module", 0, 0, RX_HTTP_MODULE, &upstream_ctx,
     /* init_process: a respawned worker uncounts its dead predecessor's
-     * connections (http_upstream_queue.c) */
-    upstream_commands, NULL, rx_http_upstream_shared_reclaim, NULL, NULL
+     * connections (http_upstream_queue.c), and starts looking up the
+     * names of `server ... resolve` lines */
+    upstream_commands, NULL, init_process, NULL, NULL
 };
+
+
+/* The worker's loop runs: the names of `server ... resolve` are asked. */
+static void
+worker_started(rx_cycle_t *cycle)
+{
+    rx_http_conf_ctx_t            *ctx;
+    rx_http_upstream_main_conf_t  *umcf;
+    rx_http_upstream_srv_conf_t  **all;
+    rx_uint_t                      i;
+
+    ctx = cycle->conf_ctx ? cycle->conf_ctx[rx_http_module.index] : NULL;
+    if (ctx == NULL) {
+        return;                             /* no http block */
+    }
+    umcf = ctx->main_conf[rx_http_upstream_module.ctx_index];
+    all = umcf->upstreams.elts;
+    for (i = 0; i < umcf->upstreams.nelts; i++) {
+        rx_http_upstream_resolve_worker(all[i]);
+    }
+}
+
+static rx_int_t
+init_process(rx_cycle_t *cycle)
+{
+    if (rx_http_upstream_shared_reclaim(cycle) != RX_OK) {
+        return RX_ERROR;
+    }
+    return rx_worker_at_start(worker_started);
+}
 
 static void *
 create_main_conf(rx_conf_t *cf)
@@ -99,6 +142,7 @@ new_upstream(rx_conf_t *cf, const rx_str_t *host, in_port_t port, bool no_port)
     us->keepalive_requests = RX_CONF_UNSET_UINT;
     us->keepalive_time = RX_CONF_UNSET_MSEC;
     us->keepalive_timeout = RX_CONF_UNSET_MSEC;
+    us->resolver_timeout = RX_CONF_UNSET_MSEC;
     if (cf->conf_file) {
         us->file = cf->conf_file->name;
         us->line = cf->conf_file->line;
@@ -225,6 +269,57 @@ upstream_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
+/*
+ * `server NAME resolve`: the name is looked up while running
+ * (http_upstream_resolve.c), into RX_HTTP_UPSTREAM_RESOLVE_MAX empty
+ * slots; an address (or unix:) stays what it is, as in nginx.
+ */
+static rx_int_t
+resolve_server(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_server_t *s, const rx_str_t *text)
+{
+    rx_str_t     host;
+    in_port_t    port;
+    bool         no_port;
+    const char  *err;
+    char         name[64];
+    uint8_t      bin[16];
+    rx_uint_t    i;
+
+    if (text->len > 5 && strncasecmp(text->data, "unix:", 5) == 0) {
+        return RX_DECLINED;
+    }
+    err = rx_http_upstream_parse_host(text, &host, &port, &no_port);
+    if (err) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in upstream \"%s\"", err,
+                          text->data);
+        return RX_ERROR;
+    }
+    if (host.data[0] == '[') {
+        return RX_DECLINED;                 /* an IPv6 address */
+    }
+    if (host.len < sizeof(name)) {
+        memcpy(name, host.data, host.len);
+        name[host.len] = '\0';
+        if (inet_pton(AF_INET, name, bin) == 1) {
+            return RX_DECLINED;
+        }
+    }
+    s->resolve = true;
+    s->host = host;
+    s->port = no_port ? 80 : port;
+    for (i = 0; i < RX_HTTP_UPSTREAM_RESOLVE_MAX; i++) {
+        rx_sockaddr_t *a = rx_array_push(s->addrs);
+
+        if (a == NULL) {
+            return RX_ERROR;
+        }
+        memset(a, 0, sizeof(*a));
+    }
+    us->resolve = true;
+    return RX_OK;
+}
+
 /* server address [weight=N] [max_fails=N] [fail_timeout=T] [max_conns=N]
  *        [backup] [down] */
 static const char *
@@ -250,7 +345,18 @@ set_server(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     if (s->addrs == NULL) {
         return RX_CONF_ERROR;
     }
-    err = rx_parse_addr(cf->pool, &value[1], 80, false, s->addrs);
+    for (i = 2; i < cf->args->nelts; i++) {
+        if (rx_str_eq(&value[i], "resolve")) {
+            rx_int_t rc = resolve_server(cf, us, s, &value[1]);
+
+            if (rc == RX_ERROR) {
+                return RX_CONF_ERROR;
+            }
+            break;
+        }
+    }
+    err = s->resolve ? NULL : rx_parse_addr(cf->pool, &value[1], 80, false,
+                                            s->addrs);
     if (err != NULL) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in upstream \"%s\"", err,
                           value[1].data);
@@ -283,6 +389,8 @@ set_server(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
             s->backup = true;
         } else if (rx_str_eq(&value[i], "down")) {
             s->down = true;
+        } else if (rx_str_eq(&value[i], "resolve")) {
+            continue;                       /* taken above */
         } else {
             goto invalid;
         }
@@ -459,6 +567,7 @@ init_main_conf(rx_conf_t *cf, void *conf)
         rx_conf_init_msec(us->keepalive_time, 3600000);
         rx_conf_init_msec(us->keepalive_timeout, 60000);
         if (rx_http_upstream_init_peers(cf, us) != RX_OK
+            || rx_http_upstream_resolve_init(cf, us) != RX_OK
             || (us->balancer && us->balancer->init
                 && us->balancer->init(cf, us) != RX_OK)
             || rx_http_upstream_init_shared(cf, us) != RX_OK) {

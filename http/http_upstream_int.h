@@ -19,6 +19,15 @@ void rx_http_upstream_log_error(rx_http_upstream_t *u, unsigned level, int err,
 void rx_http_upstream_queue_resume(rx_http_upstream_t *u);
 void rx_http_upstream_queue_failed(rx_http_upstream_t *u, rx_int_t status);
 
+/* The lookup of a host named at run time ended (http_upstream_resolve.c
+ * calls it): 0, u->us set, or the status to answer with. */
+void rx_http_upstream_lookup_done(rx_http_upstream_t *u, rx_int_t status);
+
+/* http_upstream_resolve.c: RX_OK (u->us set), RX_AGAIN (waits: the
+ * answer comes to rx_http_upstream_lookup_done) or a status. */
+rx_int_t rx_http_upstream_lookup_start(rx_http_upstream_t *u);
+void rx_http_upstream_lookup_cancel(rx_http_upstream_t *u);
+
 /* http_upstream_body.c */
 rx_int_t rx_http_upstream_emit_slice(rx_http_upstream_t *u);
 /* Hands what was buffered to the client; stops or spills when every

@@ -72,7 +72,8 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
 
     uc->u = NULL;
     if (us->keepalive == 0 || rx_worker.quit || c->state != RX_CONN_ACTIVE
-        || c->read_eof || uc->requests >= us->keepalive_requests
+        || c->read_eof || uc->peer->absent
+        || uc->requests >= us->keepalive_requests
         || rx_current_msec - uc->start > us->keepalive_time
         || rx_http_upstream_give_back(uc)) {
         rx_conn_close(c);

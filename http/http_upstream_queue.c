@@ -324,7 +324,7 @@ rx_http_upstream_full(rx_http_upstream_srv_conf_t *us)
     for (i = 0; i < n; i++) {
         rx_http_upstream_peer_t *p = i < us->primary.n ? &us->primary.peer[i]
                                      : &us->backup.peer[i - us->primary.n];
-        if (p->down) {
+        if (p->down || p->absent) {
             continue;
         }
         if (p->idle || rx_http_upstream_has_room(us, p)) {

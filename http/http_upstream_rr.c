@@ -42,12 +42,26 @@ build(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us,
             size_t                   len;
 
             p->addr = a[j];
-            len = rx_sock_ntop(&a[j], text, sizeof(text), true);
-            p->name.data = rx_pstrdup_c(cf->pool, text, len);
-            if (p->name.data == NULL) {
-                return RX_ERROR;
+            if (s[i].resolve) {
+                /* an empty slot; its name is written when it is filled */
+                if (j == 0) {
+                    s[i].peers_of = p;
+                }
+                p->absent = true;
+                peers->absent++;
+                p->name.data = rx_pnalloc(cf->pool, RX_SOCKADDR_STRLEN);
+                if (p->name.data == NULL) {
+                    return RX_ERROR;
+                }
+                p->name.len = 0;
+            } else {
+                len = rx_sock_ntop(&a[j], text, sizeof(text), true);
+                p->name.data = rx_pstrdup_c(cf->pool, text, len);
+                if (p->name.data == NULL) {
+                    return RX_ERROR;
+                }
+                p->name.len = len;
             }
-            p->name.len = len;
             p->weight = p->effective_weight = s[i].weight;
             p->max_fails = s[i].max_fails;
             p->fail_timeout = s[i].fail_timeout;
@@ -80,7 +94,7 @@ static bool
 available(const rx_http_upstream_srv_conf_t *us, const rx_http_upstream_peer_t *p,
     bool single)
 {
-    if (p->down) {
+    if (p->down || p->absent) {
         return false;
     }
     /* max_conns counts open connections, pooled ones included, in every
@@ -135,10 +149,12 @@ pick(const rx_http_upstream_srv_conf_t *us, rx_http_upstream_peers_t *peers,
     return best;
 }
 
+/* One server (one address now, for a resolved one) */
 static bool
 single_peer(const rx_http_upstream_srv_conf_t *us)
 {
-    return us->primary.n == 1 && us->backup.n == 0;
+    return us->primary.n - us->primary.absent == 1
+           && us->backup.n - us->backup.absent == 0;
 }
 
 rx_uint_t
@@ -193,6 +209,13 @@ rx_uint_t
 rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us)
 {
     return us->primary.n + us->backup.n;
+}
+
+rx_uint_t
+rx_http_upstream_npresent(const rx_http_upstream_srv_conf_t *us)
+{
+    return us->primary.n - us->primary.absent + us->backup.n
+           - us->backup.absent;
 }
 
 /* tried: one bit per peer (primary then backup), set for those this

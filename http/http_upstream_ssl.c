@@ -204,8 +204,8 @@ new_session(SSL *ssl, SSL_SESSION *session)
     ssl_session_t           *s, *old;
     size_t                   n;
 
-    if (peer == NULL || uc->ssl_name == NULL) {
-        return 0;
+    if (peer == NULL || peer->transient || uc->ssl_name == NULL) {
+        return 0;                 /* a request's own peer: nothing kept */
     }
     if (peer->ssl_session == NULL) {
         /* the peer's first session in this worker */

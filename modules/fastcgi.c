@@ -344,9 +344,26 @@ fastcgi_handler(void *data)
         }
         u->us = rx_http_upstream_find(r, &host, port);
         if (u->us == NULL) {
-            rx_http_request_log_error(r, RX_LOG_ERR, 0, "no resolver defined to "
-                                      "resolve %.*s", (int) host.len, host.data);
-            return RX_HTTP_BAD_GATEWAY;
+            rx_int_t rc;
+
+            if (no_port) {
+                /* no default port for FastCGI: nginx's words */
+                rx_http_request_log_error(r, RX_LOG_ERR, 0, "no port in "
+                                          "upstream \"%.*s\"", (int) host.len,
+                                          host.data);
+                return RX_HTTP_BAD_GATEWAY;
+            }
+            /* an address, or a name for the location's resolver */
+            rc = rx_http_upstream_resolve_host(u, &host, port);
+            if (rc == RX_DECLINED) {
+                rx_http_request_log_error(r, RX_LOG_ERR, 0, "no resolver "
+                                          "defined to resolve %.*s",
+                                          (int) host.len, host.data);
+                return RX_HTTP_BAD_GATEWAY;
+            }
+            if (rc != RX_OK) {
+                return RX_HTTP_INTERNAL_SERVER_ERROR;
+            }
         }
     }
     u->create_request = rx_http_fastcgi_create_request;

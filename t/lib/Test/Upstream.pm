@@ -78,6 +78,7 @@ package Test::Upstream;
 # Options of new:
 #   unix => PATH            listen on a unix socket instead of 127.0.0.1
 #   port => N               a fixed port (default: a free one)
+#   host => IP              listen there instead of 127.0.0.1 (127.0.0.2 ...)
 #   keepalive_max => N      Connection: close on the Nth request of a conn
 #   response_delay_ms => MS wait before every response
 #   idle_timeout_ms => MS   close idle keepalive connections after MS
@@ -150,14 +151,14 @@ sub port { $_[0]{opts}{port} }
 sub addr {
     my ($self) = @_;
     return $self->{opts}{unix} ? "unix:$self->{opts}{unix}"
-                               : "127.0.0.1:$self->{opts}{port}";
+                               : ($self->{opts}{host} // "127.0.0.1") . ":$self->{opts}{port}";
 }
 
 # The server as proxy_pass spells it (nginx ends a unix path with ':').
 sub url {
     my ($self) = @_;
     return $self->{opts}{unix} ? "http://unix:$self->{opts}{unix}:"
-                               : "http://127.0.0.1:$self->{opts}{port}";
+                               : "http://" . ($self->{opts}{host} // "127.0.0.1") . ":$self->{opts}{port}";
 }
 
 # The listener is made here, before the fork, so that it accepts (in the
@@ -173,7 +174,7 @@ sub start {
                                    Listen => 1024)
             or die "Test::Upstream: listen on $o->{unix}: $!\n";
     } else {
-        $l = IO::Socket::IP->new(LocalHost => '127.0.0.1',
+        $l = IO::Socket::IP->new(LocalHost => $o->{host} // '127.0.0.1',
                                  LocalPort => $o->{port} // 0,
                                  Proto => 'tcp', Listen => 1024,
                                  ReuseAddr => 1)
