@@ -37,7 +37,7 @@ typedef struct {
     rx_array_t   listens;     /* rx_http_listen_opt_t */
     bool         upstreams;   /* a location proxies: one more fd per request */
     /* the phase engine: handlers per phase, in module order (modules.c) */
-    rx_array_t   phases[7];   /* rx_http_handler_pt, by rx_http_phase_t */
+    rx_array_t   phases[8];   /* rx_http_handler_pt, by rx_http_phase_t */
 } rx_http_core_main_conf_t;
 
 typedef struct rx_regex_s rx_regex_t;     /* core/regex.h */

@@ -1,7 +1,7 @@
 /*
  * http_phases.c: the phase engine: handlers registered per phase, the
- * runner (server rewrite, find location, rewrite, access, precontent,
- * content, log), location lookup, internal redirects and named locations,
+ * runner (server rewrite, find location, rewrite, preaccess, access,
+ * precontent, content, log), location lookup, internal redirects and named locations,
  * and finalisation (a status becomes an error page).
  */
 #include "http.h"
@@ -25,7 +25,7 @@ rx_http_add_phase_handler(rx_conf_t *cf, rx_http_phase_t phase,
     return RX_OK;
 }
 
-_Static_assert(RX_HTTP_PHASES == 7, "rx_http_core_main_conf_t.phases size");
+_Static_assert(RX_HTTP_PHASES == 8, "rx_http_core_main_conf_t.phases size");
 
 static rx_array_t *
 phase_handlers(rx_http_request_t *r, rx_http_phase_t phase)
@@ -279,8 +279,8 @@ static void run_from(rx_http_request_t *r);
 
 /*
  * The phase runner: server rewrite, find location, rewrite (which may
- * change the URI and send us back to find location), access, precontent
- * (try_files), content.
+ * change the URI and send us back to find location), preaccess (limit_req,
+ * limit_conn), access, precontent (try_files), content.
  * A handler returns RX_DECLINED to pass, RX_OK/RX_DONE when it has taken
  * the request, RX_AGAIN when it continues asynchronously, or a status.
  * An internal redirect starts here again too: the server's rewrite script
@@ -324,6 +324,13 @@ rx_http_phase_next(rx_http_request_t *r)
     run_from(r);
 }
 
+void
+rx_http_phase_again(rx_http_request_t *r)
+{
+    r->op_handler = NULL;
+    run_from(r);
+}
+
 static void
 run_from(rx_http_request_t *r)
 {
@@ -341,6 +348,7 @@ run_from(rx_http_request_t *r)
             }
             break;
         case RX_HTTP_SERVER_REWRITE_PHASE:
+        case RX_HTTP_PREACCESS_PHASE:
         case RX_HTTP_PRECONTENT_PHASE:
             rc = run_handlers(r, r->phase);
             break;
