@@ -18,6 +18,7 @@ extern rx_module_t rx_http_map_module;
 extern rx_module_t rx_http_split_clients_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
+extern rx_module_t rx_http_limit_req_module;
 extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_headers_module;
@@ -68,6 +69,11 @@ rx_module_t *const rx_modules[] = {
 #endif
 #if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
+#endif
+    /* preaccess phase, in nginx's order: limit_req, then limit_conn (a
+     * request limit_req refuses takes no connection slot) */
+#if (RX_HTTP_LIMIT_REQ)
+    &rx_http_limit_req_module,
 #endif
     /* access phase, in nginx's order: allow/deny, then auth_basic */
 #if (RX_HTTP_ACCESS)
@@ -134,7 +140,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_autoindex_module", true, true },
     { "http_access_module", RX_HTTP_ACCESS, true },
     { "http_limit_conn_module", false, true },
-    { "http_limit_req_module", false, true },
+    { "http_limit_req_module", RX_HTTP_LIMIT_REQ, true },
     { "http_upstream_hash_module", true, true },
     { "http_upstream_ip_hash_module", true, true },
     { "http_upstream_least_conn_module", true, true },
