@@ -157,6 +157,14 @@ elapsed(const lr_node_t *n, rx_msec_t now)
     return ms < -60000 ? 1 : ms < 0 ? 0 : ms;
 }
 
+/* What the bucket lost in ms at rate (thousandths), without overflowing
+ * for a key unseen for long at a high rate. */
+static int64_t
+drained(int64_t rate, int64_t ms)
+{
+    return ms > INT64_MAX / rate ? INT64_MAX / 2 : rate * ms / 1000;
+}
+
 /* Idle nodes at the old end go: up to two that have drained and were not
  * seen for a minute; with force, first the oldest whatever its state. */
 static void
@@ -174,7 +182,7 @@ expire(lr_ctx_t *ctx, lr_shared_t *sh, bool force)
         if (i) {
             ms = (int64_t) (rx_current_msec - n->last);
             ms = ms < 0 ? -ms : ms;
-            if (ms < 60000 || n->excess - ctx->rate * ms / 1000 > 0) {
+            if (ms < 60000 || n->excess - drained(ctx->rate, ms) > 0) {
                 return;
             }
         }
@@ -256,7 +264,7 @@ lookup(rx_http_request_t *r, lr_limit_t *lim, const rx_str_t *key,
         lru_unlink(sh, n);
         lru_push(sh, n);
         ms = elapsed(n, rx_current_msec);
-        e = n->excess - ctx->rate * ms / 1000 + 1000;
+        e = n->excess - drained(ctx->rate, ms) + 1000;
         e = e < 0 ? 0 : e;
         *excess = e;
         if (e > lim->burst) {
@@ -316,7 +324,7 @@ release(lr_limit_t *limits, rx_uint_t n, bool count, lr_limit_t **which,
         e = 0;
         if (count) {
             ms = elapsed(node, rx_current_msec);
-            e = node->excess - ctx->rate * ms / 1000 + 1000;
+            e = node->excess - drained(ctx->rate, ms) + 1000;
             e = e < 0 ? 0 : e;
             node->excess = e;
             if (ms) {
