@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include "cycle.h"
 #include "clock.h"
+#include "shm_zone.h"
 
 rx_cycle_t *rx_cycle;
 bool rx_test_config, rx_dump_config, rx_quiet_mode;
@@ -74,7 +75,8 @@ create_cycle(rx_cycle_t *old)
     if (rx_array_init(&cycle->open_files, pool, 8, sizeof(void *)) != RX_OK
         || rx_array_init(&cycle->listening, pool, 8, sizeof(rx_listening_t)) != RX_OK
         || rx_array_init(&cycle->config_dump, pool, 4, sizeof(rx_conf_dump_t)) != RX_OK
-        || rx_array_init(&cycle->paths, pool, 4, sizeof(rx_path_t)) != RX_OK) {
+        || rx_array_init(&cycle->paths, pool, 4, sizeof(rx_path_t)) != RX_OK
+        || rx_array_init(&cycle->shm_zones, pool, 4, sizeof(void *)) != RX_OK) {
         goto failed;
     }
     cycle->conf_ctx = rx_pcalloc(pool, rx_modules_n * sizeof(void *));
@@ -190,6 +192,9 @@ rx_init_cycle(rx_cycle_t *old)
     if (rx_process == RX_PROCESS_SIGNALLER) {
         return cycle;
     }
+    if (rx_shm_zones_check(cycle) != RX_OK) {
+        goto failed;
+    }
     if (rx_test_config) {
         /* -t checks the configuration and the fd arithmetic only: it opens
          * no log and binds no socket (nginx -t opens its logs) */
@@ -204,12 +209,17 @@ rx_init_cycle(rx_cycle_t *old)
     if (rx_open_listening_sockets(cycle) != RX_OK) {
         goto failed;
     }
+    /* zones before init_module, as nginx: a module may look at them */
+    if (rx_shm_zones_init(cycle) != RX_OK) {
+        goto failed;
+    }
     for (i = 0; i < rx_modules_n; i++) {
         if (rx_modules[i]->init_module
             && rx_modules[i]->init_module(cycle) != RX_OK) {
             goto failed;
         }
     }
+    rx_shm_zones_commit(cycle);
     /* from here on the new logs are the ones */
     cycle->log = &cycle->new_log;
     cycle->pool->log = cycle->log;

@@ -72,6 +72,8 @@ struct rx_cycle_s {
     rx_array_t       listening;    /* rx_listening_t */
     rx_array_t       config_dump;  /* rx_conf_dump_t, for -T */
     rx_array_t       paths;        /* rx_path_t directories to create */
+    rx_array_t       shm_zones;    /* rx_shm_zone_t *, declared by directives
+                                      (core/shm_zone.h) */
     rx_str_t         conf_file;    /* absolute */
     rx_str_t         conf_prefix;  /* directory of conf_file, with '/' */
     rx_str_t         prefix;       /* with '/' */

@@ -23,6 +23,8 @@ extern rx_module_t rx_http_map_module;
 extern rx_module_t rx_http_split_clients_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
+extern rx_module_t rx_http_limit_req_module;
+extern rx_module_t rx_http_limit_conn_module;
 extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_auth_request_module;
@@ -77,6 +79,14 @@ rx_module_t *const rx_modules[] = {
 #endif
 #if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
+#endif
+    /* preaccess phase, in nginx's order: limit_req, then limit_conn (a
+     * request limit_req refuses takes no connection slot) */
+#if (RX_HTTP_LIMIT_REQ)
+    &rx_http_limit_req_module,
+#endif
+#if (RX_HTTP_LIMIT_CONN)
+    &rx_http_limit_conn_module,
 #endif
     /* access phase, in nginx's order: allow/deny, auth_basic, then
      * auth_request (the subrequest last: with "satisfy any" a cheaper
@@ -151,8 +161,8 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_auth_basic_module", RX_HTTP_AUTH_BASIC, true },
     { "http_autoindex_module", true, true },
     { "http_access_module", RX_HTTP_ACCESS, true },
-    { "http_limit_conn_module", false, true },
-    { "http_limit_req_module", false, true },
+    { "http_limit_conn_module", RX_HTTP_LIMIT_CONN, true },
+    { "http_limit_req_module", RX_HTTP_LIMIT_REQ, true },
     { "http_upstream_hash_module", true, true },
     { "http_upstream_ip_hash_module", true, true },
     { "http_upstream_least_conn_module", true, true },

@@ -215,7 +215,8 @@ typedef enum {
     RX_HTTP_SERVER_REWRITE_PHASE,
     RX_HTTP_FIND_CONFIG_PHASE,
     RX_HTTP_REWRITE_PHASE,
-    RX_HTTP_PREACCESS_PHASE,        /* realip (location-level settings) */
+    RX_HTTP_PREACCESS_PHASE,        /* realip (location-level), limit_req,
+                                       limit_conn */
     RX_HTTP_ACCESS_PHASE,
     RX_HTTP_PRECONTENT_PHASE,   /* try_files */
     RX_HTTP_CONTENT_PHASE,
@@ -319,6 +320,10 @@ struct rx_http_request_s {
                                                     an open is in flight */
     void                     *auth_request_ctx;  /* modules/auth_request.c's */
     rx_uint_t                 content_index;     /* content handler running */
+    /* what limit_req / limit_conn decided (modules/limit_*.c; 0: not yet),
+     * once per request whatever internal redirects follow, as nginx */
+    uint8_t                   limit_req_status;
+    uint8_t                   limit_conn_status;
 
     unsigned                  keepalive:1;
     unsigned                  header_only:1;     /* HEAD, 204, 304 */
@@ -345,6 +350,9 @@ struct rx_http_request_s {
     unsigned                  freed:1;           /* waits for its holds */
     unsigned                  access_resume:1;   /* the access phase goes on
                                                     from access_index */
+    /* a phase handler waits on its own timer (limit_req's delay) with
+     * nothing in flight: a client that closes ends the request (499) */
+    unsigned                  watch_client:1;
     /* a body filter holds input it could not process yet (its output
      * buffers are all queued): when r->out drains, the body filters run
      * again with no input before write_handler may produce more */
@@ -401,6 +409,9 @@ rx_http_request_t *rx_http_create_request(rx_http_connection_t *hc);
 void rx_http_run_phases(rx_http_request_t *r);
 /* A phase handler that went asynchronous and is done: the next phase. */
 void rx_http_phase_next(rx_http_request_t *r);
+/* ... or its phase again from the first handler (each handler that already
+ * decided declines on the second visit: limit_req after its delay). */
+void rx_http_phase_again(rx_http_request_t *r);
 void rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc);
 rx_int_t rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     const rx_str_t *args);

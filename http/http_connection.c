@@ -275,6 +275,15 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
             close_connection(hc);
             return;
         default:
+            if (hc->r && hc->r->watch_client) {
+                /* nothing will be answered to nobody: end it (nginx's
+                 * ngx_http_test_reading) */
+                rx_http_log_error_action(hc, RX_LOG_INFO,
+                    len < 0 ? (int) -len : 0, NULL,
+                    "client prematurely closed connection");
+                close_connection(hc);
+                return;
+            }
             if (hc->r && !hc->r->body_read) {
                 rx_http_log_error_action(hc, RX_LOG_INFO, len < 0 ? (int) -len : 0,
                     "reading client request body",

@@ -295,7 +295,7 @@ static void run_from(rx_http_request_t *r);
 /*
  * The phase runner: post read (once per request), server rewrite, find
  * location, rewrite (which may change the URI and send us back to find
- * location), preaccess, access, precontent (try_files), content.
+ * location), preaccess (realip, limit_req, limit_conn), access, precontent (try_files), content.
  * A handler returns RX_DECLINED to pass, RX_OK/RX_DONE when it has taken
  * the request, RX_AGAIN when it continues asynchronously, or a status.
  * In post read and preaccess, RX_OK ends the phase, as nginx's generic
@@ -360,6 +360,13 @@ rx_http_phase_next(rx_http_request_t *r)
 {
     r->op_handler = NULL;
     r->phase++;
+    run_from(r);
+}
+
+void
+rx_http_phase_again(rx_http_request_t *r)
+{
+    r->op_handler = NULL;
     run_from(r);
 }
 
