@@ -521,7 +521,11 @@ extern rx_http_tls_hooks_t rx_http_tls_hooks;
 /* Whether the connection is TLS ($https, $scheme, redirects). */
 bool rx_http_conn_is_tls(const rx_conn_t *c);
 void rx_http_request_done(rx_http_request_t *r);
+/* http_send.c: sends what r->out holds, one send in flight at a time;
+ * rx_http_on_sent is the connection's on_sent (http_connection.c installs
+ * it). */
 void rx_http_connection_send(rx_http_connection_t *hc);
+void rx_http_on_sent(rx_conn_t *c, ssize_t res);
 
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers
  * they emptied dropped from the chain, the next one advanced. */

@@ -1,6 +1,7 @@
 /*
  * http_variables_int.h: what the registry (http_variables.c) and the core
- * variables (http_core_variables.c, http_proxy_protocol_vars.c) share;
+ * variables (http_core_variables.c, http_prefix_variables.c,
+ * http_proxy_protocol_vars.c) share;
  * private to those files.
  */
 #ifndef RX_HTTP_VARIABLES_INT_H
@@ -37,5 +38,16 @@ rx_int_t rx_http_var_init_process(rx_cycle_t *cycle);
 /* http_proxy_protocol_vars.c: registers $proxy_protocol_* (called with
  * the core variables). */
 rx_int_t rx_http_proxy_protocol_add_variables(rx_conf_t *cf);
+
+/* http_prefix_variables.c: the getters of $http_*, $sent_http_*,
+ * $cookie_* and $arg_* (data: the variable's whole name, an rx_str_t). */
+rx_int_t rx_http_var_http(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data);
+rx_int_t rx_http_var_sent_http(rx_http_request_t *r,
+    rx_http_variable_value_t *v, uintptr_t data);
+rx_int_t rx_http_var_cookie(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data);
+rx_int_t rx_http_var_arg(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data);
 
 #endif /* RX_HTTP_VARIABLES_INT_H */

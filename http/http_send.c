@@ -1,0 +1,123 @@
+/*
+ * http_send.c: the response's way out of a client connection. One send is
+ * in flight at a time, with up to IOV_BATCH buffers of r->out; when the
+ * kernel took them, the buffers advance, and when r->out is empty the
+ * request is done, a filter that held input goes on, or the handler's
+ * write_handler produces more: the backpressure that keeps a slow
+ * client's response to its own buffers.
+ */
+#include "http.h"
+
+#define IOV_BATCH  8     /* buffers per send; the rest go in the next one */
+_Static_assert(IOV_BATCH == sizeof(((rx_http_request_t *) 0)->send_iov)
+               / sizeof(struct iovec), "r->send_iov holds IOV_BATCH entries");
+
+/* Sends what the request has queued, one send in flight at a time. */
+void
+rx_http_connection_send(rx_http_connection_t *hc)
+{
+    rx_http_request_t       *r = hc->r;
+    rx_conn_t               *c = hc->conn;
+    rx_chain_t              *cl;
+    rx_http_core_loc_conf_t *clcf;
+    int                      n = 0;
+
+    if (r == NULL || c->sending || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    for (cl = r->out; cl && n < IOV_BATCH; cl = cl->next) {
+        size_t size = (size_t) (cl->buf->last - cl->buf->pos);
+        if (size == 0) {
+            continue;
+        }
+        r->send_iov[n].iov_base = cl->buf->pos;
+        r->send_iov[n].iov_len = size;
+        n++;
+    }
+    if (n == 0) {
+        r->out = NULL;
+        if (r->response_done) {
+            rx_timer_del(&c->timer);
+            rx_http_request_done(r);
+        }
+        return;
+    }
+    c->transport->send(c, r->send_iov, n);
+    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
+    rx_timer_add(&c->timer, clcf->send_timeout);
+}
+
+void
+rx_http_out_sent(rx_http_request_t *r, size_t sent)
+{
+    r->bytes_sent += (int64_t) sent;
+    while (r->out) {
+        rx_buf_t *b = r->out->buf;
+        size_t    size = (size_t) (b->last - b->pos);
+
+        if (sent < size) {
+            b->pos += sent;
+            break;
+        }
+        b->pos = b->last;
+        sent -= size;
+        r->out = r->out->next;
+    }
+}
+
+void
+rx_http_on_sent(rx_conn_t *c, ssize_t res)
+{
+    rx_http_connection_t *hc = c->data;
+    rx_http_request_t    *r = hc->r;
+
+    if (r == NULL) {
+        return;
+    }
+    if (res < 0) {
+        if (res != -ECANCELED) {
+            rx_http_log_error_action(hc, RX_LOG_INFO, (int) -res,
+                                     "sending response to client",
+                                     "writev() failed");
+        }
+        if (r->headers_out.status == 0) {
+            r->headers_out.status = RX_HTTP_CLIENT_CLOSED_REQUEST;
+        }
+        rx_conn_close(c);
+        return;
+    }
+    rx_http_out_sent(r, (size_t) res);
+    if (!r->out) {
+        rx_timer_del(&c->timer);
+        if (r->filter_buffered && !r->response_done) {
+            /* a filter's output buffers are free again: it goes on with
+             * the input it holds before the producer may send more */
+            if (rx_http_top_body_filter(r, NULL) != RX_OK) {
+                rx_http_finalize_request(r, RX_ERROR);
+                return;
+            }
+            if (r->out || c->sending || c->state != RX_CONN_ACTIVE) {
+                return;                  /* its output is being sent */
+            }
+        }
+        if (r->response_done) {
+            rx_http_request_done(r);
+            return;
+        }
+        if (r->write_handler) {
+            rx_int_t rc = r->write_handler(r);
+            if (rc != RX_OK && rc != RX_AGAIN && rc != RX_DONE) {
+                rx_http_finalize_request(r, rc);
+            }
+            return;
+        }
+        if (!r->body_read && r->body_mode != RX_HTTP_BODY_DISCARD
+            && rx_http_body_claimed(r)) {
+            rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                               rx_http_core_module);
+            rx_timer_add(&c->timer, clcf->client_body_timeout);
+        }
+        return;
+    }
+    rx_http_connection_send(hc);
+}
