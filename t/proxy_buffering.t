@@ -114,6 +114,14 @@ sub slow_download {
 }
 
 my $base = rss_kb();
+# What "bounded" means here: the worker's growth does not follow the body
+# (100 MB, or 20 MB below). On a quiet machine it stays under 4 MB; on this
+# shared 2-core VM under load the peak, sampled every 0.1 s, reached 7-8 MB
+# with main's binary and with this one alike (the kernel hands over many
+# receive completions per loop turn, and what they bring is freed right
+# after): 12 MB leaves room for that and still catches memory that grows
+# with the body.
+my $BOUND_KB = 12 * 1024;
 
 my ($body, $early, $rss) = slow_download("/spill/huge.bin", $HUGE, 5);
 is length($body), $HUGE, 'buffering on: the whole 100 MB body arrives';
@@ -123,7 +131,7 @@ ok $t->log_contains(qr/\[warn\] .*an upstream response is buffered to a temporar
     'nginx\'s warning names the temporary file\'s directory';
 SKIP: {
     skip 'ASan build: its quarantine keeps freed memory resident', 1 if $t->sanitized;
-    cmp_ok $rss - $base, '<', 4 * 1024, 'the worker grew by less than 4 MB for a 100 MB body'
+    cmp_ok $rss - $base, '<', $BOUND_KB, 'the worker grew by less than 12 MB for a 100 MB body'
         or diag "base $base kB, max $rss kB";
 }
 
@@ -132,7 +140,7 @@ is sha256_hex($body), $want, 'proxy_max_temp_file_size 0: intact';
 ok !$early, 'the upstream was held back (no temporary file)';
 SKIP: {
     skip 'ASan build: its quarantine keeps freed memory resident', 1 if $t->sanitized;
-    cmp_ok $rss - $base, '<', 4 * 1024, 'memory bounded';
+    cmp_ok $rss - $base, '<', $BOUND_KB, 'memory bounded';
 }
 
 ($body, $early) = slow_download("/off/big.bin", $LEN, 2);
