@@ -42,6 +42,7 @@
 #define RX_HTTP_UPS_CONF  0x20000000
 #define RX_HTTP_SIF_CONF  0x40000000
 #define RX_HTTP_LIF_CONF  0x80000000
+#define RX_HTTP_LMT_CONF  0x00800000   /* inside limit_except { } */
 #define RX_ANY_CONF       0xff000000
 
 /* Setter results: NULL is success, RX_CONF_ERROR means "already logged",

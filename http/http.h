@@ -416,7 +416,11 @@ void rx_http_finalize_request(rx_http_request_t *r, rx_int_t rc);
 rx_int_t rx_http_internal_redirect(rx_http_request_t *r, const rx_str_t *uri,
     const rx_str_t *args);
 rx_int_t rx_http_named_location(rx_http_request_t *r, const rx_str_t *name);
+/* Takes the location's settings: its content handler and error log,
+ * and its limit_except block's confs when the method is not listed there. */
 void rx_http_update_location_config(rx_http_request_t *r);
+/* The limit_except switch alone (http_limit_except.c). */
+void rx_http_limit_except(rx_http_request_t *r);
 void rx_http_set_request_log(rx_http_request_t *r);
 rx_int_t rx_http_send_header(rx_http_request_t *r);
 rx_int_t rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in);

@@ -99,6 +99,10 @@ struct rx_http_core_loc_conf_s {
     rx_array_t               *locations;    /* nested, rx_http_core_loc_conf_t * */
     rx_http_core_loc_conf_t  *parent;
     void                    **loc_conf;     /* this location's confs */
+    /* limit_except: the methods its block applies to (0: none) and the
+     * block's confs, which a request of such a method runs with */
+    uint32_t                  limit_except;
+    void                    **limit_except_loc_conf;
     rx_regex_t               *regex;        /* ~ and ~* locations */
     void                     *capture_vars; /* rx_http_capture_vars_t */
     /* Lookup structures built at load time by http_location.c from
@@ -180,6 +184,11 @@ const char *rx_http_core_set_error_page(rx_conf_t *cf, const rx_command_t *cmd,
 const char *rx_http_core_set_internal(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 const char *rx_http_core_set_error_log(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+
+/* limit_except (http_limit_except.c): the block, and the switch of a
+ * request to its confs when the method is not one of those listed */
+const char *rx_http_core_limit_except(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 
 /* listen (http_listen.c) */

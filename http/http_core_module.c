@@ -61,6 +61,8 @@ static const rx_command_t http_core_commands[] = {
       server_block, 0, 0, NULL },
     { "location", RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF | RX_CONF_BLOCK
       | RX_CONF_TAKE12, location_block, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "limit_except", RX_HTTP_LOC_CONF | RX_CONF_BLOCK | RX_CONF_1MORE,
+      rx_http_core_limit_except, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "listen", RX_HTTP_SRV_CONF | RX_CONF_1MORE,
       rx_http_core_listen, RX_HTTP_SRV_CONF_OFFSET, 0, NULL },
     { "server_name", RX_HTTP_SRV_CONF | RX_CONF_1MORE,

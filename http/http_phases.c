@@ -112,11 +112,13 @@ find_config(rx_http_request_t *r)
     }
     /* the server level itself has no loc_conf of its own recorded */
     r->loc_conf = clcf->loc_conf ? clcf->loc_conf : server_loc_confs(r);
-    rx_http_update_location_config(r);
-    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
+    /* the location's own "internal", before a limit_except block's confs
+     * (which do not inherit it) may replace its confs */
     if (clcf->internal && !r->internal) {
         return RX_HTTP_NOT_FOUND;
     }
+    rx_http_update_location_config(r);
+    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
     if (alias_escapes(r, clcf)) {
         return RX_HTTP_NOT_FOUND;
     }
@@ -133,9 +135,10 @@ find_config(rx_http_request_t *r)
 void
 rx_http_update_location_config(rx_http_request_t *r)
 {
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
+    rx_http_core_loc_conf_t *clcf;
 
+    rx_http_limit_except(r);
+    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
     r->content_handler = (rx_http_handler_pt) clcf->handler;
     rx_http_set_request_log(r);
 }

@@ -24,12 +24,13 @@ static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 static rx_int_t access_init(rx_conf_t *cf);
 
-/* nginx also allows them in limit_except, which ringx does not have yet */
 static const rx_command_t access_commands[] = {
     { "allow", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
-      | RX_CONF_TAKE1, set_rule, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+      | RX_HTTP_LMT_CONF | RX_CONF_TAKE1, set_rule, RX_HTTP_LOC_CONF_OFFSET, 0,
+      NULL },
     { "deny", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
-      | RX_CONF_TAKE1, set_rule, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+      | RX_HTTP_LMT_CONF | RX_CONF_TAKE1, set_rule, RX_HTTP_LOC_CONF_OFFSET, 0,
+      NULL },
     rx_null_command
 };
 

@@ -70,7 +70,7 @@ static const rx_command_t log_commands[] = {
     { "log_format", RX_HTTP_MAIN_CONF | RX_CONF_2MORE,
       set_format, RX_HTTP_MAIN_CONF_OFFSET, 0, NULL },
     { "access_log", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
-      | RX_HTTP_LIF_CONF | RX_CONF_1MORE,
+      | RX_HTTP_LIF_CONF | RX_HTTP_LMT_CONF | RX_CONF_1MORE,
       set_log, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "open_log_file_cache", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
       | RX_HTTP_LOC_CONF | RX_CONF_TAKE1234,

@@ -44,13 +44,12 @@ static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 static rx_int_t auth_basic_init(rx_conf_t *cf);
 
-/* nginx also allows them in limit_except, which ringx does not have yet */
 static const rx_command_t auth_basic_commands[] = {
     { "auth_basic", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
-      | RX_CONF_TAKE1, rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
+      | RX_HTTP_LMT_CONF | RX_CONF_TAKE1, rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_auth_basic_conf_t, realm), NULL },
     { "auth_basic_user_file", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
-      | RX_HTTP_LOC_CONF | RX_CONF_TAKE1, set_user_file,
+      | RX_HTTP_LOC_CONF | RX_HTTP_LMT_CONF | RX_CONF_TAKE1, set_user_file,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     rx_null_command
 };

@@ -86,7 +86,8 @@ static const rx_conf_enum_t next_upstream_masks[] = {
 #define RX_PROXY_LOC_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
 
 static const rx_command_t proxy_commands[] = {
-    { "proxy_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+    { "proxy_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_HTTP_LMT_CONF
+      | RX_CONF_TAKE1,
       set_proxy_pass, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_set_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE2, set_header,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
@@ -411,7 +412,8 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
 #endif
     if (has_uri && (clcf->match == RX_LOC_REGEX || clcf->match == RX_LOC_REGEX_CASELESS
-                    || clcf->match == RX_LOC_NAMED || (cf->cmd_type & RX_HTTP_LIF_CONF))) {
+                    || clcf->match == RX_LOC_NAMED
+                    || (cf->cmd_type & (RX_HTTP_LIF_CONF | RX_HTTP_LMT_CONF)))) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"proxy_pass\" cannot have URI "
             "part in location given by regular expression, or inside named "
             "location, or inside \"if\" statement, or inside \"limit_except\" "
