@@ -21,6 +21,7 @@ extern rx_module_t rx_http_realip_module;
 extern rx_module_t rx_http_geo_module;
 extern rx_module_t rx_http_map_module;
 extern rx_module_t rx_http_split_clients_module;
+extern rx_module_t rx_http_referer_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_limit_req_module;
@@ -76,6 +77,9 @@ rx_module_t *const rx_modules[] = {
 #endif
 #if (RX_HTTP_SPLIT_CLIENTS)
     &rx_http_split_clients_module,
+#endif
+#if (RX_HTTP_REFERER)
+    &rx_http_referer_module,    /* valid_referers, $invalid_referer */
 #endif
 #if (RX_HTTP_REWRITE)
     &rx_http_rewrite_module,
@@ -157,7 +161,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_geo_module", RX_HTTP_GEO, true },
     { "http_map_module", RX_HTTP_MAP, true },
     { "http_split_clients_module", RX_HTTP_SPLIT_CLIENTS, true },
-    { "http_referer_module", false, true },
+    { "http_referer_module", RX_HTTP_REFERER, true },
     { "http_auth_basic_module", RX_HTTP_AUTH_BASIC, true },
     { "http_autoindex_module", true, true },
     { "http_access_module", RX_HTTP_ACCESS, true },
