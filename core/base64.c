@@ -1,12 +1,12 @@
 /*
- * base64.c: base64 decoding (RFC 4648, standard alphabet).
+ * base64.c: base64 decoding (RFC 4648, standard and URL-safe alphabets).
  */
 #include "core.h"
 #include "base64.h"
 
 /* 0..63 for the alphabet, 64 for anything else */
 static unsigned char
-b64_value(unsigned char c)
+b64_value(unsigned char c, bool url)
 {
     if (c >= 'A' && c <= 'Z') {
         return (unsigned char) (c - 'A');
@@ -17,33 +17,28 @@ b64_value(unsigned char c)
     if (c >= '0' && c <= '9') {
         return (unsigned char) (c - '0' + 52);
     }
-    if (c == '+') {
+    if (c == (url ? '-' : '+')) {
         return 62;
     }
-    if (c == '/') {
+    if (c == (url ? '_' : '/')) {
         return 63;
     }
     return 64;
 }
 
-rx_int_t
-rx_decode_base64(rx_str_t *dst, const rx_str_t *src)
+static rx_int_t
+decode(rx_str_t *dst, const unsigned char *s, size_t len, bool url)
 {
-    const unsigned char *s = (const unsigned char *) src->data;
-    unsigned char       *d = (unsigned char *) dst->data;
-    size_t               len = src->len, i;
-    uint32_t             acc = 0;
-    unsigned             bits = 0;
+    unsigned char *d = (unsigned char *) dst->data;
+    size_t         i;
+    uint32_t       acc = 0;
+    unsigned       bits = 0;
 
-    /* at most two '=', only at the end, and then whole quanta */
-    while (len && s[len - 1] == '=' && src->len - len < 2) {
-        len--;
-    }
-    if (len % 4 == 1 || (len != src->len && src->len % 4 != 0)) {
+    if (len % 4 == 1) {
         return RX_ERROR;
     }
     for (i = 0; i < len; i++) {
-        unsigned char v = b64_value(s[i]);
+        unsigned char v = b64_value(s[i], url);
 
         if (v == 64) {
             return RX_ERROR;
@@ -57,4 +52,30 @@ rx_decode_base64(rx_str_t *dst, const rx_str_t *src)
     }
     dst->len = (size_t) (d - (unsigned char *) dst->data);
     return RX_OK;
+}
+
+rx_int_t
+rx_decode_base64(rx_str_t *dst, const rx_str_t *src)
+{
+    const unsigned char *s = (const unsigned char *) src->data;
+    size_t               len = src->len;
+
+    /* at most two '=', only at the end, and then whole quanta */
+    while (len && s[len - 1] == '=' && src->len - len < 2) {
+        len--;
+    }
+    if (len != src->len && src->len % 4 != 0) {
+        return RX_ERROR;
+    }
+    return decode(dst, s, len, false);
+}
+
+rx_int_t
+rx_decode_base64url(rx_str_t *dst, const rx_str_t *src)
+{
+    const char *eq = memchr(src->data, '=', src->len);
+
+    /* as nginx: the text ends at the first '=' */
+    return decode(dst, (const unsigned char *) src->data,
+                  eq ? (size_t) (eq - src->data) : src->len, true);
 }

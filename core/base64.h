@@ -1,6 +1,7 @@
 /*
- * base64.h: base64 decoding (RFC 4648, standard alphabet), for Basic
- * credentials and {SHA}/{SSHA} password hashes.
+ * base64.h: base64 decoding (RFC 4648), for Basic credentials and
+ * {SHA}/{SSHA} password hashes (standard alphabet) and secure_link hashes
+ * (URL-safe alphabet).
  */
 #ifndef RX_BASE64_H
 #define RX_BASE64_H
@@ -16,5 +17,9 @@
  * character (len % 4 == 1), fails. Returns RX_OK or RX_ERROR.
  */
 rx_int_t rx_decode_base64(rx_str_t *dst, const rx_str_t *src);
+
+/* The URL-safe alphabet ('-' and '_'), as nginx's secure_link reads it:
+ * the text ends at the first '=', whatever follows. */
+rx_int_t rx_decode_base64url(rx_str_t *dst, const rx_str_t *src);
 
 #endif /* RX_BASE64_H */

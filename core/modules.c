@@ -44,6 +44,7 @@ extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
 extern rx_module_t rx_http_proxy_ssl_module;
 extern rx_module_t rx_http_fastcgi_module;
+extern rx_module_t rx_http_secure_link_module;
 extern rx_module_t rx_http_chunked_filter_module;
 
 rx_module_t *const rx_modules[] = {
@@ -125,6 +126,10 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_FASTCGI)
     &rx_http_fastcgi_module,    /* a location's handler (fastcgi_pass) */
 #endif
+    /* nginx's small modules, in its order */
+#if (RX_HTTP_SECURE_LINK)
+    &rx_http_secure_link_module, /* $secure_link, $secure_link_expires */
+#endif
 #if (RX_HTTP_STUB_STATUS)
     &rx_http_stub_status_module,
 #endif
@@ -156,6 +161,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_mirror_module", false, true },
     { "http_memcached_module", false, true },
     { "http_empty_gif_module", false, true },
+    { "http_secure_link_module", RX_HTTP_SECURE_LINK, false },
     { "http_browser_module", false, true },
     { "http_grpc_module", false, true },
     { "http_geo_module", RX_HTTP_GEO, true },
