@@ -44,6 +44,8 @@ extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
 extern rx_module_t rx_http_proxy_ssl_module;
 extern rx_module_t rx_http_fastcgi_module;
+extern rx_module_t rx_http_empty_gif_module;
+extern rx_module_t rx_http_browser_module;
 extern rx_module_t rx_http_secure_link_module;
 extern rx_module_t rx_http_chunked_filter_module;
 
@@ -127,6 +129,12 @@ rx_module_t *const rx_modules[] = {
     &rx_http_fastcgi_module,    /* a location's handler (fastcgi_pass) */
 #endif
     /* nginx's small modules, in its order */
+#if (RX_HTTP_EMPTY_GIF)
+    &rx_http_empty_gif_module,  /* a location's handler (empty_gif) */
+#endif
+#if (RX_HTTP_BROWSER)
+    &rx_http_browser_module,    /* $modern_browser, $ancient_browser, $msie */
+#endif
 #if (RX_HTTP_SECURE_LINK)
     &rx_http_secure_link_module, /* $secure_link, $secure_link_expires */
 #endif
@@ -160,9 +168,9 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_userid_module", false, true },
     { "http_mirror_module", false, true },
     { "http_memcached_module", false, true },
-    { "http_empty_gif_module", false, true },
+    { "http_empty_gif_module", RX_HTTP_EMPTY_GIF, true },
     { "http_secure_link_module", RX_HTTP_SECURE_LINK, false },
-    { "http_browser_module", false, true },
+    { "http_browser_module", RX_HTTP_BROWSER, true },
     { "http_grpc_module", false, true },
     { "http_geo_module", RX_HTTP_GEO, true },
     { "http_map_module", RX_HTTP_MAP, true },
