@@ -9,6 +9,7 @@
 #include "http_script.h"
 #include "http_variables.h"
 #include "limit_table.h"
+#include "limit_common.h"
 
 #define LC_PASSED            1
 #define LC_REJECTED          2
@@ -54,14 +55,6 @@ static rx_int_t postconfiguration(rx_conf_t *cf);
 static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 
-static const rx_conf_enum_t log_levels[] = {
-    { "info", RX_LOG_INFO },
-    { "notice", RX_LOG_NOTICE },
-    { "warn", RX_LOG_WARN },
-    { "error", RX_LOG_ERR },
-    { NULL, 0 }
-};
-
 static const rx_conf_bounds_t status_bounds = { 400, 599 };
 
 static const rx_command_t limit_conn_commands[] = {
@@ -71,7 +64,8 @@ static const rx_command_t limit_conn_commands[] = {
       | RX_CONF_TAKE2, set_limit, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "limit_conn_log_level", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
       | RX_HTTP_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_enum_slot,
-      RX_HTTP_LOC_CONF_OFFSET, offsetof(lc_conf_t, log_level), log_levels },
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(lc_conf_t, log_level),
+      rx_limit_log_levels },
     { "limit_conn_status", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
       | RX_HTTP_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_num_slot,
       RX_HTTP_LOC_CONF_OFFSET, offsetof(lc_conf_t, status), &status_bounds },
@@ -248,32 +242,15 @@ static const rx_str_t status_names[] = {
     rx_string("PASSED"), rx_string("REJECTED"), rx_string("REJECTED_DRY_RUN")
 };
 
-static rx_int_t
-status_variable(rx_http_request_t *r, rx_http_variable_value_t *v,
-    uintptr_t data)
-{
-    (void) data;
-    if (r->limit_conn_status == 0) {
-        v->not_found = 1;
-        return RX_OK;
-    }
-    v->len = status_names[r->limit_conn_status - 1].len;
-    v->data = status_names[r->limit_conn_status - 1].data;
-    return RX_OK;
-}
+static const rx_limit_status_var_t status_var = {
+    status_names, rx_nelems(status_names),
+    offsetof(rx_http_request_t, limit_conn_status)
+};
 
 static rx_int_t
 preconfiguration(rx_conf_t *cf)
 {
-    static rx_str_t     name = rx_string("limit_conn_status");
-    rx_http_variable_t *v = rx_http_add_variable(cf, &name,
-                                                 RX_HTTP_VAR_NOCACHEABLE);
-
-    if (v == NULL) {
-        return RX_ERROR;
-    }
-    v->get = status_variable;
-    return RX_OK;
+    return rx_limit_add_status_variable(cf, "limit_conn_status", &status_var);
 }
 
 static rx_int_t

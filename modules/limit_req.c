@@ -19,6 +19,7 @@
 #include "http_variables.h"
 #include "clock.h"
 #include "limit_table.h"
+#include "limit_common.h"
 
 #define LR_PASSED            1
 #define LR_DELAYED           2
@@ -84,14 +85,6 @@ static rx_int_t postconfiguration(rx_conf_t *cf);
 static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 
-static const rx_conf_enum_t log_levels[] = {
-    { "info", RX_LOG_INFO },
-    { "notice", RX_LOG_NOTICE },
-    { "warn", RX_LOG_WARN },
-    { "error", RX_LOG_ERR },
-    { NULL, 0 }
-};
-
 static const rx_conf_bounds_t status_bounds = { 400, 599 };
 
 static const rx_command_t limit_req_commands[] = {
@@ -101,7 +94,8 @@ static const rx_command_t limit_req_commands[] = {
       | RX_CONF_TAKE123, set_limit, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "limit_req_log_level", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
       | RX_HTTP_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_enum_slot,
-      RX_HTTP_LOC_CONF_OFFSET, offsetof(lr_conf_t, log_level), log_levels },
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(lr_conf_t, log_level),
+      rx_limit_log_levels },
     { "limit_req_status", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
       | RX_HTTP_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_num_slot,
       RX_HTTP_LOC_CONF_OFFSET, offsetof(lr_conf_t, status), &status_bounds },
@@ -503,32 +497,15 @@ static const rx_str_t status_names[] = {
     rx_string("DELAYED_DRY_RUN"), rx_string("REJECTED_DRY_RUN")
 };
 
-static rx_int_t
-status_variable(rx_http_request_t *r, rx_http_variable_value_t *v,
-    uintptr_t data)
-{
-    (void) data;
-    if (r->limit_req_status == 0) {
-        v->not_found = 1;
-        return RX_OK;
-    }
-    v->len = status_names[r->limit_req_status - 1].len;
-    v->data = status_names[r->limit_req_status - 1].data;
-    return RX_OK;
-}
+static const rx_limit_status_var_t status_var = {
+    status_names, rx_nelems(status_names),
+    offsetof(rx_http_request_t, limit_req_status)
+};
 
 static rx_int_t
 preconfiguration(rx_conf_t *cf)
 {
-    static rx_str_t     name = rx_string("limit_req_status");
-    rx_http_variable_t *v = rx_http_add_variable(cf, &name,
-                                                 RX_HTTP_VAR_NOCACHEABLE);
-
-    if (v == NULL) {
-        return RX_ERROR;
-    }
-    v->get = status_variable;
-    return RX_OK;
+    return rx_limit_add_status_variable(cf, "limit_req_status", &status_var);
 }
 
 static rx_int_t
