@@ -213,3 +213,44 @@ done:
     *cf = saved;
     return rv;
 }
+
+/* The confs of a block inside a location (`if`, `limit_except`): a
+ * nameless location under the current one, which the location lookup
+ * skips and the merge walks; it keeps the parent's name and kind, so that
+ * an inherited alias maps the URI as it does in the parent. NULL when out
+ * of memory. */
+rx_http_conf_ctx_t *
+rx_http_nameless_location(rx_conf_t *cf)
+{
+    rx_http_conf_ctx_t      *pctx = cf->ctx, *ctx;
+    rx_http_core_loc_conf_t *clcf, *pclcf, **slot;
+
+    ctx = rx_pcalloc(cf->pool, sizeof(rx_http_conf_ctx_t));
+    if (ctx == NULL) {
+        return NULL;
+    }
+    ctx->main_conf = pctx->main_conf;
+    ctx->srv_conf = pctx->srv_conf;
+    if (rx_http_create_confs(cf, ctx, false, false) != RX_OK) {
+        return NULL;
+    }
+    pclcf = pctx->loc_conf[rx_http_core_module.ctx_index];
+    clcf = ctx->loc_conf[rx_http_core_module.ctx_index];
+    clcf->loc_conf = ctx->loc_conf;
+    clcf->name = pclcf->name;
+    clcf->match = pclcf->match;
+    clcf->noname = true;
+    clcf->parent = pclcf->name.data ? pclcf : NULL;
+    if (pclcf->locations == NULL) {
+        pclcf->locations = rx_array_create(cf->pool, 4, sizeof(void *));
+        if (pclcf->locations == NULL) {
+            return NULL;
+        }
+    }
+    slot = rx_array_push(pclcf->locations);
+    if (slot == NULL) {
+        return NULL;
+    }
+    *slot = clcf;
+    return ctx;
+}

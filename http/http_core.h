@@ -197,5 +197,8 @@ const char *rx_http_core_listen(rx_conf_t *cf, const rx_command_t *cmd,
 rx_int_t rx_http_add_listening(rx_conf_t *cf, rx_http_core_main_conf_t *cmcf);
 rx_int_t rx_http_create_confs(rx_conf_t *cf, rx_http_conf_ctx_t *ctx, bool main,
     bool srv);
+/* http_block.c: a block's confs inside the current location (`if`,
+ * `limit_except`): a nameless location under it. */
+rx_http_conf_ctx_t *rx_http_nameless_location(rx_conf_t *cf);
 
 #endif /* RX_HTTP_CORE_H */

@@ -52,8 +52,8 @@ parse_methods(rx_conf_t *cf, uint32_t *mask)
 const char *
 rx_http_core_limit_except(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
-    rx_http_core_loc_conf_t *pclcf = conf, *clcf, **slot;
-    rx_http_conf_ctx_t      *pctx = cf->ctx, *ctx;
+    rx_http_core_loc_conf_t *pclcf = conf;
+    rx_http_conf_ctx_t      *ctx;
     rx_conf_t                saved;
     uint32_t                 mask;
     const char              *rv;
@@ -66,32 +66,10 @@ rx_http_core_limit_except(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     if (rv != RX_CONF_OK) {
         return rv;
     }
-    ctx = rx_pcalloc(cf->pool, sizeof(rx_http_conf_ctx_t));
+    ctx = rx_http_nameless_location(cf);
     if (ctx == NULL) {
         return RX_CONF_ERROR;
     }
-    ctx->main_conf = pctx->main_conf;
-    ctx->srv_conf = pctx->srv_conf;
-    if (rx_http_create_confs(cf, ctx, false, false) != RX_OK) {
-        return RX_CONF_ERROR;
-    }
-    clcf = ctx->loc_conf[rx_http_core_module.ctx_index];
-    clcf->loc_conf = ctx->loc_conf;
-    clcf->name = pclcf->name;        /* an inherited alias maps as there */
-    clcf->match = pclcf->match;
-    clcf->noname = true;
-    clcf->parent = pclcf->name.data ? pclcf : NULL;
-    if (pclcf->locations == NULL) {
-        pclcf->locations = rx_array_create(cf->pool, 4, sizeof(void *));
-        if (pclcf->locations == NULL) {
-            return RX_CONF_ERROR;
-        }
-    }
-    slot = rx_array_push(pclcf->locations);
-    if (slot == NULL) {
-        return RX_CONF_ERROR;
-    }
-    *slot = clcf;
     pclcf->limit_except = mask;
     pclcf->limit_except_loc_conf = ctx->loc_conf;
 

@@ -116,45 +116,6 @@ parse_condition(rx_conf_t *cf, rx_http_rewrite_if_t *cond)
     return invalid_condition(cf, p);
 }
 
-/* The block's confs: a nameless location under the parent, which the
- * location lookup skips and the merge walks. */
-static rx_http_conf_ctx_t *
-create_block(rx_conf_t *cf)
-{
-    rx_http_conf_ctx_t      *pctx = cf->ctx, *ctx;
-    rx_http_core_loc_conf_t *clcf, *pclcf, **slot;
-
-    ctx = rx_pcalloc(cf->pool, sizeof(rx_http_conf_ctx_t));
-    if (ctx == NULL) {
-        return NULL;
-    }
-    ctx->main_conf = pctx->main_conf;
-    ctx->srv_conf = pctx->srv_conf;
-    if (rx_http_create_confs(cf, ctx, false, false) != RX_OK) {
-        return NULL;
-    }
-    pclcf = pctx->loc_conf[rx_http_core_module.ctx_index];
-    clcf = ctx->loc_conf[rx_http_core_module.ctx_index];
-    clcf->loc_conf = ctx->loc_conf;
-    /* the parent's name and kind, so that an inherited alias maps the URI
-     * as it does in the parent */
-    clcf->name = pclcf->name;
-    clcf->match = pclcf->match;
-    clcf->noname = true;
-    clcf->parent = pclcf->name.data ? pclcf : NULL;
-    if (pclcf->locations == NULL) {
-        pclcf->locations = rx_array_create(cf->pool, 4, sizeof(void *));
-        if (pclcf->locations == NULL) {
-            return NULL;
-        }
-    }
-    slot = rx_array_push(pclcf->locations);
-    if (slot == NULL) {
-        return NULL;
-    }
-    *slot = clcf;
-    return ctx;
-}
 
 const char *
 rx_http_rewrite_if(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
@@ -166,7 +127,7 @@ rx_http_rewrite_if(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     rx_conf_t               saved;
     const char             *rv;
 
-    ctx = create_block(cf);
+    ctx = rx_http_nameless_location(cf);
     step = ctx ? rx_http_rewrite_add_step(cf, rcf) : NULL;
     if (step == NULL) {
         return RX_CONF_ERROR;
