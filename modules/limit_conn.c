@@ -9,6 +9,7 @@
 #include "http_script.h"
 #include "http_variables.h"
 #include "limit_table.h"
+#include "http_stats.h"
 
 #define LC_PASSED            1
 #define LC_REJECTED          2
@@ -235,6 +236,7 @@ limit_conn_handler(rx_http_request_t *r)
                 return RX_DECLINED;
             }
             r->limit_conn_status = LC_REJECTED;
+            rx_http_stat_limit_rejected(false);
             return lccf->status;
         }
         taken[ntaken++] = h;
