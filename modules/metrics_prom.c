@@ -112,7 +112,8 @@ connections(out_t *o)
         }                                                                     \
     }
     PER_WORKER("ringx_connections_accepted", "counter",
-               "Client connections accepted.", s->accepted)
+               "Client connections accepted (handled, and dropped).",
+               s->accepted + c->accept_dropped)
     PER_WORKER("ringx_connections_handled", "counter",
                "Client connections handled.", s->handled)
     PER_WORKER("ringx_connections_dropped", "counter",

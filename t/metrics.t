@@ -144,6 +144,18 @@ SKIP: {
     is $?, 0, 'promtool check metrics: no problems' or diag $out;
 }
 
+# every family is in docs/metrics.md, and the dashboard names only real ones
+{
+    my %fam = map { $_ => 1 } $body =~ /^# TYPE (\S+?)(?:_total)? \S+$/mg;
+    my $doc = $t->read_file("$Test::Ringx::ROOT/docs/metrics.md") // '';
+    my @undoc = grep { my $f = $_; $doc !~ /`\Q$f\E(?:_total)?`/ } sort keys %fam;
+    is "@undoc", '', 'docs/metrics.md names every metric family';
+    my $dash = $t->read_file("$Test::Ringx::ROOT/contrib/grafana-ringx.json") // '';
+    my @unknown = grep { my $n = $_; !grep { $n =~ /^\Q$_\E(?:_total|_bucket)?$/ } keys %fam }
+        $dash =~ /\b(ringx_[a-z_]+)/g;
+    is "@unknown", '', 'contrib/grafana-ringx.json uses only metrics that exist';
+}
+
 # --- OpenMetrics, JSON ---------------------------------------------------------
 
 ($code, $head, $body) = get('/metrics', 'application/openmetrics-text; version=1.0.0,text/plain;q=0.5');
