@@ -236,7 +236,7 @@ queue_alarms(rx_cycle_t *cycle)
             rx_log_error(RX_LOG_WARN, cycle->log, 0, "upstream \"%.*s\": its "
                 "queue refused %" PRId64 " requests (full) and timed out %"
                 PRId64 " within %ld s, %" PRId64 " waiting of %lu: the pool "
-                "is saturated", (int) us->host.len, us->host.data,
+                "serves fewer requests than arrive", (int) us->host.len, us->host.data,
                 st->acc.queue_overflows, st->acc.queue_timeouts,
                 (long) ((rx_current_msec - st->window) / 1000 + 1),
                 cur.queue_depth, (unsigned long) us->queue_max);

@@ -176,12 +176,15 @@ my @w = $t->worker_pids;
 $t->expect_log(qr/worker process \d+ exited on signal 9/);
 kill 'KILL', $w[0];
 $t->wait_workers(2, not => [$w[0]]);
+my @gen1 = $t->worker_pids;
 $t->signal('HUP');
-ok Test::Ringx::wait_for(sub {
-    my $x = samples((get('/metrics'))[2]);
-    ($x->{'ringx_reloads_total'} // 0) == 1
-}), 'a reload is counted';
+# the old workers leave once their connections are done: then every
+# scrape is the new configuration's
+$t->wait_workers(2, not => \@gen1);
+ok Test::Ringx::wait_for(sub { !grep { Test::Ringx::pid_alive($_) } @gen1 }),
+    'the old workers left';
 $s = samples((get('/metrics'))[2]);
+is $s->{'ringx_reloads_total'}, 1, 'a reload is counted';
 is $s->{'ringx_worker_respawns_total'}, 1, 'a respawn is counted';
 is $s->{'ringx_worker_crashes_total'}, 1, 'and the crash';
 is $s->{'ringx_http_location_requests_total{location="/ok",code="2xx"}'}, 0,

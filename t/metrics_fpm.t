@@ -146,7 +146,7 @@ is $s->{"ringx_upstream_queue_overflows_total{$Q}"} + $s->{"ringx_upstream_queue
 is $s->{"ringx_upstream_queue_limit{$Q}"}, 3, 'the queue size';
 is $s->{"ringx_upstream_peer_max_connections{$Q,peer=\"unix:$SOCK2\"}"}, 2, 'max_conns';
 ok Test::Ringx::wait_for(sub {
-    $t->log_contains(qr/\[warn\] .*upstream "small": its queue refused \d+ requests \(full\) and timed out \d+ within \d+ s, \d+ waiting of 3: the pool is saturated/)
+    $t->log_contains(qr/\[warn\] .*upstream "small": its queue refused \d+ requests \(full\) and timed out \d+ within \d+ s, \d+ waiting of 3: the pool serves fewer requests than arrive/)
 }, 3), 'the refusing queue is an alarm';
 
 $t->stop;
