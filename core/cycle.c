@@ -8,6 +8,7 @@
 #include "cycle.h"
 #include "clock.h"
 #include "shm_zone.h"
+#include "counters.h"
 
 rx_cycle_t *rx_cycle;
 bool rx_test_config, rx_dump_config, rx_quiet_mode;
@@ -210,7 +211,8 @@ rx_init_cycle(rx_cycle_t *old)
         goto failed;
     }
     /* zones before init_module, as nginx: a module may look at them */
-    if (rx_shm_zones_init(cycle) != RX_OK) {
+    if (rx_counters_init(cycle->log) != RX_OK
+        || rx_shm_zones_init(cycle) != RX_OK) {
         goto failed;
     }
     for (i = 0; i < rx_modules_n; i++) {

@@ -23,6 +23,7 @@ extern rx_module_t rx_http_map_module;
 extern rx_module_t rx_http_split_clients_module;
 extern rx_module_t rx_http_referer_module;
 extern rx_module_t rx_http_stub_status_module;
+extern rx_module_t rx_http_metrics_module;
 extern rx_module_t rx_http_rewrite_module;
 extern rx_module_t rx_http_limit_req_module;
 extern rx_module_t rx_http_limit_conn_module;
@@ -141,6 +142,7 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_STUB_STATUS)
     &rx_http_stub_status_module,
 #endif
+    &rx_http_metrics_module,    /* log phase: counts; `metrics` handler */
 };
 
 const rx_uint_t rx_modules_n = rx_nelems(rx_modules);

@@ -9,6 +9,7 @@
 #include "cycle.h"
 #include "clock.h"
 #include "process.h"
+#include "counters.h"
 #include "proctitle.h"
 
 volatile sig_atomic_t rx_quit, rx_terminate, rx_reconfigure, rx_reopen,
@@ -231,6 +232,17 @@ schedule_alarm(rx_msec_t ms)
     setitimer(ITIMER_REAL, &itv, NULL);
 }
 
+/* One more of the master's counters (the metrics module shows them). */
+static void
+count_master(size_t field)
+{
+    rx_counters_master_t *m = rx_counters_master();
+
+    if (m) {
+        rx_counters_add((int64_t *) ((char *) m + field), 1);
+    }
+}
+
 /* A worker died: log how, and respawn it unless it was asked to leave or
  * cannot start; a worker that keeps dying at start is delayed. */
 static void
@@ -256,6 +268,7 @@ worker_died(rx_cycle_t *cycle, rx_worker_t *w, int status)
         || w->generation != generation) {
         return;
     }
+    count_master(offsetof(rx_counters_master_t, worker_crashes));
     if (fatal) {
         rx_log_error(RX_LOG_ALERT, cycle->log, 0, "worker process exited with "
                      "fatal code %d and cannot be respawned", RX_EXIT_FATAL);
@@ -263,6 +276,7 @@ worker_died(rx_cycle_t *cycle, rx_worker_t *w, int status)
     }
     w->quick_deaths = rx_current_msec - w->started < 1000 ? w->quick_deaths + 1 : 0;
     if (w->quick_deaths < 3) {
+        count_master(offsetof(rx_counters_master_t, respawns));
         spawn(cycle, w);
         return;
     }
@@ -310,6 +324,7 @@ run_delayed_respawns(rx_cycle_t *cycle)
             continue;
         }
         if (w->respawn_at <= rx_current_msec) {
+            count_master(offsetof(rx_counters_master_t, respawns));
             spawn(cycle, w);
         } else if (next == 0 || w->respawn_at < next) {
             next = w->respawn_at;
@@ -346,10 +361,12 @@ reload(rx_cycle_t *cycle)
     if (fresh == NULL) {
         rx_log_error(RX_LOG_WARN, cycle->log, 0, "reload failed: the running "
                      "configuration stays in use");
+        count_master(offsetof(rx_counters_master_t, reload_failures));
         return cycle;
     }
     rx_cycle = fresh;
     generation++;
+    count_master(offsetof(rx_counters_master_t, reloads));
     start_workers(fresh);
     /* the old generation finishes its requests and leaves */
     signal_workers(fresh, SIGQUIT, (long) generation - 1);

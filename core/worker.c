@@ -9,6 +9,7 @@
 #include "core.h"
 #include "cycle.h"
 #include "process.h"
+#include "counters.h"
 
 extern char **environ;
 
@@ -165,6 +166,7 @@ rx_worker_init(rx_cycle_t *cycle, rx_uint_t worker, bool drop_user)
     rx_uint_t       i;
 
     rx_worker_index = worker;
+    rx_counters_worker_slot(worker);
     if (set_environment(cycle, ccf) != RX_OK) {
         return RX_ERROR;
     }

@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include "event.h"
 #include "clock.h"
+#include "counters.h"
 
 #define PENDING_MAX      64     /* accepted sockets waiting for a slot */
 #define EMFILE_PAUSE_MS  500
@@ -229,6 +230,7 @@ table_full(rx_worker_t *w, int fd, rx_listening_t *ls)
         rx_log_error(RX_LOG_ALERT, w->cycle->log, 0, "%lu worker_connections "
                      "are not enough, closing a new connection",
                      (unsigned long) w->nconns);
+        rx_counters_accept_dropped();
         close(fd);
         return;
     }
@@ -262,6 +264,7 @@ rx_accept_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
             start_connection(w, cqe->res, ls);
         }
     } else if ((cqe->res == -EMFILE || cqe->res == -ENFILE) && !stopped) {
+        rx_counters_accept_error(-cqe->res);
         if (rx_log_limit_allow(&w->accept_limit, 1000)) {
             rx_log_error(RX_LOG_CRIT, w->cycle->log, -cqe->res,
                          "accept4() failed");

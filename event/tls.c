@@ -28,6 +28,7 @@
  */
 #include "event.h"
 #include "tls.h"
+#include "counters.h"
 
 #if (RX_HAVE_OPENSSL)
 
@@ -709,6 +710,8 @@ handshake_failed(rx_tls_conn_t *t, int ret)
     int        err = SSL_get_error(t->ssl, ret);
     long       vr;
 
+    rx_counters_tls_failed(t->server);
+
     if (!t->server && (vr = SSL_get_verify_result(t->ssl)) != X509_V_OK) {
         if (vr == X509_V_ERR_HOSTNAME_MISMATCH
             || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
@@ -1034,6 +1037,7 @@ tls_drive(rx_tls_conn_t *t)
             return;
         }
         t->handshaked = true;
+        rx_counters_tls_handshake(t->server, SSL_session_reused(t->ssl), SSL_version(t->ssl));
         set_action(t, false);
         if (t->server && !t->early_used) {
             /* its protocol has had nothing yet: it waits for a first byte

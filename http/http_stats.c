@@ -71,6 +71,22 @@ rx_http_stat_request(void)
 }
 
 void
+rx_http_stat_limit_rejected(bool limit_req)
+{
+    if (my_slot) {
+        add(limit_req ? &my_slot->limit_req_rejected
+                      : &my_slot->limit_conn_rejected, 1);
+    }
+}
+
+const rx_http_stat_slot_t *
+rx_http_stats_slot(rx_uint_t i)
+{
+    return stat_shm.addr && i < STAT_SLOTS
+           ? (rx_http_stat_slot_t *) stat_shm.addr + i : NULL;
+}
+
+void
 rx_http_stats_sum(rx_http_stat_slot_t *sum)
 {
     rx_http_stat_slot_t *s = stat_shm.addr;
@@ -84,5 +100,9 @@ rx_http_stats_sum(rx_http_stat_slot_t *sum)
         sum->requests += __atomic_load_n(&s[i].requests, __ATOMIC_RELAXED);
         sum->reading += __atomic_load_n(&s[i].reading, __ATOMIC_RELAXED);
         sum->writing += __atomic_load_n(&s[i].writing, __ATOMIC_RELAXED);
+        sum->limit_req_rejected += __atomic_load_n(&s[i].limit_req_rejected,
+                                                   __ATOMIC_RELAXED);
+        sum->limit_conn_rejected += __atomic_load_n(&s[i].limit_conn_rejected,
+                                                    __ATOMIC_RELAXED);
     }
 }

@@ -1,5 +1,6 @@
 /*
- * http_stats.h: the shared counters behind stub_status (http_stats.c).
+ * http_stats.h: the shared counters behind stub_status and the metrics
+ * module (http_stats.c).
  */
 #ifndef RX_HTTP_STATS_H
 #define RX_HTTP_STATS_H
@@ -11,7 +12,8 @@ typedef struct {
     int64_t  active;
     int64_t  reading;
     int64_t  writing;
-    char     pad[16];
+    int64_t  limit_req_rejected;    /* limit_req refused (not dry runs) */
+    int64_t  limit_conn_rejected;
 } __attribute__((aligned(64))) rx_http_stat_slot_t;
 
 /* In the master, once: maps the counters. */
@@ -22,6 +24,9 @@ void rx_http_stat_accepted(int delta);   /* +1 accepted, -1 closed */
 void rx_http_stat_reading(int delta);
 void rx_http_stat_writing(int delta);
 void rx_http_stat_request(void);
+void rx_http_stat_limit_rejected(bool limit_req);
+/* Worker slot i (NULL without the mapping), for per-worker figures. */
+const rx_http_stat_slot_t *rx_http_stats_slot(rx_uint_t i);
 /* Sums every worker's slot. */
 void rx_http_stats_sum(rx_http_stat_slot_t *sum);
 

@@ -19,6 +19,7 @@
 #include "http_upstream.h"
 #include "clock.h"
 #include "http_upstream_int.h"
+#include "http_metrics.h"
 #include "http_temp_file.h"
 #include "http_uri.h"
 
@@ -57,6 +58,8 @@ void
 rx_http_upstream_release_peer(rx_http_upstream_t *u, bool failed)
 {
     if (u->peer) {
+        rx_http_metrics_peer_try(u->peer->metrics, rx_current_msec - u->try_start,
+                                 u->headers_in.status);
         rx_http_upstream_free_peer(u->peer, failed);
         u->peer = NULL;
     }
@@ -1163,6 +1166,21 @@ idempotent(rx_http_request_t *r)
     return !(r->method & (RX_HTTP_POST | RX_HTTP_LOCK | RX_HTTP_PATCH));
 }
 
+/* For the peer's failure counters: what went wrong with this try (a 5xx
+ * is counted with the try, by its status). */
+static rx_http_metrics_fail_t
+metrics_fail_kind(const rx_http_upstream_t *u, rx_uint_t ft)
+{
+    if (ft == RX_HTTP_UPSTREAM_FT_TIMEOUT) {
+        return RX_HTTP_METRICS_FAIL_TIMEOUT;
+    }
+    if (ft == RX_HTTP_UPSTREAM_FT_ERROR && u->state
+        && u->state->connect_time == (rx_msec_t) -1) {
+        return RX_HTTP_METRICS_FAIL_CONNECT;
+    }
+    return RX_HTTP_METRICS_FAIL_ERROR;
+}
+
 static void
 next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
 {
@@ -1193,6 +1211,10 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
                                    | RX_HTTP_UPSTREAM_FT_HTTP_503
                                    | RX_HTTP_UPSTREAM_FT_HTTP_504
                                    | RX_HTTP_UPSTREAM_FT_HTTP_429));
+    if (!retry_free && u->peer && (ft & (RX_HTTP_UPSTREAM_FT_ERROR
+            | RX_HTTP_UPSTREAM_FT_TIMEOUT | RX_HTTP_UPSTREAM_FT_INVALID_HEADER))) {
+        rx_http_metrics_peer_failed(u->peer->metrics, metrics_fail_kind(u, ft));
+    }
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, failed);
 

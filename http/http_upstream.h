@@ -91,6 +91,8 @@ typedef struct {
     rx_msec_t      probe_after;
     rx_msec_t      logged;          /* when it was last said to be full */
     rx_msec_t      logged_up;       /* ... to take more */
+    /* this worker's counters (http_metrics.h); NULL: not collected */
+    struct rx_http_metrics_peer_s *metrics;
 } rx_http_upstream_peer_t;
 
 /* A `server` line as written. */
@@ -168,6 +170,8 @@ struct rx_http_upstream_srv_conf_s {
     rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
     rx_http_upstream_conn_t  *idle_tail;
     rx_uint_t                 nidle;
+    /* this worker's counters (http_metrics.h); NULL: not collected */
+    struct rx_http_metrics_ups_s *metrics;
 };
 
 /* TLS to the peers (proxy_pass https://): filled by the protocol's
@@ -417,6 +421,9 @@ rx_http_upstream_srv_conf_t *rx_http_upstream_add(rx_conf_t *cf,
     const rx_str_t *host, in_port_t port, bool no_port);
 rx_http_upstream_srv_conf_t *rx_http_upstream_find(rx_http_request_t *r,
     const rx_str_t *host, in_port_t port);
+/* Every upstream group of an http block (its main confs): *n of them. */
+rx_http_upstream_srv_conf_t **rx_http_upstream_groups(void **main_conf,
+    rx_uint_t *n);
 extern rx_module_t rx_http_upstream_module;
 /* For a balancer's directive in an upstream block: installs it (a second
  * one warns "load balancing method redefined", as nginx) and refuses the

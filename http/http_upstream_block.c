@@ -97,6 +97,16 @@ worker_started(rx_cycle_t *cycle)
     }
 }
 
+rx_http_upstream_srv_conf_t **
+rx_http_upstream_groups(void **main_conf, rx_uint_t *n)
+{
+    rx_http_upstream_main_conf_t *umcf =
+        main_conf[rx_http_upstream_module.ctx_index];
+
+    *n = umcf->upstreams.nelts;
+    return umcf->upstreams.elts;
+}
+
 static rx_int_t
 init_process(rx_cycle_t *cycle)
 {

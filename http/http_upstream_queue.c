@@ -29,6 +29,7 @@
 #include "http.h"
 #include "http_upstream.h"
 #include "http_upstream_int.h"
+#include "http_metrics.h"
 #include "shm.h"
 #include "clock.h"
 #include "process.h"
@@ -420,6 +421,7 @@ unlink_waiter(rx_http_upstream_t *u)
     atomic_fetch_sub(mine(us, rx_http_upstream_npeers(us)), 1);
     rx_timer_del(&u->queue_timer);
     u->queue_time += rx_current_msec - u->queue_start;
+    rx_http_metrics_queue_left(us->metrics, rx_current_msec - u->queue_start);
 }
 
 /* A request leaves the queue without a connection (client gone). */
@@ -437,6 +439,7 @@ queue_timeout(rx_timer_t *t)
     rx_http_upstream_t *u = t->data;
 
     unlink_waiter(u);
+    rx_http_metrics_queue_timeout(u->us->metrics);
     rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no connection to upstream "
         "\"%.*s\" became free within %" PRId64 ".%03d s in its queue",
         (int) u->us->host.len, u->us->host.data, (int64_t) (u->queue_time / 1000),
@@ -455,6 +458,7 @@ rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head)
 
     waiting = atomic_load_explicit(&us->shared->waiting, memory_order_relaxed);
     if (!at_head && waiting >= us->queue_max) {
+        rx_http_metrics_queue_overflow(us->metrics);
         rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "the queue of upstream "
             "\"%.*s\" is full (%u requests waiting)", (int) us->host.len,
             us->host.data, (unsigned) waiting);
@@ -512,6 +516,7 @@ rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us)
 void
 rx_http_upstream_note_pressure(rx_http_upstream_srv_conf_t *us)
 {
+    rx_http_metrics_queue_overflow(us->metrics);
     if (us->shared) {
         atomic_store_explicit(&us->shared->pressure, rx_current_msec,
                               memory_order_relaxed);

@@ -10,6 +10,7 @@
 #include "http_variables.h"
 #include "limit_table.h"
 #include "limit_common.h"
+#include "http_stats.h"
 
 #define LC_PASSED            1
 #define LC_REJECTED          2
@@ -229,6 +230,7 @@ limit_conn_handler(rx_http_request_t *r)
                 return RX_DECLINED;
             }
             r->limit_conn_status = LC_REJECTED;
+            rx_http_stat_limit_rejected(false);
             return lccf->status;
         }
         taken[ntaken++] = h;

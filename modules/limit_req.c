@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "limit_table.h"
 #include "limit_common.h"
+#include "http_stats.h"
 
 #define LR_PASSED            1
 #define LR_DELAYED           2
@@ -415,6 +416,7 @@ refuse(rx_http_request_t *r, lr_conf_t *lrcf, lr_limit_t *lim, lr_rc_t rc,
         return RX_DECLINED;
     }
     r->limit_req_status = LR_REJECTED;
+    rx_http_stat_limit_rejected(true);
     if (rc == LR_BUSY) {
         retry_after(r, lim, excess);
     }
