@@ -22,6 +22,7 @@ extern rx_module_t rx_http_geo_module;
 extern rx_module_t rx_http_map_module;
 extern rx_module_t rx_http_split_clients_module;
 extern rx_module_t rx_http_referer_module;
+extern rx_module_t rx_http_dav_module;
 extern rx_module_t rx_http_stub_status_module;
 extern rx_module_t rx_http_metrics_module;
 extern rx_module_t rx_http_rewrite_module;
@@ -114,6 +115,9 @@ rx_module_t *const rx_modules[] = {
     &rx_http_chunked_filter_module, /* filter: the last before the writer */
     &rx_http_try_files_module,  /* precontent phase */
     /* content handlers, tried in this order */
+#if (RX_HTTP_DAV)
+    &rx_http_dav_module,        /* PUT DELETE MKCOL COPY MOVE: before static */
+#endif
     &rx_http_index_module,
     &rx_http_autoindex_module,  /* '/' URIs that index did not serve */
 #if (RX_HTTP_GZIP)
@@ -159,6 +163,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
     { "http_gzip_static_module", RX_HTTP_GZIP, false },
     { "http_realip_module", true, false },
+    { "http_dav_module", RX_HTTP_DAV, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },

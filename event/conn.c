@@ -468,6 +468,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
     case RX_OP_SPLICE:
     case RX_OP_POLL:
     case RX_OP_STATX:
+    case RX_OP_FS:
         if (c->ops && c->ops->on_op) {
             c->ops->on_op(c, cqe);
         } else if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {

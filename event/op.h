@@ -26,6 +26,7 @@ typedef enum {
     RX_OP_WRITE,       /* log files */
     RX_OP_READ,        /* file reads for responses */
     RX_OP_POLL,        /* one-shot readiness (a full socket for sendfile) */
+    RX_OP_FS,          /* rename, unlink, mkdir, link (WebDAV) */
     RX_OP_DNS,         /* the resolver's sockets (resolver_io.c): slot is
                           theirs, not a connection's */
     RX_OP_KINDS

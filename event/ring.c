@@ -321,6 +321,40 @@ rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
 }
 
 void
+rx_ring_renameat(int olddfd, const char *oldpath, int newdfd,
+    const char *newpath, unsigned flags, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_renameat(sqe, olddfd, oldpath, newdfd, newpath, flags);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_unlinkat(int dfd, const char *path, int flags, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_unlinkat(sqe, dfd, path, flags);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_mkdirat(int dfd, const char *path, unsigned mode, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_mkdirat(sqe, dfd, path, (mode_t) mode);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
+rx_ring_linkat(int olddfd, const char *oldpath, int newdfd,
+    const char *newpath, int flags, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = get_sqe();
+    io_uring_prep_linkat(sqe, olddfd, oldpath, newdfd, newpath, flags);
+    io_uring_sqe_set_data64(sqe, ud);
+}
+
+void
 rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
     unsigned len, bool link, bool more, uint64_t ud)
 {

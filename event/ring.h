@@ -70,6 +70,14 @@ void rx_ring_openat2(int dfd, const char *path, struct open_how *how,
 struct statx;
 void rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
     struct statx *st, uint64_t ud);
+/* Metadata operations on paths (the WebDAV module): the paths must stay
+ * valid until the completion (the kernel may read them late). */
+void rx_ring_renameat(int olddfd, const char *oldpath, int newdfd,
+    const char *newpath, unsigned flags, uint64_t ud);
+void rx_ring_unlinkat(int dfd, const char *path, int flags, uint64_t ud);
+void rx_ring_mkdirat(int dfd, const char *path, unsigned mode, uint64_t ud);
+void rx_ring_linkat(int olddfd, const char *oldpath, int newdfd,
+    const char *newpath, int flags, uint64_t ud);
 void rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
     unsigned len, bool link, bool more, uint64_t ud);
 /* One-shot poll: completes with the ready events (POLLOUT...) in res. */

@@ -170,6 +170,10 @@ typedef struct {
     /* KEEP: beyond client_body_buffer_size the rest goes to a temporary
      * file in client_body_temp_path (else all of it stays in memory) */
     bool                     spill;
+    /* with spill: every byte goes to the file, none stays in memory, and
+     * the file is not warned about (nginx's request_body_in_file_only,
+     * for a PUT that renames the file into place) */
+    bool                     file_only;
 } rx_http_body_reader_t;
 
 typedef struct {

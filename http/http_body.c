@@ -116,7 +116,8 @@ rx_http_on_body(void *data, const char *at, size_t len)
         break;
     case RX_HTTP_BODY_KEEP:
         if (rb->file || (rb->reader.spill
-                         && rb->in_memory + len > clcf->client_body_buffer_size)) {
+                         && (rb->reader.file_only || rb->in_memory + len
+                                              > clcf->client_body_buffer_size))) {
             rc = rx_http_body_spill(r, at, len);
             break;
         }

@@ -69,10 +69,13 @@ rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len)
         rx_http_temp_init(rb->file, clcf->client_body_temp_path.data);
         cln->handler = release;
         cln->data = rb->file;
-        /* nginx's warning, once per request */
-        rx_http_request_log_error(r, RX_LOG_WARN, 0, "a client request body "
-            "is buffered to a temporary file in %s",
-            clcf->client_body_temp_path.data);
+        /* nginx's warning, once per request (not for a body that is
+         * meant to be a file) */
+        if (!rb->reader.file_only) {
+            rx_http_request_log_error(r, RX_LOG_WARN, 0, "a client request "
+                "body is buffered to a temporary file in %s",
+                clcf->client_body_temp_path.data);
+        }
         r->op_handler = body_file_op;
     }
     if (rx_http_temp_append(rb->file, data, len) != RX_OK) {
