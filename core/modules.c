@@ -30,6 +30,7 @@ extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_auth_request_module;
 extern rx_module_t rx_http_headers_module;
+extern rx_module_t rx_http_userid_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
@@ -106,6 +107,10 @@ rx_module_t *const rx_modules[] = {
 #endif
     &rx_http_auth_request_module,
     &rx_http_headers_module,
+    /* nginx's filter order from here: userid, gunzip, sub, charset, gzip */
+#if (RX_HTTP_USERID)
+    &rx_http_userid_module,     /* filter: Set-Cookie; $uid_got, $uid_set */
+#endif
     &rx_http_charset_module,    /* filter: after headers, before gzip */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
@@ -165,7 +170,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_uwsgi_module", false, true },
     { "http_scgi_module", false, true },
     { "http_ssi_module", false, true },
-    { "http_userid_module", false, true },
+    { "http_userid_module", RX_HTTP_USERID, true },
     { "http_mirror_module", false, true },
     { "http_memcached_module", false, true },
     { "http_empty_gif_module", RX_HTTP_EMPTY_GIF, true },
