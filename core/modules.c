@@ -31,6 +31,7 @@ extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_auth_request_module;
 extern rx_module_t rx_http_headers_module;
 extern rx_module_t rx_http_userid_module;
+extern rx_module_t rx_http_sub_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
@@ -111,6 +112,9 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_USERID)
     &rx_http_userid_module,     /* filter: Set-Cookie; $uid_got, $uid_set */
 #endif
+#if (RX_HTTP_SUB)
+    &rx_http_sub_filter_module, /* filter: sub_filter, before charset/gzip */
+#endif
     &rx_http_charset_module,    /* filter: after headers, before gzip */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
@@ -162,6 +166,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
     { "http_gzip_static_module", RX_HTTP_GZIP, false },
     { "http_realip_module", true, false },
+    { "http_sub_module", RX_HTTP_SUB, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
