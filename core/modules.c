@@ -31,6 +31,7 @@ extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_auth_request_module;
 extern rx_module_t rx_http_headers_module;
 extern rx_module_t rx_http_userid_module;
+extern rx_module_t rx_http_gunzip_module;
 extern rx_module_t rx_http_sub_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
@@ -112,6 +113,9 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_USERID)
     &rx_http_userid_module,     /* filter: Set-Cookie; $uid_got, $uid_set */
 #endif
+#if (RX_HTTP_GUNZIP && RX_HTTP_GZIP)
+    &rx_http_gunzip_module,     /* filter: inflates for clients without gzip */
+#endif
 #if (RX_HTTP_SUB)
     &rx_http_sub_filter_module, /* filter: sub_filter, before charset/gzip */
 #endif
@@ -167,6 +171,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_gzip_static_module", RX_HTTP_GZIP, false },
     { "http_realip_module", true, false },
     { "http_sub_module", RX_HTTP_SUB, false },
+    { "http_gunzip_module", RX_HTTP_GUNZIP && RX_HTTP_GZIP, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
