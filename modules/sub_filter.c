@@ -588,15 +588,20 @@ scan(rx_http_request_t *r, sub_ctx_t *ctx, const char *data, size_t len,
     if (emit_text(r, ctx, &t, lit, keep) != RX_OK) {
         return RX_ERROR;
     }
-    /* the tail to hold is shorter than the longest match */
+    /* the tail to hold is shorter than the longest match (data may be
+     * NULL: an empty last buffer) */
     if (keep < t.hlen) {
         memmove(ctx->held, ctx->held + keep, t.hlen - keep);
         ctx->held_len = t.hlen - keep;
-        memcpy(ctx->held + ctx->held_len, data, len);
+        if (len) {
+            memcpy(ctx->held + ctx->held_len, data, len);
+        }
         ctx->held_len += len;
     } else {
         ctx->held_len = t.n - keep;
-        memcpy(ctx->held, data + (keep - t.hlen), ctx->held_len);
+        if (ctx->held_len) {
+            memcpy(ctx->held, data + (keep - t.hlen), ctx->held_len);
+        }
     }
     return RX_OK;
 }
