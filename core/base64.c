@@ -1,5 +1,6 @@
 /*
- * base64.c: base64 decoding (RFC 4648, standard and URL-safe alphabets).
+ * base64.c: base64 decoding (RFC 4648, standard and URL-safe alphabets)
+ * and encoding (standard alphabet).
  */
 #include "core.h"
 #include "base64.h"
@@ -78,4 +79,31 @@ rx_decode_base64url(rx_str_t *dst, const rx_str_t *src)
     /* as nginx: the text ends at the first '=' */
     return decode(dst, (const unsigned char *) src->data,
                   eq ? (size_t) (eq - src->data) : src->len, true);
+}
+
+void
+rx_encode_base64(rx_str_t *dst, const rx_str_t *src)
+{
+    static const char    alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "abcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *s = (const unsigned char *) src->data;
+    char                *d = dst->data;
+    size_t               n = src->len;
+    uint32_t             q;
+
+    for (; n >= 3; n -= 3, s += 3) {
+        q = (uint32_t) s[0] << 16 | (uint32_t) s[1] << 8 | s[2];
+        *d++ = alphabet[q >> 18];
+        *d++ = alphabet[(q >> 12) & 0x3f];
+        *d++ = alphabet[(q >> 6) & 0x3f];
+        *d++ = alphabet[q & 0x3f];
+    }
+    if (n) {
+        q = (uint32_t) s[0] << 16 | (n == 2 ? (uint32_t) s[1] << 8 : 0);
+        *d++ = alphabet[q >> 18];
+        *d++ = alphabet[(q >> 12) & 0x3f];
+        *d++ = n == 2 ? alphabet[(q >> 6) & 0x3f] : '=';
+        *d++ = '=';
+    }
+    dst->len = (size_t) (d - dst->data);
 }

@@ -32,6 +32,9 @@ extern rx_module_t rx_http_access_module;
 extern rx_module_t rx_http_auth_basic_module;
 extern rx_module_t rx_http_auth_request_module;
 extern rx_module_t rx_http_headers_module;
+extern rx_module_t rx_http_userid_module;
+extern rx_module_t rx_http_gunzip_module;
+extern rx_module_t rx_http_sub_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
@@ -108,6 +111,16 @@ rx_module_t *const rx_modules[] = {
 #endif
     &rx_http_auth_request_module,
     &rx_http_headers_module,
+    /* nginx's filter order from here: userid, gunzip, sub, charset, gzip */
+#if (RX_HTTP_USERID)
+    &rx_http_userid_module,     /* filter: Set-Cookie; $uid_got, $uid_set */
+#endif
+#if (RX_HTTP_GUNZIP && RX_HTTP_GZIP)
+    &rx_http_gunzip_module,     /* filter: inflates for clients without gzip */
+#endif
+#if (RX_HTTP_SUB)
+    &rx_http_sub_filter_module, /* filter: sub_filter, before charset/gzip */
+#endif
     &rx_http_charset_module,    /* filter: after headers, before gzip */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
@@ -164,6 +177,8 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_gzip_static_module", RX_HTTP_GZIP, false },
     { "http_realip_module", true, false },
     { "http_dav_module", RX_HTTP_DAV, false },
+    { "http_sub_module", RX_HTTP_SUB, false },
+    { "http_gunzip_module", RX_HTTP_GUNZIP && RX_HTTP_GZIP, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
@@ -172,7 +187,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_uwsgi_module", false, true },
     { "http_scgi_module", false, true },
     { "http_ssi_module", false, true },
-    { "http_userid_module", false, true },
+    { "http_userid_module", RX_HTTP_USERID, true },
     { "http_mirror_module", false, true },
     { "http_memcached_module", false, true },
     { "http_empty_gif_module", RX_HTTP_EMPTY_GIF, true },

@@ -1,9 +1,9 @@
 /*
  * http_response.c: how handlers answer: send_header and output_filter
  * enter the filter chains, which the filter modules build in the order of
- * core/modules.c (today: headers -> charset -> gzip -> chunked, then the
- * header serialiser and the writer), and small helpers for whole responses
- * and extra headers. A subrequest's output goes to http_subrequest.c
+ * core/modules.c (today: headers -> userid -> gunzip -> sub -> charset ->
+ * gzip -> chunked, then the header serialiser and the writer), and small helpers
+ * for whole responses and extra headers. A subrequest's output goes to http_subrequest.c
  * instead of the filters.
  */
 #include "http.h"
