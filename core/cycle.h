@@ -82,6 +82,13 @@ struct rx_cycle_s {
     rx_str_t         hostname;
     rx_uint_t        upstream_fds_per_conn; /* 1 when the config proxies */
     rx_uint_t        worker_connections;    /* set by the events module */
+    /* What the http layer tells -t's descriptor budget (conf_check.c), for
+     * one worker: upstream connections at most (0: no max_conns bounds
+     * them), idle ones the keepalive pools keep, and descriptors that
+     * open_file_cache may hold. */
+    rx_uint_t        budget_upstream_max;
+    rx_uint_t        budget_upstream_idle;
+    rx_uint_t        budget_cached_files;
     rx_cycle_t      *old_cycle;
 };
 

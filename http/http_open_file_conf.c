@@ -127,6 +127,8 @@ set_open_file_cache(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     c->cache = rx_http_file_cache_create(cf->pool, (rx_uint_t) max,
                                          (time_t) inactive);
+    /* each cache may keep max descriptors open (-t's budget) */
+    cf->cycle->budget_cached_files += (rx_uint_t) max;
     return c->cache ? RX_CONF_OK : RX_CONF_ERROR;
 
 invalid:

@@ -559,6 +559,35 @@ implicit_servers(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us)
     return RX_OK;
 }
 
+/* -t's descriptor budget (core/conf_check.c): how many upstream
+ * connections a worker may hold (bounded only when every server of every
+ * group has max_conns) and how many idle ones its keepalive pools keep. */
+static void
+budget(rx_cycle_t *cycle, rx_http_upstream_main_conf_t *umcf)
+{
+    rx_http_upstream_srv_conf_t **all = umcf->upstreams.elts;
+    rx_uint_t                     i, j, max = 0, idle = 0;
+    bool                          bounded = umcf->upstreams.nelts > 0;
+
+    for (i = 0; i < umcf->upstreams.nelts; i++) {
+        rx_http_upstream_server_t *s = all[i]->servers
+                                       ? all[i]->servers->elts : NULL;
+
+        idle += all[i]->keepalive;
+        for (j = 0; s && j < all[i]->servers->nelts; j++) {
+            rx_uint_t n = s[j].resolve ? RX_HTTP_UPSTREAM_RESOLVE_MAX
+                          : s[j].addrs ? s[j].addrs->nelts : 1;
+
+            if (s[j].max_conns == 0) {
+                bounded = false;
+            }
+            max += s[j].max_conns * n;
+        }
+    }
+    cycle->budget_upstream_max = bounded ? max : 0;
+    cycle->budget_upstream_idle = idle;
+}
+
 static const char *
 init_main_conf(rx_conf_t *cf, void *conf)
 {
@@ -584,5 +613,6 @@ init_main_conf(rx_conf_t *cf, void *conf)
             return RX_CONF_ERROR;
         }
     }
+    budget(cf->cycle, umcf);
     return RX_CONF_OK;
 }

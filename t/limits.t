@@ -111,4 +111,68 @@ my $WARN = qr/^ringx: \[warn\] 8192 worker_connections exceed open file resource
     unlike($err, qr/\bworkers\b.*\bworker_connections\b/, '-q: no capacity line');
 }
 
+###########################################################################
+# -t's whole budget: files and open_file_cache counted, upstream connections
+# and keepalive pools in the capacity line, backlogs against somaxconn
+
+sub budget_config {
+    my (%o) = @_;
+    return <<"EOF";
+daemon off;
+master_process on;
+worker_processes 1;
+worker_rlimit_nofile $o{rlimit};
+error_log logs/error.log notice;
+events { worker_connections $o{connections}; }
+http {
+    $o{http}
+    upstream capped { server 127.0.0.1:9 max_conns=8; server 127.0.0.1:10 max_conns=4; keepalive $o{keepalive}; }
+    server {
+        listen 127.0.0.1:%%PORT_0%% $o{listen};
+        location / { proxy_pass http://capped; }
+    }
+}
+EOF
+}
+
+{
+    my $t = Test::Ringx->new;
+    # 300 connections + 300 files + 500 cached + fixed > 1000
+    $t->write_config(budget_config(rlimit => 1000, connections => 300,
+        keepalive => 4, listen => '', http => 'open_file_cache max=500;'));
+    my ($rc, $out, $err) = $t->ringx('-t');
+    is($rc, 0, 'budget: -t exit 0');
+    like($err, qr/\[warn\] each worker may need 11\d\d file descriptors \(300 connections, 300 files being sent or buffered, 500 in open_file_cache, \d+ for listeners, logs and the ring\) but will get 1000/,
+         'open_file_cache and the files a request holds count against the limit') or diag($err);
+    like($err, qr/upstream connections at most 12 \(max_conns\), 4 kept idle/,
+         'the capacity line: upstream connections bounded by max_conns, the keepalive pool')
+        or diag($err);
+
+    # without open_file_cache it fits: 300 + 300 + fixed < 1000
+    $t->write_config(budget_config(rlimit => 1000, connections => 300,
+        keepalive => 4, listen => '', http => ''));
+    ($rc, $out, $err) = $t->ringx('-t');
+    unlike($err, qr/\[warn\]/, 'budget that fits: no warning') or diag($err);
+
+    # keepalive pools that can hold most of the table
+    $t->write_config(budget_config(rlimit => 4000, connections => 100,
+        keepalive => 80, listen => '', http => ''));
+    ($rc, $out, $err) = $t->ringx('-t');
+    like($err, qr/\[warn\] the keepalive pools may keep 80 idle upstream connections per worker, more than half of the 100 worker_connections/,
+         'keepalive pools against the table') or diag($err);
+}
+
+SKIP: {
+    open(my $fh, '<', '/proc/sys/net/core/somaxconn')
+        or skip('no /proc/sys/net/core/somaxconn here', 2);
+    my ($max) = <$fh> =~ /(\d+)/;
+    my $t = Test::Ringx->new;
+    $t->write_config(budget_config(rlimit => 4000, connections => 100,
+        keepalive => 4, listen => 'backlog=' . ($max + 1), http => ''));
+    my ($rc, $out, $err) = $t->ringx('-t');
+    is($rc, 0, 'backlog above somaxconn: -t exit 0');
+    like($err, qr/\[warn\] listen 127\.0\.0\.1:\d+ backlog=@{[ $max + 1 ]} is above net\.core\.somaxconn $max: the kernel keeps $max/,
+         'a backlog the kernel would shorten is named') or diag($err);
+}
+
 done_testing;
