@@ -140,6 +140,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_stub_status_module", RX_HTTP_STUB_STATUS, false },
     { "http_gzip_static_module", RX_HTTP_GZIP, false },
     { "http_realip_module", true, false },
+    { "http_auth_request_module", true, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
