@@ -326,6 +326,19 @@ request_line_counted(rx_http_parser_t *p)
                            + sizeof(" HTTP/1.1") - 1 + eol);
 }
 
+/* Where the first header line starts, for an error found at offset pos
+ * (llhttp drops a span that ends in an error, so the first field's
+ * piece may never have come to count the request line). */
+static void
+request_line_end(rx_http_parser_t *p, size_t pos)
+{
+    size_t end = p->version_off + p->version_len;
+
+    if (p->fields && !p->line_counted && pos > end) {
+        p->line_start = end + ((*p->base)[end] == '\r' ? 2 : 1);
+    }
+}
+
 static int
 on_header_field(llhttp_t *l, const char *at, size_t n)
 {
@@ -733,6 +746,9 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
         return RX_HTTP_PARSE_ERROR;
     default:
         *consumed = (size_t) (pos - start);
+        if (p->in_header) {
+            request_line_end(p, (size_t) (pos - *p->base));
+        }
         if (p->status == 0 && p->method_end && !p->url_done
             && (size_t) (pos - *p->base) > p->method_end + 1 + p->max_url) {
             /* a bad byte found past the URL limit: the limit decides, as
