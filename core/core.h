@@ -31,6 +31,10 @@
 #define RINGX_NAME      "ringx"
 #define RINGX_VERSION   "0.1.0"
 #define RINGX_VER       RINGX_NAME "/" RINGX_VERSION
+/* The nginx release whose behaviour ringx follows: $nginx_version and the
+ * "nginx version:" line of -v/-V (tools compare it, so it is a real nginx
+ * version number, never ringx's own). */
+#define RINGX_NGINX_COMPAT_VERSION  "1.22.1"
 
 /*
  * Return codes shared by every layer. Functions returning rx_int_t use

@@ -18,10 +18,16 @@ static struct {
     const char *conf_params;
 } opt;
 
+/* ringx's own line, then the one tools parse: certbot's nginx plugin and
+ * others read "nginx version: NAME/X.Y.Z" and refuse an unknown NAME or
+ * an old X.Y.Z; it names the nginx release ringx follows, and says that
+ * this is ringx (as Tengine prints its own line and nginx's). */
 static void
 show_version(void)
 {
-    rx_write_stderr(RINGX_NAME " version: " RINGX_VER "\n");
+    rx_write_stderr(RINGX_NAME " version: " RINGX_VER "\n"
+                    "nginx version: nginx/" RINGX_NGINX_COMPAT_VERSION
+                    " (compatible; " RINGX_VER ")\n");
 }
 
 static void
@@ -57,6 +63,11 @@ show_configure(void)
         fprintf(stderr, " (running with %s)", rx_build_tls.running_with());
     }
     fprintf(stderr, "\n");
+#if (RX_HAVE_OPENSSL)
+    /* nginx's words for a build whose TLS library has SNI (every one
+     * ringx builds with); certbot refuses a build without them */
+    fprintf(stderr, "TLS SNI support enabled\n");
+#endif
 #if (RX_HAVE_LIBDEFLATE)
     /* the gzip filter's whole-body path (t/gzip.t reads this line) */
     fprintf(stderr, "built with libdeflate %s\n",

@@ -179,6 +179,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_dav_module", RX_HTTP_DAV, false },
     { "http_sub_module", RX_HTTP_SUB, false },
     { "http_gunzip_module", RX_HTTP_GUNZIP && RX_HTTP_GZIP, false },
+    { "http_auth_request_module", true, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },

@@ -137,6 +137,9 @@ typedef struct {
     rx_table_elt_t   *expires;
     rx_table_elt_t   *content_encoding;
     rx_table_elt_t   *accept_ranges;
+    rx_table_elt_t   *server;           /* an upstream's, passed
+                                           (proxy_pass_header Server):
+                                           then not ringx's own */
 } rx_http_headers_out_t;
 
 /* Request body state (http_body.c owns it). */

@@ -116,6 +116,10 @@ struct rx_http_core_loc_conf_s {
 
     /* the content handler a directive (stub_status, ...) installed */
     rx_int_t                (*handler)(void *r);
+    /* set by proxy_pass and fastcgi_pass in a location whose name ends in
+     * '/': the name without it is answered with a 301 to the name (nginx's
+     * auto_redirect, see http_location.c) */
+    bool                      auto_redirect;
 
     int64_t                   client_max_body_size;
     size_t                    client_body_buffer_size;

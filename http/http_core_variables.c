@@ -11,9 +11,6 @@
 #include "http_variables_int.h"
 #include "clock.h"
 
-/* The nginx release whose behaviour ringx follows ($nginx_version): scripts
- * and FastCGI apps compare it, so it is a real nginx version number. */
-#define RX_NGINX_COMPAT_VERSION  "1.22.1"
 
 /* Per worker: $pid and the key of $request_id. */
 static char     pid_text[24];
@@ -592,7 +589,7 @@ static const core_var_t core_vars[] = {
     { "pid",                 var_pid, NULL, 0, 0 },
     { "hostname",            var_hostname, NULL, 0, 0 },
     { "nginx_version",       var_const, NULL,
-      (uintptr_t) RX_NGINX_COMPAT_VERSION, 0 },
+      (uintptr_t) RINGX_NGINX_COMPAT_VERSION, 0 },
     { "ringx_version",       var_const, NULL, (uintptr_t) RINGX_VERSION, 0 },
     { "document_root",       var_document_root, NULL, 0, NC },
     { "realpath_root",       var_realpath_root, NULL, 0, NC },

@@ -177,7 +177,10 @@ rx_http_header_filter(rx_http_request_t *r)
     }
     p = b->last;
     put(&p, sl, ll);
-    if (clcf->server_tokens) {
+    /* nginx: an upstream's Server passed by *_pass_header goes instead */
+    if (ho->server && !ho->server->deleted) {
+        /* in ho->headers */
+    } else if (clcf->server_tokens) {
         PUT_LIT(&p, "Server: " RINGX_VER "\r\n");
     } else {
         PUT_LIT(&p, "Server: " RINGX_NAME "\r\n");

@@ -16,6 +16,12 @@
  *   tries; the choice made is the same.
  * - regex (~, ~*) locations in config order: regex_locations;
  * - named (@) locations, server level only, sorted by name.
+ *
+ * nginx's auto_redirect: a URI that is the name of a prefix or exact
+ * location with proxy_pass or fastcgi_pass, minus its final '/', finds
+ * that location (as nginx's NGX_DONE: before any regex, whatever shorter
+ * prefix matches) unless the URI is a location's name itself; the caller
+ * answers it with a 301 (rx_http_location_redirect()).
  */
 #include "http_location.h"
 
@@ -295,12 +301,58 @@ rx_http_init_locations(rx_conf_t *cf, rx_http_core_srv_conf_t *cscf,
     return rc;
 }
 
-/* RX_OK: exact match, RX_AGAIN: longest prefix, RX_DECLINED: none. */
+/* name_cmp(name, uri + "/") without building that string. */
+static int
+cmp_slashed(const rx_str_t *name, const rx_str_t *uri)
+{
+    int rc = memcmp(name->data, uri->data, rx_min(name->len, uri->len));
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (name->len <= uri->len) {
+        return -1;
+    }
+    rc = (unsigned char) name->data[uri->len] - '/';
+    return rc != 0 ? rc : name->len > uri->len + 1;
+}
+
+/* The location named uri + "/" that redirects to itself, or NULL. */
+static rx_http_core_loc_conf_t *
+find_slashed(const loc_table_t *t, const rx_str_t *uri)
+{
+    const loc_entry_t *e;
+    rx_uint_t          lo = 0, hi = t->n, mid;
+    int                rc;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        e = &t->entries[mid];
+        rc = cmp_slashed(&e->name, uri);
+        if (rc == 0) {
+            if (e->exact && e->exact->auto_redirect) {
+                return e->exact;
+            }
+            return e->inclusive && e->inclusive->auto_redirect
+                   ? e->inclusive : NULL;
+        }
+        if (rc < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
+/* RX_OK: exact match, RX_AGAIN: longest prefix, RX_DONE: auto_redirect
+ * (see the top), RX_DECLINED: none. */
 static rx_int_t
 find_static(const loc_table_t *t, const rx_str_t *uri,
     rx_http_core_loc_conf_t **found)
 {
     const loc_entry_t *e;
+    rx_http_core_loc_conf_t *slashed;
     rx_uint_t          lo = 0, hi = t->n, mid;
     rx_int_t           i;
 
@@ -314,13 +366,18 @@ find_static(const loc_table_t *t, const rx_str_t *uri,
             hi = mid;
         }
     }
+    e = lo ? &t->entries[lo - 1] : NULL;
+    if (e && e->name.len == uri->len && is_prefix(&e->name, uri)) {
+        if (e->exact) {
+            *found = e->exact;
+            return RX_OK;
+        }
+    } else if ((slashed = find_slashed(t, uri)) != NULL) {
+        *found = slashed;
+        return RX_DONE;
+    }
     if (lo == 0) {
         return RX_DECLINED;
-    }
-    e = &t->entries[lo - 1];
-    if (e->exact && e->name.len == uri->len && is_prefix(&e->name, uri)) {
-        *found = e->exact;
-        return RX_OK;
     }
     for (i = (rx_int_t) (lo - 1); i >= 0; i = t->entries[i].parent) {
         e = &t->entries[i];
@@ -378,7 +435,7 @@ find_location(find_ctx_t *fc, rx_http_core_loc_conf_t *pclcf,
         noregex = (*found)->match == RX_LOC_NOREGEX;
         rc = find_location(fc, *found, found);     /* nested ones */
     }
-    if (rc == RX_OK) {
+    if (rc == RX_OK || rc == RX_DONE) {
         return rc;
     }
     /* declined, a prefix match, or an error below: as nginx, this level's
@@ -397,7 +454,7 @@ find_location(find_ctx_t *fc, rx_http_core_loc_conf_t *pclcf,
         }
         *found = re[i];
         rc = find_location(fc, re[i], found);
-        return rc == RX_ERROR ? rc : RX_OK;
+        return rc == RX_ERROR || rc == RX_DONE ? rc : RX_OK;
     }
     return rc;
 }
@@ -420,6 +477,17 @@ rx_http_find_location(rx_http_core_loc_conf_t *server_clcf, const rx_str_t *uri,
         *matched = fc.matched;
     }
     return found;
+}
+
+bool
+rx_http_location_redirects(const rx_http_core_loc_conf_t *clcf,
+    const rx_str_t *uri)
+{
+    /* no other match has a name longer than the URI */
+    return clcf->auto_redirect && clcf->regex == NULL
+           && clcf->name.len == uri->len + 1
+           && clcf->name.data[uri->len] == '/'
+           && memcmp(clcf->name.data, uri->data, uri->len) == 0;
 }
 
 rx_http_core_loc_conf_t *

@@ -46,6 +46,12 @@ rx_http_core_loc_conf_t *rx_http_find_location(
     rx_http_core_loc_conf_t *server_clcf, const rx_str_t *uri, int *captures,
     rx_uint_t ncaptures, rx_int_t *ncaptured, rx_regex_t **matched);
 
+/* Whether the location found for uri is nginx's auto_redirect (the URI is
+ * its name without the final '/', see http_location.c): the request is
+ * answered with a 301 to the name. */
+bool rx_http_location_redirects(const rx_http_core_loc_conf_t *clcf,
+    const rx_str_t *uri);
+
 /* The named location "@name" (name includes the '@') of a server, or NULL.
  * With two of one name, the first in the config wins, as in nginx. */
 rx_http_core_loc_conf_t *rx_http_find_named_location(

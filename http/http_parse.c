@@ -6,6 +6,13 @@
  * The answer never depends on how the reads cut the bytes: a limit is
  * decided by where in the header a byte lies, not by where a read ended
  * (nginx never sees a byte past its buffers, whatever the reads).
+ *
+ * Line ends: the request line and the header lines may end in a bare LF,
+ * as in nginx (RFC 9112 2.2 lets a recipient take it); strict llhttp
+ * refuses one after a header value, so execute_head() hands llhttp a CR
+ * of its own before each such LF. A bare CR stays an error, and so does a
+ * bare LF in chunked framing (sizes, data ends, trailer), where a parser
+ * in front that reads it otherwise would be desynchronized.
  */
 #include <llhttp.h>
 #include "http.h"
@@ -47,16 +54,30 @@ struct rx_http_parser_s {
     size_t                          trailer_len; /* trailer section bytes */
     const char                     *exec_start;  /* this execute's input */
     const char                     *exec_end;
+    size_t                          real_end;    /* offset past the last
+                                                    byte of ours llhttp has
+                                                    (not our CR) */
     char                            prev_byte;   /* last byte of the one before */
     char                            prev_nonws;  /* its last byte not SP/HT */
     bool                            have_field;  /* this line has a name */
-    bool                            line_checked; /* request line's CRLF */
+    bool                            line_counted; /* the request line's */
     bool                            url_done;     /* the target was read */
     bool                            fields;       /* request line done */
     char                            reason_buf[256];
 };
 
 static llhttp_settings_t request_settings;
+
+/* The CR fed to llhttp before a bare LF of the head (execute_head()). */
+static const char bare_lf_cr[1] = { '\r' };
+
+/* A piece llhttp hands over from that CR: empty, not in the owner's
+ * buffer, and at a line's end. */
+static bool
+injected(const char *at)
+{
+    return at == bare_lf_cr;
+}
 
 static rx_http_parser_t *
 from(llhttp_t *l)
@@ -133,7 +154,7 @@ on_message_begin(llhttp_t *l)
     p->method_end = 0;
     p->ext_len = p->trailer_len = 0;
     p->have_field = false;
-    p->line_checked = false;
+    p->line_counted = false;
     p->url_done = false;
     p->fields = false;
     p->last = SPAN_NONE;
@@ -145,6 +166,9 @@ on_method(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
+    if (injected(at)) {
+        return 0;               /* "GET\n": llhttp refuses the CR */
+    }
     p->method_end = (size_t) (at + n - *p->base);
     return 0;
 }
@@ -154,6 +178,10 @@ on_url(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
+    if (injected(at)) {
+        /* "GET /x\n": the target ends the line (below, for a CR) */
+        return fail(p, RX_HTTP_BAD_REQUEST, "client sent HTTP/0.9 request");
+    }
     /* one SP between method and target (RFC 9112 3): llhttp skips any
      * number, which would let "GET  /" through as an autocorrection */
     if (p->url_len == 0 && (size_t) (at - *p->base) != p->method_end + 1) {
@@ -181,6 +209,9 @@ on_version(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
+    if (injected(at)) {
+        return 0;
+    }
     if (p->version_len == 0) {
         p->version_off = (size_t) (at - *p->base);
     }
@@ -209,22 +240,17 @@ on_version_complete(llhttp_t *l)
 {
     rx_http_parser_t *p = from(l);
     rx_int_t          rc;
-    const char       *method = llhttp_method_name((llhttp_method_t) l->method);
 
-    /* "METHOD SP target SP HTTP/x.y CRLF" exactly: llhttp skips extra
-     * spaces before the version (and ends the line at a bare LF: see
-     * line_ended()); either is a line another parser may cut
-     * differently (RFC 9112 2.2, 3) */
+    /* "METHOD SP target SP HTTP/x.y" exactly: llhttp skips extra spaces
+     * before the version, which makes a line another parser may cut
+     * differently (RFC 9112 3) */
     if (p->version_off != p->url_off + p->url_len + sizeof(" HTTP/") - 1) {
         return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid request: "
                     "more than one space in the request line");
     }
 
+    /* counted by request_line_counted() */
     p->line_start = p->url_off + p->url_len + sizeof(" HTTP/1.1\r\n") - 1;
-    if (account_line(p, strlen(method) + 1 + p->url_len
-                        + sizeof(" HTTP/1.1\r\n") - 1) != 0) {
-        return HPE_USER;
-    }
     p->fields = true;
     rc = p->h->on_request_line(p->data);
     return rc == RX_OK ? 0 : fail(p, (rx_uint_t) rc, NULL);
@@ -281,23 +307,36 @@ remember_tail(rx_http_parser_t *p, const char *start, const char *end)
     }
 }
 
-/* The request line ends in CRLF, not a bare LF (which llhttp takes).
- * Checked once the next line has begun: llhttp may end the version
- * before the byte after it has arrived. */
+/* The request line in nginx's buffers, counted once the next line has
+ * begun: llhttp ends the version at its last digit, before the line's
+ * end (CRLF, or a bare LF a byte shorter) may have arrived. */
 static int
-line_ended(rx_http_parser_t *p)
+request_line_counted(rx_http_parser_t *p)
+{
+    const char *method = llhttp_method_name((llhttp_method_t) p->llhttp.method);
+    size_t      end = p->version_off + p->version_len;
+    size_t      eol = (*p->base)[end] == '\r' ? 2 : 1;
+
+    if (p->line_counted) {
+        return 0;
+    }
+    p->line_counted = true;
+    p->line_start = end + eol;
+    return account_line(p, strlen(method) + 1 + p->url_len
+                           + sizeof(" HTTP/1.1") - 1 + eol);
+}
+
+/* Where the first header line starts, for an error found at offset pos
+ * (llhttp drops a span that ends in an error, so the first field's
+ * piece may never have come to count the request line). */
+static void
+request_line_end(rx_http_parser_t *p, size_t pos)
 {
     size_t end = p->version_off + p->version_len;
 
-    if (p->line_checked) {
-        return 0;
+    if (p->fields && !p->line_counted && pos > end) {
+        p->line_start = end + ((*p->base)[end] == '\r' ? 2 : 1);
     }
-    p->line_checked = true;
-    if ((*p->base)[end] != '\r') {
-        return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid request: "
-                    "request line not ended by CRLF");
-    }
-    return 0;
 }
 
 static int
@@ -313,7 +352,10 @@ on_header_field(llhttp_t *l, const char *at, size_t n)
         return trailer_bytes(p, n);
     }
 
-    if (line_ended(p) != 0) {
+    if (injected(at)) {
+        return 0;               /* "X\n": llhttp refuses the CR */
+    }
+    if (request_line_counted(p) != 0) {
         return HPE_USER;
     }
     p->have_field |= n > 0;               /* ": x" comes as an empty name */
@@ -332,6 +374,14 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
+    if (injected(at)) {
+        /* the value ends at a bare LF; an empty one lies there */
+        if (p->value_len == 0) {
+            p->value_off = p->real_end;
+        }
+        p->last = SPAN_VALUE;
+        return 0;
+    }
     if (obs_fold(p, at, n)) {
         return fail(p, RX_HTTP_BAD_REQUEST, "client sent invalid header "
                     "line: obsolete line folding");
@@ -346,6 +396,30 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
                      ? p->max_header_line - p->field_len : 0,
                      RX_HTTP_REQUEST_HEADER_TOO_LARGE,
                      "client sent too long header line");
+}
+
+/* Where the line whose value ends at `end` is followed: past its LF
+ * (after a CR or not, blanks before). llhttp has read the LF: it tells
+ * the value's end only at the byte after it (a fold?), which may be in
+ * a later read, or our CR before the next bare LF. (Strict llhttp also
+ * ends a value at a CR and a byte other than LF, and refuses it only
+ * later: that line counts as if it ended in CRLF, whatever the reads.) */
+static size_t
+line_after(rx_http_parser_t *p, size_t end)
+{
+    size_t q;
+    char   c;
+
+    for (q = end; q < p->real_end; q++) {
+        c = (*p->base)[q];
+        if (c == '\n') {
+            return q + 1;
+        }
+        if (c != ' ' && c != '\t' && c != '\r') {
+            break;
+        }
+    }
+    return end + 2;
 }
 
 static int
@@ -365,12 +439,13 @@ on_header_value_complete(llhttp_t *l)
     }
     size_t            end = p->value_len ? p->value_off + p->value_len
                                          : p->field_off + p->field_len + 1;
+    size_t            next = line_after(p, end);
 
-    if (end + 2 > p->line_start
-        && account_line(p, end + 2 - p->line_start) != 0) {
+    if (next > p->line_start
+        && account_line(p, next - p->line_start) != 0) {
         return HPE_USER;
     }
-    p->line_start = end + 2;
+    p->line_start = next;
     rc = p->h->on_header(p->data, *p->base + p->field_off, p->field_len,
                          *p->base + p->value_off, p->value_len);
     p->last = SPAN_NONE;
@@ -384,7 +459,7 @@ on_headers_complete(llhttp_t *l)
     rx_http_parser_t *p = from(l);
     rx_int_t          rc;
 
-    if (line_ended(p) != 0) {
+    if (request_line_counted(p) != 0) {
         return HPE_USER;
     }
     p->in_header = false;
@@ -506,6 +581,10 @@ nginx_reason(rx_http_parser_t *p, llhttp_errno_t err, const char *end)
     const char *reason = llhttp_get_error_reason(&p->llhttp);
     const char *pos = llhttp_get_error_pos(&p->llhttp), *v;
 
+    if (injected(pos)) {
+        pos = NULL;             /* at our CR: no value to quote */
+    }
+
     if (reason == NULL) {
         return "client sent invalid request";
     }
@@ -548,6 +627,74 @@ rx_http_parser_free(rx_http_parser_t *p)
     free(p);
 }
 
+/* The next LF in [s, end) that no CR precedes, or NULL. */
+static const char *
+bare_lf(rx_http_parser_t *p, const char *s, const char *end)
+{
+    const char *q;
+
+    for (q = memchr(s, '\n', (size_t) (end - s)); q != NULL;
+         q = memchr(q + 1, '\n', (size_t) (end - q - 1))) {
+        if ((q > s ? q[-1] : p->prev_byte) != '\r') {
+            return q;
+        }
+        if (q + 1 == end) {
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* In the head (before a request's header is complete), or between
+ * requests: where a bare LF ends a line. */
+static bool
+in_head(rx_http_parser_t *p)
+{
+    return !p->in_message || p->in_header;
+}
+
+/*
+ * llhttp_execute() over [start, end), with a CR of ours before each bare
+ * LF of the head (see the top of the file). Which LF gets one depends on
+ * the byte before it, which prev_byte keeps across reads, and on the
+ * parser's state at it: not on where a read ended. *stop gets where
+ * llhttp stopped, in [start, end]: a stop at our CR is at its LF.
+ */
+static llhttp_errno_t
+execute_head(rx_http_parser_t *p, const char *start, const char *end,
+    const char **stop)
+{
+    const char     *s = start, *lf;
+    llhttp_errno_t  err;
+
+    for (;;) {
+        lf = in_head(p) ? bare_lf(p, s, end) : NULL;
+        p->exec_start = s;
+        p->exec_end = lf ? lf : end;
+        p->real_end = (size_t) (p->exec_end - *p->base);
+        err = llhttp_execute(&p->llhttp, s, (size_t) (p->exec_end - s));
+        if (err != HPE_OK) {
+            *stop = llhttp_get_error_pos(&p->llhttp);
+            return err;
+        }
+        remember_tail(p, s, p->exec_end);
+        if (lf == NULL) {
+            *stop = end;
+            return HPE_OK;
+        }
+        /* still in the head: llhttp pauses when the header ends */
+        p->exec_start = bare_lf_cr;
+        p->exec_end = bare_lf_cr + 1;
+        err = llhttp_execute(&p->llhttp, bare_lf_cr, 1);
+        if (err != HPE_OK) {
+            *stop = lf;
+            return err;
+        }
+        remember_tail(p, bare_lf_cr, bare_lf_cr + 1);
+        s = lf;
+    }
+}
+
 rx_http_parse_rc_t
 rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
     size_t *consumed)
@@ -564,14 +711,10 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
          * a read ends before it */
         room = from_off < p->header_max ? p->header_max - from_off : 0;
     }
-    p->exec_start = start;
-    p->exec_end = start + room;
-    err = llhttp_execute(&p->llhttp, start, room);
-    pos = llhttp_get_error_pos(&p->llhttp);
+    err = execute_head(p, start, start + room, &pos);
     switch (err) {
     case HPE_OK:
         *consumed = room;
-        remember_tail(p, start, start + room);
         if (room < len) {
             /* nginx: the request line is a too long URI, a header
              * that needs one more buffer is a too large request */
@@ -585,26 +728,27 @@ rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
     case HPE_PAUSED:
     case HPE_PAUSED_UPGRADE:
         *consumed = (size_t) (pos - start);
-        /* the empty line that ends the header (or a chunked body's
-         * trailer) was just read: llhttp also ends it at a bare LF, where
-         * a stricter parser in front would still be reading the header */
-        if ((p->in_message || chunked) && pos > start
+        /* the empty line that ends a chunked body's trailer was just
+         * read: llhttp also ends it at a bare LF, where a stricter parser
+         * in front would still be reading the trailer (the head's bare
+         * LFs got their CR above) */
+        if (!p->in_message && chunked && pos > start
             && byte_before(p, pos - 1) != '\r') {
             p->status = RX_HTTP_BAD_REQUEST;
-            p->reason = p->in_message
-                        ? "client sent invalid request: header not ended "
-                          "by CRLF"
-                        : "client sent invalid chunked body";
+            p->reason = "client sent invalid chunked body";
             return RX_HTTP_PARSE_ERROR;
         }
         remember_tail(p, start, pos);
         return p->in_message ? RX_HTTP_PARSE_HEADER_DONE
                              : RX_HTTP_PARSE_MESSAGE_DONE;
     case HPE_USER:
-        *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
+        *consumed = (size_t) (pos - start);
         return RX_HTTP_PARSE_ERROR;
     default:
-        *consumed = (size_t) (llhttp_get_error_pos(&p->llhttp) - start);
+        *consumed = (size_t) (pos - start);
+        if (p->in_header) {
+            request_line_end(p, (size_t) (pos - *p->base));
+        }
         if (p->status == 0 && p->method_end && !p->url_done
             && (size_t) (pos - *p->base) > p->method_end + 1 + p->max_url) {
             /* a bad byte found past the URL limit: the limit decides, as

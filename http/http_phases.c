@@ -88,6 +88,33 @@ alias_escapes(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf)
     return false;
 }
 
+/* nginx's auto_redirect: "/app" for "location /app/ { proxy_pass ...; }"
+ * is a 301 to the location's name (escaped), with the arguments. */
+static rx_int_t
+location_redirect(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf)
+{
+    rx_str_t  loc;
+    size_t    n = rx_http_escape_uri(NULL, clcf->name.data, clcf->name.len,
+                                     RX_ESCAPE_URI);
+    char     *p;
+
+    loc.len = n + (r->args.len ? 1 + r->args.len : 0);
+    p = loc.data = rx_pnalloc(r->pool, loc.len + 1);
+    if (p == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    p += rx_http_escape_uri(p, clcf->name.data, clcf->name.len, RX_ESCAPE_URI);
+    if (r->args.len) {
+        *p++ = '?';
+        memcpy(p, r->args.data, r->args.len);
+        p += r->args.len;
+    }
+    *p = '\0';
+    r->headers_out.location = rx_http_add_header_out(r, "Location", &loc);
+    return r->headers_out.location ? RX_HTTP_MOVED_PERMANENTLY
+                                   : RX_HTTP_INTERNAL_SERVER_ERROR;
+}
+
 static rx_int_t
 find_config(rx_http_request_t *r)
 {
@@ -128,6 +155,9 @@ find_config(rx_http_request_t *r)
             "too large body: %" PRId64 " bytes", r->headers_in.content_length_n);
         r->hc->close_after = 1;
         return RX_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    if (rx_http_location_redirects(clcf, &r->uri)) {
+        return location_redirect(r, clcf);
     }
     return RX_OK;
 }

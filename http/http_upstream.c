@@ -795,6 +795,8 @@ copy_headers(rx_http_upstream_t *u)
             if (u->rewrite_cookie && u->rewrite_cookie(u, out) == RX_ERROR) {
                 return RX_ERROR;
             }
+        } else if (LC_IS(k, "server")) {
+            r->headers_out.server = out;    /* passed: replaces ours */
         } else if (LC_IS(k, "etag")) {
             r->headers_out.etag = out;
         } else if (LC_IS(k, "content-encoding")) {

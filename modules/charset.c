@@ -250,6 +250,12 @@ charset_header_filter(rx_http_request_t *r)
     if (src.len && !conf->override) {
         return next_header(r);
     }
+    /* nginx gives a 301 or 302 no charset: old browsers took it for the
+     * next page's */
+    if (ho->status == RX_HTTP_MOVED_PERMANENTLY
+        || ho->status == RX_HTTP_MOVED_TEMPORARILY) {
+        return next_header(r);
+    }
     if (src.len == 0) {
         src = conf->source;
     }

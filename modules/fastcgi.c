@@ -225,6 +225,8 @@ set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     flcf->pass = value[1];
     clcf->handler = fastcgi_handler;
+    clcf->auto_redirect = clcf->name.len
+                          && clcf->name.data[clcf->name.len - 1] == '/';
     cmcf->upstreams = true;
     if (memchr(value[1].data, '$', value[1].len)) {
         flcf->upstream.url = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));

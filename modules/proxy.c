@@ -379,6 +379,8 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     plcf->url = value[1];
     clcf->handler = proxy_handler;
+    clcf->auto_redirect = clcf->name.len
+                          && clcf->name.data[clcf->name.len - 1] == '/';
     cmcf->upstreams = true;
     if (memchr(value[1].data, '$', value[1].len)) {
 #if (RX_HAVE_OPENSSL)

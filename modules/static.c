@@ -309,6 +309,13 @@ plan_ranges(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     return RX_OK;
 
 whole:
+    /* as nginx: announced on the whole file only, not on a 206 or 416 */
+    if (scf->max_ranges > 0) {
+        static rx_str_t bytes = rx_string("bytes");
+        if (rx_http_add_header_out(r, "Accept-Ranges", &bytes) == NULL) {
+            return RX_ERROR;
+        }
+    }
     ctx->nranges = 1;
     ctx->ranges[0].start = 0;
     ctx->ranges[0].end = ctx->size;
@@ -827,13 +834,6 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     }
     if (status) {
         return (rx_int_t) status;
-    }
-    if (((rx_http_static_conf_t *) rx_http_get_module_loc_conf(r,
-            rx_http_static_module))->max_ranges > 0) {
-        static rx_str_t bytes = rx_string("bytes");
-        if (rx_http_add_header_out(r, "Accept-Ranges", &bytes) == NULL) {
-            return RX_ERROR;
-        }
     }
     rc = plan_ranges(r, ctx);
     if (rc != RX_OK) {

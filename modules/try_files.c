@@ -4,7 +4,8 @@
  * path through the location's root or alias and checked with statx on the
  * worker's ring, one after the other (with open_file_cache on, through
  * the cache instead, as nginx does); a name ending in '/' must be a
- * directory. The first that exists becomes the request's URI and the
+ * directory. The first that exists becomes the request's URI (without
+ * a directory's '/', as in nginx) and the
  * request goes on to the content phase in the same location; if none does,
  * the last parameter decides: an internal redirect, a named location, or
  * a status.
@@ -16,6 +17,9 @@
 
 typedef struct {
     rx_http_complex_value_t  *values;     /* every parameter */
+    bool                     *dirs;       /* written with a '/' at the end:
+                                             a directory (the value has
+                                             the name without it) */
     rx_uint_t                 n;
     rx_int_t                  code;       /* "=404" as the last: 404, else 0 */
 } rx_http_try_files_conf_t;
@@ -68,17 +72,27 @@ set_try_files(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
     rx_http_try_files_conf_t *tcf = conf;
     rx_str_t                 *value = cf->args->elts;
+    rx_str_t                  name;
     rx_uint_t                 i, n = cf->args->nelts - 1;
 
     if (tcf->values) {
         return "is duplicate";
     }
     tcf->values = rx_pcalloc(cf->pool, n * sizeof(rx_http_complex_value_t));
-    if (tcf->values == NULL) {
+    tcf->dirs = rx_pcalloc(cf->pool, n * sizeof(bool));
+    if (tcf->values == NULL || tcf->dirs == NULL) {
         return RX_CONF_ERROR;
     }
     for (i = 0; i < n; i++) {
-        if (rx_http_compile_complex_value(cf, &value[i + 1], &tcf->values[i])
+        name = value[i + 1];
+        /* nginx: "$uri/" tests "$uri" as a directory, and a directory
+         * found becomes the URI without the '/' (the last parameter is
+         * the fallback, taken as written) */
+        if (i + 1 < n && name.len && name.data[name.len - 1] == '/') {
+            tcf->dirs[i] = true;
+            name.len -= name.len > 1;      /* "/" stays the root's URI */
+        }
+        if (rx_http_compile_complex_value(cf, &name, &tcf->values[i])
             != RX_OK) {
             return RX_CONF_ERROR;
         }
@@ -130,16 +144,21 @@ static void try_next(rx_http_request_t *r);
 static void
 checked(rx_http_request_t *r, int err, bool is_dir, const char *failed)
 {
-    rx_http_try_files_ctx_t *ctx = r->ctx;
-    bool                     want_dir = ctx->candidate.len
-                                 && ctx->candidate.data[ctx->candidate.len - 1] == '/';
+    rx_http_try_files_conf_t *tcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_try_files_module);
+    rx_http_try_files_ctx_t  *ctx = r->ctx;
+    bool                      want_dir = tcf->dirs[ctx->next];
 
     if (err && err != ENOENT && err != ENOTDIR && err != ENAMETOOLONG) {
         rx_http_request_log_error(r, RX_LOG_CRIT, err, "%s \"%s\" failed",
                                   failed, ctx->path.data);
     }
     if (err == 0 && want_dir == is_dir) {
-        /* the found name is the URI the content handlers serve */
+        /* the found name is the URI the content handlers serve; for a
+         * directory the name without its '/', as in nginx: "$uri/" for
+         * "/dir" is "/dir", which the static handler answers with a 301
+         * to "/dir/" (the index served under "/dir" would break relative
+         * links); for "/dir/" it is "/dir/", the index */
         r->uri = ctx->candidate;
         r->op_handler = NULL;
         r->ctx = NULL;

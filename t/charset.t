@@ -41,6 +41,9 @@ http {
         location /any/ { alias html/; charset_types *; }
         location = /ret { default_type text/plain; return 200 "text\n"; }
         location = /json { default_type application/json; return 200 "{}\n"; }
+        location = /r301 { return 301 /a.html; }
+        location = /r302 { return 302 /a.html; }
+        location = /r307 { return 307 /a.html; }
         location /src-ok/ { alias html/; source_charset UTF-8; }
         location /src-koi/ { alias html/; source_charset koi8-r; }
         location /var/ { alias html/; charset $arg_cs; }
@@ -65,6 +68,7 @@ $t->write_file('html/a.txt', "a\n");
 $t->write_file('html/a.css', "p {}\n");
 $t->write_file('html/a.js', "1;\n");
 $t->write_file('html/a.bin', "bin\n");
+$t->write_file('html/sub/a.html', "<p>sub</p>\n");
 $t->run;
 my $P = $t->port(0);
 
@@ -87,6 +91,12 @@ is(ctype('/css/a.txt'), 'text/plain', 'charset_types replaces the default list')
 is(ctype('/any/a.bin'), 'application/octet-stream; charset=utf-8', 'charset_types *: any type');
 is(ctype('/ret'), 'text/plain; charset=utf-8', 'return: added');
 is(ctype('/json'), 'application/json', 'return with an unlisted type: not added');
+# nginx: no charset on a 301 or 302 (old browsers took it for the next
+# page's); other redirects get one
+is(ctype('/r301'), 'text/html', '301 page: not added');
+is(ctype('/r302'), 'text/html', '302 page: not added');
+is(ctype('/r307'), 'text/html; charset=utf-8', '307 page: added');
+is(ctype('/sub'), 'text/html', 'the static directory 301: not added');
 is(ctype('/nothere.html'), 'text/html; charset=utf-8', 'an error page (text/html): added');
 is(ctype('/src-ok/a.html'), 'text/html; charset=utf-8', 'source_charset equal to charset (any case): added');
 is(ctype('/src-koi/a.html'), 'text/html', 'source_charset differs: nothing added (no recoding)');

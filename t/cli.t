@@ -35,13 +35,34 @@ my ($rc, $out, $err);
 
 ($rc, $out, $err) = $t->ringx({ prefix => 0 }, '-v');
 is($rc, 0, '-v: exit 0');
-like($err, qr{\Aringx version: ringx/\d+\.\d+\.\d+\S*\n\z}, '-v: one version line on stderr');
+my $ver = qr{ringx/\d+\.\d+\.\d+[^\s)]*};
+like($err, qr{\Aringx version: $ver\nnginx version: nginx/1\.22\.1 \(compatible; $ver\)\n\z},
+     '-v: ringx\'s version line, then the nginx release it follows');
 is($out, '', '-v: nothing on stdout');
+
+# What certbot's nginx plugin (configurator.py, get_version()) does with
+# -V: the first "nginx version: NAME/VERSION" match must be nginx at
+# 0.8.48 or later, and it wants " --with-http_ssl_module" and "TLS SNI
+# support enabled"
+sub certbot_version {
+    my ($text) = @_;
+    my @m = $text =~ m{nginx version: ([^/]+)/([0-9.]*)}ig or return 'no version';
+    return "product $m[0]" if $m[0] ne 'nginx';
+    my @v = split /\./, $m[1];
+    return 'no version number' if !@v || grep { $_ !~ /^\d+$/ } @v;
+    return 'too old' if sprintf('%05d%05d%05d', @v[0 .. 2]) lt '000000000800048';
+    return 'no ssl module' if $text !~ / --with-http_ssl_module/;
+    return 'no SNI' if $text !~ /TLS SNI support enabled/i;
+    return "ok $m[1]";
+}
 
 ($rc, $out, $err) = $t->ringx({ prefix => 0 }, '-V');
 is($rc, 0, '-V: exit 0');
 my @v = split /\n/, $err;
 like($v[0] // '', qr{^ringx version: ringx/\d+\.\d+\.\d+\S*$}, '-V: version first');
+like($v[1] // '', qr{^nginx version: nginx/1\.22\.1 \(compatible; ringx/},
+     '-V: then the nginx release it follows');
+is(certbot_version($err), 'ok 1.22.1', '-V: what certbot\'s nginx plugin reads');
 sub at_line { my ($re) = @_; for my $i (0 .. $#v) { return $i if $v[$i] =~ $re } return -1 }
 my $by   = at_line(qr/^built by \S+ \d+\.\d+/);
 my $ssl  = at_line(qr/^built with OpenSSL \d+\.\d+\.\d+/);
@@ -49,9 +70,14 @@ my $sni  = at_line(qr/^TLS SNI support enabled$/);
 my $args = at_line(qr/^configure arguments:/);
 ok($by > 0, '-V: "built by <compiler> <version>"') or diag($err);
 ok($ssl > 0, '-V: "built with OpenSSL x.y.z"');
-# "TLS SNI support enabled" is printed by a build that terminates TLS; the
-# ssl module is not there yet, and -V must not claim it
-is($sni, -1, '-V: no "TLS SNI support enabled" without the ssl module');
+# "TLS SNI support enabled" is printed by a build that terminates TLS
+# (the ssl module), right after the TLS library's line, as nginx does
+my $with_ssl = $err =~ / --with-http_ssl_module\b/;
+if ($with_ssl) {
+    is($sni, $ssl + 1, '-V: "TLS SNI support enabled" after "built with"');
+} else {
+    is($sni, -1, '-V: no "TLS SNI support enabled" without the ssl module');
+}
 ok($args > 0, '-V: "configure arguments:"');
 ok($by < $ssl && $ssl < $args, '-V: lines in nginx order');
 my $cargs = $v[$args] // '';
@@ -61,6 +87,8 @@ like($cargs, qr/ --without-http_memcached_module\b/,
      '-V: standard nginx modules ringx lacks are listed as --without-');
 unlike($cargs, qr/--with(?:out)?-http_(?:rewrite|proxy|fastcgi|gzip)_module/,
        '-V: standard modules that are there are not listed');
+like($cargs, qr/ --with-http_auth_request_module\b/,
+     '-V: --with-http_auth_request_module (ringx has auth_request)');
 
 ###########################################################################
 # -h, -?

@@ -2,7 +2,8 @@
 
 # Location and server selection: nginx's documented location example,
 # regex order, exact and ^~ against regexes, nested locations, named
-# locations through error_page, internal locations; server_name precedence
+# locations through error_page, internal locations, auto_redirect (a
+# proxy_pass location "/app/" answers "/app" with a 301); server_name precedence
 # (exact, leading wildcard, trailing wildcard, regex in order, default),
 # default_server, and the Host forms that must match (port, trailing dot,
 # upper case).
@@ -125,6 +126,28 @@ http {
         return 200 "default";
     }
 
+    # nginx's auto_redirect: a location ending in '/' with proxy_pass or
+    # fastcgi_pass answers its name without the '/' with a 301
+    server {
+        listen 127.0.0.1:%%PORT_3%%;
+        server_name localhost;
+        location / { return 200 "root"; }
+        location /app/ { proxy_pass http://127.0.0.1:%%PORT_2%%/; }
+        location /both/ { proxy_pass http://127.0.0.1:%%PORT_2%%/; }
+        location /both { return 200 "both-prefix"; }
+        location = /exactp/ { proxy_pass http://127.0.0.1:%%PORT_2%%/; }
+        location /fcgi/ { fastcgi_pass 127.0.0.1:1; }
+        location /plain/ { return 200 "plain"; }
+        location ~ ^/rx$ { return 200 "regex"; }
+        location /rx/ { proxy_pass http://127.0.0.1:%%PORT_2%%/; }
+        location /ap { return 200 "ap-prefix"; }
+        location "/sp ace/" { proxy_pass http://127.0.0.1:%%PORT_2%%/; }
+        location /nest/ {
+            location /nest/in/ { proxy_pass http://127.0.0.1:%%PORT_2%%/; }
+            return 200 "nest";
+        }
+    }
+
     # no default_server flag on port 2: the first server is the default
     server {
         listen 127.0.0.1:%%PORT_2%%;
@@ -140,7 +163,7 @@ http {
 EOF
 $t->run;
 
-my @P = map { $t->port($_) } 0 .. 2;
+my @P = map { $t->port($_) } 0 .. 3;
 
 # (status, body) of a GET
 sub get {
@@ -256,6 +279,35 @@ body_is($P[1], 'http://www.example.com/', 'unknown.test', 'exact host=www.exampl
 body_is($P[2], '/', 'two.test', 'two', 'port 2: two.test');
 body_is($P[2], '/', 'three.test', 'one', 'port 2: an unknown host goes to the first server');
 body_is($P[2], '/', undef, 'one', 'port 2: no Host goes to the first server');
+
+###########################################################################
+# auto_redirect (nginx: a location with proxy_pass, fastcgi_pass, ... whose
+# name ends in '/' answers the name without it with a 301 to the name; it
+# is decided before the regexes and over a shorter prefix, but not when
+# the URI is a location of its own)
+
+sub location_of {
+    my ($port, $path) = @_;
+    my ($r) = Test::Ringx::parse_responses(
+        $t->http($port, "GET $path HTTP/1.0\r\nHost: localhost\r\n\r\n", timeout => 2) // '');
+    return $r ? "$r->{status} " . ($r->{headers}{location} // 'no Location') : 'none';
+}
+for my $case (
+    [ '/app', "301 http://localhost:$P[3]/app/", 'proxy_pass location' ],
+    [ '/app?x=1&y', "301 http://localhost:$P[3]/app/?x=1&y", 'arguments kept' ],
+    [ '/exactp', "301 http://localhost:$P[3]/exactp/", 'an exact location' ],
+    [ '/fcgi', "301 http://localhost:$P[3]/fcgi/", 'fastcgi_pass location' ],
+    [ '/rx', "301 http://localhost:$P[3]/rx/", 'before a matching regex' ],
+    [ '/sp%20ace', "301 http://localhost:$P[3]/sp%20ace/", 'the name escaped' ],
+    [ '/nest/in', "301 http://localhost:$P[3]/nest/in/", 'a nested location' ],
+) {
+    is(location_of($P[3], $case->[0]), $case->[1], "auto_redirect: $case->[2] ($case->[0])");
+}
+body_is($P[3], '/app/x', 'localhost', 'one', 'auto_redirect: the location itself proxies');
+body_is($P[3], '/both', 'localhost', 'both-prefix', 'auto_redirect: not over a location of that name');
+body_is($P[3], '/plain', 'localhost', 'root', 'auto_redirect: not without proxy_pass');
+body_is($P[3], '/ap', 'localhost', 'ap-prefix', 'auto_redirect: a shorter prefix location');
+body_is($P[3], '/nest/x', 'localhost', 'nest', 'auto_redirect: the nesting location');
 
 $t->stop;
 

@@ -323,7 +323,11 @@ ok($t->wait_for(sub { $t->log_contains(qr/\[info\] .*client sent HTTP\/1.0 reque
 ###########################################################################
 # strict syntax
 
-error_case('bare LF line endings', $P0, "GET / HTTP/1.1\nHost: localhost\n\n", 400);
+# RFC 9112 2.2, as nginx: a bare LF ends a line of the head; a bare CR
+# does not
+ok_case('bare LF line endings', $P0, "GET / HTTP/1.1\nHost: localhost\n\n",
+        "root host=localhost uri=/\n");
+error_case('bare CR line endings', $P0, "GET / HTTP/1.1\rHost: localhost\r\r", 400);
 error_case('NUL in a header value', $P0,
            "GET / HTTP/1.1\r\nHost: localhost\r\nX-Foo: a\0b\r\n\r\n", 400);
 error_case('NUL in the request line', $P0, "GET /a\0b HTTP/1.1\r\nHost: localhost\r\n\r\n", 400);

@@ -92,6 +92,19 @@ my @cases = (
     ['a bad byte in the last header buffer',
      "GET / HTTP/1.1\r\n$H" . join('', map { "A$_: " . ('a' x 114) . "\r\n" } 1 .. 2)
      . "B: \x01\r\n\r\n", '400 400 Bad Request'],
+    # bare LFs end the head's lines (RFC 9112 2.2, as nginx): whichever
+    # read the LF or the byte before it comes in; a bare CR does not
+    ['bare LF line ends', "GET / HTTP/1.1\nHost: localhost\nX: 1 \nY:\n\n",
+     '200 no page'],
+    ['bare LF and CRLF mixed', "\nGET / HTTP/1.1\r\nHost: localhost\nX: 1\r\n\n",
+     '200 no page'],
+    ['a bare CR among bare LFs', "GET / HTTP/1.1\nHost: localhost\rX: 1\n\n",
+     '400 400 Bad Request'],
+    ['a bare-LF header line as long as a large buffer',
+     "GET / HTTP/1.1\n${H}X: " . ('v' x 124) . "\n\n", '200 no page'],
+    ['a bare-LF header line one byte over',
+     "GET / HTTP/1.1\n${H}X: " . ('v' x 125) . "\n\n",
+     '400 400 Request Header Or Cookie Too Large'],
 );
 
 for my $case (@cases) {

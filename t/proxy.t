@@ -297,6 +297,14 @@ like $r->{headers}{server} // '', qr/./, 'a Server header is sent';
 ok !defined $r->{headers}{'keep-alive'}, 'hop-by-hop Keep-Alive is not passed';
 ok !defined $r->{headers}{'x-upstream-conn'}, 'proxy_hide_header';
 is $r->{headers}{'x-one'}, '1', 'other headers pass';
+# nginx: the upstream's Server passed by proxy_pass_header goes instead of
+# ringx's own, not beside it; without it, ringx's own alone
+sub servers { map { $_->[1] } grep { lc $_->[0] eq 'server' } @{ $_[0]{header_list} } }
+$r = get('/passhdr/headers?Server=up-srv');
+is_deeply [servers($r)], ['up-srv'], 'proxy_pass_header Server: the upstream\'s Server only';
+$r = get('/headers?Server=up-srv');
+is_deeply [servers($r)], [$r->{headers}{server}], 'without it: one Server';
+like $r->{headers}{server} // '', qr{^ringx}, '... ringx\'s own';
 $r = get('/headers?Set-Cookie=a%3D1&Set-Cookie=b%3D2&Date=x&X-Pad=p');
 my @cookies = map { $_->[1] } grep { lc $_->[0] eq 'set-cookie' } @{ $r->{header_list} };
 is_deeply \@cookies, ['a=1', 'b=2'], 'several Set-Cookie kept';

@@ -115,6 +115,16 @@ like(curl('-si', "-H 'If-Unmodified-Since: Thu, 01 Jan 1970 00:00:01 GMT'",
 like(curl('-si', "-r 0-1", "-H 'If-Range: \"stale\"'", "http://127.0.0.1:$P/note.txt"),
      qr{^HTTP/1\.1 200 }, 'If-Range with another tag: the whole file (200)');
 
+# Accept-Ranges goes with the whole file only, as in nginx: not with a
+# 206 (single or multipart) nor a 416
+like($head, qr{\r\nAccept-Ranges: bytes\r\n}, '200: Accept-Ranges: bytes');
+for my $case (['0-1', 206], ['0-1,4-5', 206], ['100-200', 416]) {
+    my $r = curl('-si', "-r $case->[0]", "http://127.0.0.1:$P/note.txt");
+    my ($h) = $r =~ /\A(.*?\r\n)\r\n/s;
+    like($h // '', qr{^HTTP/1\.1 $case->[1] }, "range $case->[0]: $case->[1]");
+    unlike($h // '', qr{\r\nAccept-Ranges:}i, "range $case->[0]: no Accept-Ranges");
+}
+
 # ranges: several, unsatisfiable
 my $multi = curl('-si', '-r 0-1,4-5', "http://127.0.0.1:$P/note.txt");
 like($multi, qr{^HTTP/1\.1 206 }, 'two ranges: 206');

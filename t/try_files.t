@@ -50,12 +50,18 @@ sub get {
     $c->send("GET $uri HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     my $r = $c->read_response(timeout => 3);
     $c->close;
-    return $r ? ($r->{status}, $r->{body}) : (0, '');
+    return $r ? ($r->{status}, $r->{body}, $r->{headers}{location}) : (0, '');
 }
 
 my @cases = (
     ['/file.txt',           200, "file\n",             'an existing file is served'],
-    ['/dir',                200, "dir index\n",        '$uri/ matches a directory: its index'],
+    # nginx: "$uri/" tests "$uri" as a directory and makes it the URI
+    # without the '/': the static handler redirects to the slash form,
+    # so that the index's relative links resolve under /dir/
+    ['/dir',                301, undef,                '$uri/ matches a directory: 301 to the slash form',
+     "http://localhost:$P/dir/"],
+    ['/dir?a=1',            301, undef,                '... with the arguments kept',
+     "http://localhost:$P/dir/?a=1"],
     ['/dir/',               200, "dir index\n",        'a directory URI'],
     ['/missing',            200, "front\n",            'nothing matches: the fallback URI'],
     ['/code/real.txt',      200, "real\n",             '=404 not reached when the file exists'],
@@ -66,10 +72,11 @@ my @cases = (
     ['/ext/page',           200, "page by extension\n", 'a candidate built from $uri.txt'],
 );
 for my $c (@cases) {
-    my ($uri, $status, $body, $name) = @$c;
-    my ($s, $b) = get($uri);
+    my ($uri, $status, $body, $name, $location) = @$c;
+    my ($s, $b, $l) = get($uri);
     is($s, $status, "$name: status $status");
     is($b, $body, "$name: body") if defined $body;
+    is($l, $location, "$name: Location") if defined $location;
 }
 
 $t->stop;
