@@ -81,21 +81,168 @@ is_space(char ch)
     return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
 }
 
+/*
+ * The tokenizer's state between two characters. A word starts after white
+ * space (last_space), may be quoted, and a closing quote must be followed
+ * by white space, ';' or '{' (need_space), as in nginx.
+ */
+typedef struct {
+    const char  *start;         /* the word being read */
+    bool         last_space;    /* between words */
+    bool         need_space;    /* a quoted word just ended */
+    bool         comment;       /* up to the end of the line */
+    bool         quoted;        /* the next character is escaped */
+    bool         s_quoted;      /* inside '...' */
+    bool         d_quoted;      /* inside "..." */
+    bool         variable;      /* after '$': "${" is not a block */
+} token_state_t;
+
+/* A step's answers besides a token result: the character did not end the
+ * token, read on (TOKEN_NEXT); the character starts a word (TOKEN_WORD). */
+#define TOKEN_NEXT  (-2)
+#define TOKEN_WORD  (-3)
+
+/* After a closing quote: only white space, ';', '{' or `)` may follow.
+ * TOKEN_NEXT, the token's end, an error, or TOKEN_WORD for the ')'. */
+static rx_int_t
+token_after_quote(rx_conf_t *cf, token_state_t *st, char ch)
+{
+    if (is_space(ch)) {
+        st->last_space = true;
+        st->need_space = false;
+        return TOKEN_NEXT;
+    }
+    if (ch == ';') {
+        return RX_CONF_DIRECTIVE;
+    }
+    if (ch == '{') {
+        return RX_CONF_BLOCK_START;
+    }
+    if (ch != ')') {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "unexpected \"%c\"", ch);
+        return RX_CONF_TOKEN_ERROR;
+    }
+    /* `if ($a = "b")`: the ')' after a quoted string is a word of
+     * its own, as in nginx, for the `if` condition parser */
+    st->last_space = true;
+    st->need_space = false;
+    return TOKEN_WORD;
+}
+
+/* Between words: white space, a comment, the end of a directive or a
+ * block, or the first character of a word (maybe an opening quote). */
+static rx_int_t
+token_between_words(rx_conf_t *cf, token_state_t *st, char ch)
+{
+    st->start = cf->conf_file->pos - 1;
+    if (is_space(ch)) {
+        return TOKEN_NEXT;
+    }
+    switch (ch) {
+    case ';':
+    case '{':
+        if (cf->args->nelts == 0) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "unexpected \"%c\"", ch);
+            return RX_CONF_TOKEN_ERROR;
+        }
+        return ch == '{' ? RX_CONF_BLOCK_START : RX_CONF_DIRECTIVE;
+    case '}':
+        if (cf->args->nelts != 0) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "unexpected \"}\"");
+            return RX_CONF_TOKEN_ERROR;
+        }
+        return RX_CONF_BLOCK_DONE;
+    case '#':
+        st->comment = true;
+        return TOKEN_NEXT;
+    case '\\':
+        st->quoted = true;
+        break;
+    case '"':
+        st->start++;
+        st->d_quoted = true;
+        break;
+    case '\'':
+        st->start++;
+        st->s_quoted = true;
+        break;
+    case '$':
+        st->variable = true;
+        break;
+    default:
+        break;
+    }
+    st->last_space = false;
+    return TOKEN_NEXT;
+}
+
+/* Inside a word: an escape, a variable, or the character that ends it
+ * (the closing quote, white space, ';' or '{'), which pushes the word. */
+static rx_int_t
+token_in_word(rx_conf_t *cf, token_state_t *st, char ch)
+{
+    bool found = false;
+
+    if (ch == '{' && st->variable) {
+        return TOKEN_NEXT;          /* "${name}" */
+    }
+    st->variable = false;
+    if (ch == '\\') {
+        st->quoted = true;
+        return TOKEN_NEXT;
+    }
+    if (ch == '$') {
+        st->variable = true;
+        return TOKEN_NEXT;
+    }
+    if (st->d_quoted) {
+        if (ch == '"') {
+            st->d_quoted = false;
+            st->need_space = true;
+            found = true;
+        }
+    } else if (st->s_quoted) {
+        if (ch == '\'') {
+            st->s_quoted = false;
+            st->need_space = true;
+            found = true;
+        }
+    } else if (is_space(ch) || ch == ';' || ch == '{') {
+        st->last_space = true;
+        found = true;
+    }
+    if (!found) {
+        return TOKEN_NEXT;
+    }
+    if (cf->args->nelts >= 65536) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "too many arguments");
+        return RX_CONF_TOKEN_ERROR;
+    }
+    if (push_word(cf, st->start, cf->conf_file->pos - 1) == NULL) {
+        return RX_CONF_TOKEN_ERROR;
+    }
+    if (ch == ';') {
+        return RX_CONF_DIRECTIVE;
+    }
+    if (ch == '{') {
+        return RX_CONF_BLOCK_START;
+    }
+    return TOKEN_NEXT;
+}
+
 rx_int_t
 rx_conf_read_token(rx_conf_t *cf)
 {
     rx_conf_file_t *f = cf->conf_file;
-    const char     *start = f->pos;
+    token_state_t   st = { .start = f->pos, .last_space = true };
+    rx_int_t        rc;
     char            ch;
-    bool            last_space = true, need_space = false, comment = false;
-    bool            quoted = false, s_quoted = false, d_quoted = false;
-    bool            variable = false;
 
     cf->args->nelts = 0;
 
     for ( ;; ) {
         if (f->pos >= f->end) {
-            if (cf->args->nelts > 0 || !last_space) {
+            if (cf->args->nelts > 0 || !st.last_space) {
                 rx_conf_log_error(RX_LOG_EMERG, cf, 0,
                     "unexpected end of file, expecting \";\" or \"}\"");
                 return RX_CONF_TOKEN_ERROR;
@@ -105,133 +252,28 @@ rx_conf_read_token(rx_conf_t *cf)
         ch = *f->pos++;
         if (ch == '\n') {
             f->line++;
-            if (comment) {
-                comment = false;
-            }
+            st.comment = false;     /* and the newline goes on as white space */
         }
-        if (comment) {
+        if (st.comment) {
             continue;
         }
-        if (quoted) {
-            quoted = false;
+        if (st.quoted) {
+            st.quoted = false;
             continue;
         }
-
-        if (need_space) {
-            if (is_space(ch)) {
-                last_space = true;
-                need_space = false;
+        if (st.need_space) {
+            rc = token_after_quote(cf, &st, ch);
+            if (rc == TOKEN_NEXT) {
                 continue;
             }
-            if (ch == ';') {
-                return RX_CONF_DIRECTIVE;
-            }
-            if (ch == '{') {
-                return RX_CONF_BLOCK_START;
-            }
-            if (ch != ')') {
-                rx_conf_log_error(RX_LOG_EMERG, cf, 0, "unexpected \"%c\"", ch);
-                return RX_CONF_TOKEN_ERROR;
-            }
-            /* `if ($a = "b")`: the ')' after a quoted string is a word of
-             * its own, as in nginx, for the `if` condition parser */
-            last_space = true;
-            need_space = false;
-        }
-
-        if (last_space) {
-            start = f->pos - 1;
-            if (is_space(ch)) {
-                continue;
-            }
-            switch (ch) {
-            case ';':
-            case '{':
-                if (cf->args->nelts == 0) {
-                    rx_conf_log_error(RX_LOG_EMERG, cf, 0,
-                                      "unexpected \"%c\"", ch);
-                    return RX_CONF_TOKEN_ERROR;
-                }
-                return ch == '{' ? RX_CONF_BLOCK_START : RX_CONF_DIRECTIVE;
-            case '}':
-                if (cf->args->nelts != 0) {
-                    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "unexpected \"}\"");
-                    return RX_CONF_TOKEN_ERROR;
-                }
-                return RX_CONF_BLOCK_DONE;
-            case '#':
-                comment = true;
-                continue;
-            case '\\':
-                quoted = true;
-                last_space = false;
-                continue;
-            case '"':
-                start++;
-                d_quoted = true;
-                last_space = false;
-                continue;
-            case '\'':
-                start++;
-                s_quoted = true;
-                last_space = false;
-                continue;
-            case '$':
-                variable = true;
-                last_space = false;
-                continue;
-            default:
-                last_space = false;
-                continue;
+            if (rc != TOKEN_WORD) {
+                return rc;
             }
         }
-
-        /* inside a word */
-        if (ch == '{' && variable) {
-            continue;               /* "${name}" */
-        }
-        variable = false;
-        if (ch == '\\') {
-            quoted = true;
-            continue;
-        }
-        if (ch == '$') {
-            variable = true;
-            continue;
-        }
-
-        bool found = false;
-        if (d_quoted) {
-            if (ch == '"') {
-                d_quoted = false;
-                need_space = true;
-                found = true;
-            }
-        } else if (s_quoted) {
-            if (ch == '\'') {
-                s_quoted = false;
-                need_space = true;
-                found = true;
-            }
-        } else if (is_space(ch) || ch == ';' || ch == '{') {
-            last_space = true;
-            found = true;
-        }
-        if (!found) {
-            continue;
-        }
-        if (cf->args->nelts >= 65536) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "too many arguments");
-            return RX_CONF_TOKEN_ERROR;
-        }
-        if (push_word(cf, start, f->pos - 1) == NULL) {
-            return RX_CONF_TOKEN_ERROR;
-        }
-        if (ch == ';') {
-            return RX_CONF_DIRECTIVE;
-        }
-        if (ch == '{') {
-            return RX_CONF_BLOCK_START;
+        rc = st.last_space ? token_between_words(cf, &st, ch)
+                           : token_in_word(cf, &st, ch);
+        if (rc != TOKEN_NEXT) {
+            return rc;
         }
     }
 }

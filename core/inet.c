@@ -63,74 +63,79 @@ push_ip(rx_array_t *addrs, const struct sockaddr *sa, socklen_t len,
     return NULL;
 }
 
-const char *
-rx_parse_addr(rx_pool_t *pool, const rx_str_t *text, in_port_t default_port,
-    bool listen, rx_array_t *addrs)
+/* "[v6]" or "[v6]:port": the host between the brackets (cut to size),
+ * and the port when one follows. */
+static const char *
+split_bracketed(const rx_str_t *text, char *host, size_t size,
+    in_port_t *port)
 {
-    char            host[256];
-    const char     *p = text->data, *last = text->data + text->len, *colon;
-    const char     *err;
-    in_port_t       port = default_port;
-    size_t          hlen;
-    struct addrinfo hints, *res, *ai;
-    int             rc;
+    const char *p = text->data, *last = text->data + text->len;
+    const char *close = memchr(p, ']', text->len);
+    size_t      hlen;
 
-    if (text->len >= 5 && strncasecmp(p, "unix:", 5) == 0) {
-        return push_unix(pool, text, addrs);
+    if (close == NULL) {
+        return "invalid IPv6 address";
     }
-    if (text->len == 0) {
-        return "empty address";
-    }
-    if (*p == '[') {
-        const char *close = memchr(p, ']', text->len);
-        if (close == NULL) {
+    hlen = (size_t) (close - p - 1);
+    memcpy(host, p + 1, rx_min(hlen, size - 1));
+    host[rx_min(hlen, size - 1)] = '\0';
+    if (close + 1 < last) {
+        if (close[1] != ':') {
             return "invalid IPv6 address";
         }
-        hlen = (size_t) (close - p - 1);
-        memcpy(host, p + 1, rx_min(hlen, sizeof(host) - 1));
-        host[rx_min(hlen, sizeof(host) - 1)] = '\0';
-        if (close + 1 < last) {
-            if (close[1] != ':') {
-                return "invalid IPv6 address";
-            }
-            if ((err = parse_port(close + 2, (size_t) (last - close - 2), &port))) {
-                return err;
-            }
-        } else if (port == 0) {
+        return parse_port(close + 2, (size_t) (last - close - 2), port);
+    }
+    return *port == 0 ? "no port" : NULL;
+}
+
+/*
+ * "host", "host:port", "*:port", ":port", or (listen) a bare "port": the
+ * host and the port. *every is set for an empty host or "*": every
+ * address, without a lookup.
+ */
+static const char *
+split_host_port(const rx_str_t *text, bool listen, char *host, size_t size,
+    in_port_t *port, bool *every)
+{
+    const char *p = text->data, *last = text->data + text->len, *colon;
+    const char *err;
+    size_t      hlen;
+
+    colon = memrchr(p, ':', text->len);
+    if (colon) {
+        if ((err = parse_port(colon + 1, (size_t) (last - colon - 1), port))) {
+            return err;
+        }
+        hlen = (size_t) (colon - p);
+    } else if (listen && rx_atoi(p, text->len) != -1) {
+        /* "listen 8080": a bare port means every address */
+        if ((err = parse_port(p, text->len, port))) {
+            return err;
+        }
+        hlen = 0;
+    } else {
+        if (*port == 0) {
             return "no port";
         }
-    } else {
-        colon = memrchr(p, ':', text->len);
-        if (colon) {
-            if ((err = parse_port(colon + 1, (size_t) (last - colon - 1), &port))) {
-                return err;
-            }
-            hlen = (size_t) (colon - p);
-        } else if (listen && rx_atoi(p, text->len) != -1) {
-            /* "listen 8080": a bare port means every address */
-            if ((err = parse_port(p, text->len, &port))) {
-                return err;
-            }
-            hlen = 0;
-        } else {
-            if (port == 0) {
-                return "no port";
-            }
-            hlen = text->len;
-        }
-        if (hlen >= sizeof(host)) {
-            return "host name is too long";
-        }
-        memcpy(host, p, hlen);
-        host[hlen] = '\0';
-        if (hlen == 0 || (hlen == 1 && host[0] == '*')) {
-            struct sockaddr_in any;
-            memset(&any, 0, sizeof(any));
-            any.sin_family = AF_INET;
-            any.sin_addr.s_addr = htonl(INADDR_ANY);
-            return push_ip(addrs, (struct sockaddr *) &any, sizeof(any), port);
-        }
+        hlen = text->len;
     }
+    if (hlen >= size) {
+        return "host name is too long";
+    }
+    memcpy(host, p, hlen);
+    host[hlen] = '\0';
+    *every = hlen == 0 || (hlen == 1 && host[0] == '*');
+    return NULL;
+}
+
+/* Every address of host, each once, with port. The resolver is the
+ * system's (getaddrinfo): this runs while the configuration loads. */
+static const char *
+resolve_host(const char *host, in_port_t port, rx_array_t *addrs)
+{
+    struct addrinfo hints, *res, *ai;
+    const char     *err;
+    int             rc;
 
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -166,6 +171,40 @@ rx_parse_addr(rx_pool_t *pool, const rx_str_t *text, in_port_t default_port,
     }
     freeaddrinfo(res);
     return err;
+}
+
+const char *
+rx_parse_addr(rx_pool_t *pool, const rx_str_t *text, in_port_t default_port,
+    bool listen, rx_array_t *addrs)
+{
+    char        host[256];
+    const char *err;
+    in_port_t   port = default_port;
+    bool        every = false;
+
+    if (text->len >= 5 && strncasecmp(text->data, "unix:", 5) == 0) {
+        return push_unix(pool, text, addrs);
+    }
+    if (text->len == 0) {
+        return "empty address";
+    }
+    if (text->data[0] == '[') {
+        err = split_bracketed(text, host, sizeof(host), &port);
+    } else {
+        err = split_host_port(text, listen, host, sizeof(host), &port, &every);
+    }
+    if (err != NULL) {
+        return err;
+    }
+    if (every) {
+        struct sockaddr_in any;
+
+        memset(&any, 0, sizeof(any));
+        any.sin_family = AF_INET;
+        any.sin_addr.s_addr = htonl(INADDR_ANY);
+        return push_ip(addrs, (struct sockaddr *) &any, sizeof(any), port);
+    }
+    return resolve_host(host, port, addrs);
 }
 
 size_t

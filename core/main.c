@@ -256,72 +256,60 @@ dump_config(rx_cycle_t *cycle)
     fflush(stdout);
 }
 
-int
-main(int argc, char **argv)
+/* The boot cycle: a pool, the paths and -g from the command line, the
+ * boot log, and room for process titles. The pool, or NULL (logged). */
+static rx_pool_t *
+boot_cycle(rx_cycle_t *boot, int argc, char **argv)
 {
-    rx_cycle_t      boot, *cycle;
-    rx_core_conf_t *ccf;
-    rx_pool_t      *pool;
-    rx_log_t       *flog;
-    int             rc;
+    rx_pool_t *pool;
 
-    rx_time_update();
-    if (get_options(argc, argv) != RX_OK) {
-        return 1;
-    }
-    if (opt.version) {
-        show_version();
-        if (opt.help) show_help();
-        if (opt.configure) show_configure();
-        if (!rx_test_config) return 0;
-    }
-
-    rx_modules_preinit();
-    memset(&boot, 0, sizeof(boot));
-    boot.log = &boot_log;
+    memset(boot, 0, sizeof(*boot));
+    boot->log = &boot_log;
     pool = rx_pool_create(4096, &boot_log);
     if (pool == NULL) {
-        return 1;
+        return NULL;
     }
-    boot.pool = pool;
-    if (process_options(&boot) != RX_OK) {
+    boot->pool = pool;
+    if (process_options(boot) != RX_OK) {
         rx_pool_destroy(pool);
-        return 1;
+        return NULL;
     }
-    open_boot_log(&boot);
+    open_boot_log(boot);
     if (rx_init_setproctitle(argc, argv) != RX_OK) {
         rx_pool_destroy(pool);
-        return 1;
+        return NULL;
     }
+    return pool;
+}
 
-    cycle = rx_init_cycle(&boot);
-    if (cycle == NULL) {
-        if (rx_test_config) {
-            rx_log_stderr(0, "configuration file %s test failed",
-                          boot.conf_file.data);
-        }
-        rc = 1;
-        goto done;
+/* -t and -T: the checks only -t makes, the verdict, -T's dump. The
+ * cycle is freed; the exit code. */
+static int
+test_config(rx_cycle_t *cycle)
+{
+    rx_conf_check_limits(cycle, !rx_quiet_mode);
+    rx_conf_check_paths(cycle);
+    if (!rx_quiet_mode) {
+        rx_log_stderr(0, "configuration file %s test is successful",
+                      cycle->conf_file.data);
     }
-    if (rx_test_config) {
-        rx_conf_check_limits(cycle, !rx_quiet_mode);
-        rx_conf_check_paths(cycle);
-        if (!rx_quiet_mode) {
-            rx_log_stderr(0, "configuration file %s test is successful",
-                          cycle->conf_file.data);
-        }
-        if (rx_dump_config) {
-            dump_config(cycle);
-        }
-        rx_free_cycle(cycle);
-        rc = 0;
-        goto done;
+    if (rx_dump_config) {
+        dump_config(cycle);
     }
-    if (rx_process == RX_PROCESS_SIGNALLER) {
-        rc = (int) rx_signal_process(cycle, opt.signal);
-        rx_free_cycle(cycle);
-        goto done;
-    }
+    rx_free_cycle(cycle);
+    return 0;
+}
+
+/*
+ * Starts for real: signals, daemon, pid file, the boot log and pool given
+ * up, then the master's cycle (or the single process's), which returns
+ * only when ringx leaves. 1 when a step failed (it logged why).
+ */
+static int
+run(rx_cycle_t *cycle, rx_pool_t *boot_pool, int argc, char **argv)
+{
+    rx_core_conf_t *ccf;
+    rx_log_t       *flog;
 
     rx_cycle = cycle;
     ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
@@ -345,7 +333,7 @@ main(int argc, char **argv)
         close(boot_file.fd);
         boot_file.fd = -1;
     }
-    rx_pool_destroy(pool);
+    rx_pool_destroy(boot_pool);
     if (ccf->master) {
         rx_master_process_cycle(cycle, argc, argv);
     } else {
@@ -353,6 +341,50 @@ main(int argc, char **argv)
         rx_single_process_cycle(cycle);
     }
     return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    rx_cycle_t  boot, *cycle;
+    rx_pool_t  *pool;
+    int         rc;
+
+    rx_time_update();
+    if (get_options(argc, argv) != RX_OK) {
+        return 1;
+    }
+    if (opt.version) {
+        show_version();
+        if (opt.help) show_help();
+        if (opt.configure) show_configure();
+        if (!rx_test_config) return 0;
+    }
+
+    rx_modules_preinit();
+    pool = boot_cycle(&boot, argc, argv);
+    if (pool == NULL) {
+        return 1;
+    }
+    cycle = rx_init_cycle(&boot);
+    if (cycle == NULL) {
+        if (rx_test_config) {
+            rx_log_stderr(0, "configuration file %s test failed",
+                          boot.conf_file.data);
+        }
+        rc = 1;
+        goto done;
+    }
+    if (rx_test_config) {
+        rc = test_config(cycle);
+        goto done;
+    }
+    if (rx_process == RX_PROCESS_SIGNALLER) {
+        rc = (int) rx_signal_process(cycle, opt.signal);
+        rx_free_cycle(cycle);
+        goto done;
+    }
+    return run(cycle, pool, argc, argv);
 
 done:
     if (boot_file.fd != -1) {

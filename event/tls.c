@@ -25,531 +25,39 @@
  * (kept ciphertext, a decrypted record) waits, and is handed over from a
  * posted call when reading resumes, never from inside the protocol's own
  * start_read.
+ *
+ * The BIO and kTLS are in event/tls_bio.c, the error texts, SSL_CONF and
+ * the version strings in event/tls_lib.c; the state all three share is
+ * event/tls_conn.h.
  */
 #include "event.h"
 #include "tls.h"
 #include "counters.h"
+#include "tls_conn.h"
 
 #if (RX_HAVE_OPENSSL)
 
-#include <stdarg.h>
-#include <netinet/tcp.h>
-#include <linux/tls.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
-#define TLS_RECORD       16384          /* plaintext per record */
-#define TLS_FLIGHT_MAX   (64 * 1024)    /* ciphertext encrypted ahead */
-
-/* OpenSSL's internal BIO controls for kTLS (include/internal/bio.h of
- * OpenSSL 3; only the GET ones are public): a BIO of our own must answer
- * them for OpenSSL to hand the kernel its keys */
-#define TLS_BIO_SET_KTLS            72
-#define TLS_BIO_SET_KTLS_CTRL_MSG   74
-#define TLS_BIO_CLEAR_KTLS_CTRL_MSG 75
-
-struct rx_tls_conn_s {
-    SSL                 *ssl;
-    rx_conn_t           *c;
-    rx_posted_t          posted;        /* deliver what waits inside */
-
-    /* ciphertext received: lent for one call, then what is kept */
-    const char          *lent;
-    size_t               lent_len;
-    char                *kept;
-    size_t               kept_start;
-    size_t               kept_len;
-    size_t               kept_cap;
-
-    /* ciphertext to send: collected, and the flight with the kernel */
-    char                *out;
-    size_t               out_len;
-    size_t               out_cap;
-    char                *flight;
-    size_t               flight_len;
-    size_t               flight_sent;
-    size_t               flight_cap;
-    bool                 in_flight;
-
-    /* the protocol's send: its iovecs, how far they are encrypted */
-    const struct iovec  *app_iov;
-    int                  app_niov;
-    int                  app_i;
-    size_t               app_off;
-    size_t               app_total;
-    bool                 app_pending;
-
-    unsigned             server:1;
-    unsigned             detect_plain:1;
-    unsigned             plain_http:1;
-    unsigned             handshaked:1;
-    unsigned             eof:1;          /* the peer closed TCP */
-    unsigned             reported:1;     /* an end or an error was reported */
-    unsigned             shutdown:1;     /* shut down write after flight */
-    unsigned             early:1;        /* reading TLS 1.3 early data */
-    unsigned             early_used:1;   /* plaintext came as early data */
-    unsigned             ktls_tx:1;      /* the kernel encrypts our sends */
-    unsigned             ktls_ctrl:1;    /* OpenSSL's next write: a record */
-    unsigned char        ktls_ctrl_type; /* ... of this type */
-    const char          *saved_action;
-    char                *error;         /* client side: why it failed */
-};
-
 static int        conn_index = -1;
-static BIO_METHOD *bio_method;
-static char       plain_buf[TLS_RECORD];   /* decrypted, lent to on_read */
-static char       stage_buf[TLS_RECORD];   /* gathered before SSL_write */
-static int        ktls_probe = -1;
+static char       plain_buf[RX_TLS_RECORD];  /* decrypted, lent to on_read */
+static char       stage_buf[RX_TLS_RECORD];  /* gathered before SSL_write */
 
 static void tls_drive(rx_tls_conn_t *t);
 static void tls_flush(rx_tls_conn_t *t);
 
-/* ---- errors ---------------------------------------------------------- */
-
-/* Appends OpenSSL's error queue to msg (of len bytes) as nginx does,
- * " (SSL: error:... error:...)", and empties the queue. */
-static void
-append_ssl_errors(char *msg, size_t size, size_t len)
-{
-    char           ebuf[256];
-    unsigned long  e;
-    const char    *sep = " (SSL: ";
-
-    while ((e = ERR_get_error()) != 0) {
-        ERR_error_string_n(e, ebuf, sizeof(ebuf));
-        if (len + strlen(sep) + strlen(ebuf) + 2 < size) {
-            len += (size_t) snprintf(msg + len, size - len, "%s%s", sep, ebuf);
-            sep = " ";
-        }
-    }
-    if (strcmp(sep, " ") == 0 && len + 1 < size) {
-        msg[len++] = ')';
-        msg[len] = '\0';
-    }
-}
-
-void
-rx_tls_log_error(rx_uint_t level, rx_log_t *log, int err, const char *fmt, ...)
-{
-    char     msg[1024];
-    va_list  args;
-
-    va_start(args, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, args);
-    va_end(args);
-    append_ssl_errors(msg, sizeof(msg), strlen(msg));
-    rx_log_error((unsigned) level, log, err, "%s", msg);
-}
-
-/*
- * Logs a failure of the connection: on the server side at level with the
- * client's address; on the client side (an upstream) the text is kept
- * for the protocol to log with its request (rx_tls_error) instead.
- */
-static void
-tls_fail_log(rx_tls_conn_t *t, unsigned level, bool ssl_errors,
-    const char *fmt, ...)
-{
-    rx_conn_t *c = t->c;
-    char       msg[512];
-    va_list    args;
-
-    va_start(args, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, args);
-    va_end(args);
-    if (!t->server) {
-        size_t len;
-
-        if (ssl_errors) {
-            append_ssl_errors(msg, sizeof(msg), strlen(msg));
-        }
-        ERR_clear_error();
-        /* allocated only when it fails: a server-side connection (most
-         * of them, held idle by thousands) carries no room for it */
-        len = strlen(msg);
-        t->error = rx_pnalloc(c->pool, len + 1);
-        if (t->error != NULL) {
-            memcpy(t->error, msg, len + 1);
-        }
-        return;
-    }
-    /* a server-side line names the client and the listening address, as
-     * nginx's do; the HTTP layer adds its own context to its own lines,
-     * so the handler is on the connection's log only for this call */
-    c->log.handler = c->listening ? rx_conn_log_client_server : NULL;
-    if (ssl_errors) {
-        rx_tls_log_error(level, &c->log, 0, "%s", msg);
-    } else {
-        ERR_clear_error();
-        rx_log_error(level, &c->log, 0, "%s", msg);
-    }
-    c->log.handler = NULL;
-}
-
-/* ---- buffers --------------------------------------------------------- */
-
-static bool
-buf_reserve(char **buf, size_t *cap, size_t need)
-{
-    size_t  n;
-    char   *p;
-
-    if (need <= *cap) {
-        return true;
-    }
-    n = *cap ? *cap : 4096;
-    while (n < need) {
-        n *= 2;
-    }
-    p = realloc(*buf, n);
-    if (p == NULL) {
-        return false;
-    }
-    *buf = p;
-    *cap = n;
-    return true;
-}
-
-static void
-free_buf(char **buf, size_t *cap)
-{
-    free(*buf);
-    *buf = NULL;
-    *cap = 0;
-}
-
-/*
- * Output buffers are of one size, TLS_OUT_SIZE: what is encrypted ahead
- * (TLS_FLIGHT_MAX) plus the record that crosses it, so the common case
- * never reallocates. A connection holds its two only while it sends;
- * then they go to the worker's spares, so that the next response (of any
- * connection) takes them back without malloc: buffers this large come
- * from mmap, and each new one would fault its pages in and each free
- * would unmap them (measured: most of the CPU of 1 MiB responses).
- */
-#define TLS_OUT_SIZE     (TLS_FLIGHT_MAX + 2 * (TLS_RECORD + 512))
-#define TLS_OUT_SPARES   32
-
-static char   *out_spares[TLS_OUT_SPARES];
-static int     nout_spares;
-
-static bool
-out_get(char **buf, size_t *cap)
-{
-    if (*buf != NULL) {
-        return true;
-    }
-    *buf = nout_spares > 0 ? out_spares[--nout_spares] : malloc(TLS_OUT_SIZE);
-    *cap = *buf ? TLS_OUT_SIZE : 0;
-    return *buf != NULL;
-}
-
-static void
-out_put(char **buf, size_t *cap)
-{
-    if (*buf != NULL && *cap == TLS_OUT_SIZE && nout_spares < TLS_OUT_SPARES) {
-        out_spares[nout_spares++] = *buf;
-        *buf = NULL;
-        *cap = 0;
-        return;
-    }
-    free_buf(buf, cap);         /* grown past the size (a long handshake) */
-}
-
-static bool
-keep_lent(rx_tls_conn_t *t)
-{
-    if (t->lent_len == 0) {
-        return true;
-    }
-    if (t->kept_start > 0 && t->kept_len > 0) {
-        memmove(t->kept, t->kept + t->kept_start, t->kept_len);
-    }
-    t->kept_start = 0;
-    if (!buf_reserve(&t->kept, &t->kept_cap, t->kept_len + t->lent_len)) {
-        return false;
-    }
-    memcpy(t->kept + t->kept_len, t->lent, t->lent_len);
-    t->kept_len += t->lent_len;
-    t->lent = NULL;
-    t->lent_len = 0;
-    return true;
-}
-
-/* ---- kTLS ------------------------------------------------------------- */
-
-/* The size of the kernel's crypto_info for a cipher (OpenSSL's own
- * structure has a union of them first, then a length we do not rely on). */
-static size_t
-ktls_info_size(const struct tls_crypto_info *info)
-{
-    switch (info->cipher_type) {
-    case TLS_CIPHER_AES_GCM_128:
-        return sizeof(struct tls12_crypto_info_aes_gcm_128);
-    case TLS_CIPHER_AES_GCM_256:
-        return sizeof(struct tls12_crypto_info_aes_gcm_256);
-    case TLS_CIPHER_AES_CCM_128:
-        return sizeof(struct tls12_crypto_info_aes_ccm_128);
-    case TLS_CIPHER_CHACHA20_POLY1305:
-        return sizeof(struct tls12_crypto_info_chacha20_poly1305);
-    default:
-        return 0;
-    }
-}
-
-/*
- * Sends what OpenSSL encrypted so far, now, from the worker (before
- * TLS_TX, after which the kernel would encrypt it a second time; a
- * close_notify before the close). A socket that takes less keeps the rest
- * for the ring.
- */
-static bool
-send_out_now(rx_tls_conn_t *t)
-{
-    size_t  done = 0;
-    ssize_t n;
-
-    while (done < t->out_len) {
-        n = send(t->c->fd, t->out + done, t->out_len - done,
-                 MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n <= 0) {
-            if (n == -1 && errno == EINTR) {
-                continue;
-            }
-            break;
-        }
-        done += (size_t) n;
-    }
-    if (done > 0 && done < t->out_len) {
-        memmove(t->out, t->out + done, t->out_len - done);
-    }
-    t->out_len -= done;
-    return t->out_len == 0;
-}
-
-/*
- * BIO_CTRL_SET_KTLS for sending: OpenSSL has the application write keys
- * and asks whether the kernel takes them. Not while ciphertext of ours is
- * with the ring (it must reach the socket before the switch), nor for
- * reading (decryption stays here, where the ring's buffers are).
- */
-static long
-ktls_start_tx(rx_tls_conn_t *t, long is_tx, const struct tls_crypto_info *info)
-{
-    rx_conn_t *c = t->c;
-    size_t     size = info ? ktls_info_size(info) : 0;
-
-    if (!is_tx || size == 0 || t->in_flight || c->state != RX_CONN_ACTIVE
-        || !send_out_now(t)) {
-        return 0;
-    }
-    if (setsockopt(c->fd, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) == -1
-        && errno != EEXIST) {
-        rx_log_debug(&c->log, errno, "kTLS: setsockopt(TCP_ULP) failed");
-        return 0;
-    }
-    if (setsockopt(c->fd, SOL_TLS, TLS_TX, info, (socklen_t) size) == -1) {
-        rx_log_debug(&c->log, errno, "kTLS: setsockopt(TLS_TX) failed");
-        return 0;
-    }
-    t->ktls_tx = true;
-    out_put(&t->out, &t->out_cap);
-    return 1;
-}
-
-/*
- * A record OpenSSL writes once the kernel encrypts: its plaintext, sent at
- * once with its type in a control message (the kernel sends the whole
- * record or nothing). Only control records come this way (the protocol's
- * data goes to the socket directly), and OpenSSL flushed first, so
- * nothing of ours is ahead of it.
- */
-static int
-ktls_write_record(rx_tls_conn_t *t, BIO *b, const char *data, int len)
-{
-    union {
-        struct cmsghdr hdr;
-        char           buf[CMSG_SPACE(sizeof(unsigned char))];
-    } cbuf;
-    struct msghdr   msg;
-    struct iovec    iov;
-    struct cmsghdr *cmsg;
-    ssize_t         n;
-
-    if (!t->ktls_ctrl || t->in_flight || len < 0) {
-        return -1;
-    }
-    memset(&msg, 0, sizeof(msg));
-    memset(&cbuf, 0, sizeof(cbuf));
-    iov.iov_base = (void *) data;
-    iov.iov_len = (size_t) len;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.buf;
-    msg.msg_controllen = sizeof(cbuf.buf);
-    cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_TLS;
-    cmsg->cmsg_type = TLS_SET_RECORD_TYPE;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(unsigned char));
-    *CMSG_DATA(cmsg) = t->ktls_ctrl_type;
-    do {
-        n = sendmsg(t->c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    } while (n == -1 && errno == EINTR);
-    if (n == -1) {
-        if (errno == EAGAIN) {
-            BIO_set_retry_write(b);
-        }
-        return -1;
-    }
-    t->ktls_ctrl = false;
-    return len;
-}
-
-/* ---- the BIO --------------------------------------------------------- */
-
-static int
-bio_write(BIO *b, const char *data, int len)
-{
-    rx_tls_conn_t *t = BIO_get_data(b);
-
-    BIO_clear_retry_flags(b);
-    if (t->ktls_tx) {
-        return ktls_write_record(t, b, data, len);
-    }
-    if (len <= 0) {
-        return 0;
-    }
-    if (!out_get(&t->out, &t->out_cap)
-        || !buf_reserve(&t->out, &t->out_cap, t->out_len + (size_t) len)) {
-        return -1;
-    }
-    memcpy(t->out + t->out_len, data, (size_t) len);
-    t->out_len += (size_t) len;
-    return len;
-}
-
-static int
-bio_read(BIO *b, char *buf, int len)
-{
-    rx_tls_conn_t *t = BIO_get_data(b);
-    size_t         n;
-
-    BIO_clear_retry_flags(b);
-    if (len <= 0) {
-        return 0;
-    }
-    if (t->kept_len > 0) {
-        n = rx_min((size_t) len, t->kept_len);
-        memcpy(buf, t->kept + t->kept_start, n);
-        t->kept_start += n;
-        t->kept_len -= n;
-        if (t->kept_len == 0) {
-            t->kept_start = 0;
-        }
-        return (int) n;
-    }
-    if (t->lent_len > 0) {
-        n = rx_min((size_t) len, t->lent_len);
-        memcpy(buf, t->lent, n);
-        t->lent += n;
-        t->lent_len -= n;
-        return (int) n;
-    }
-    if (t->eof) {
-        return 0;
-    }
-    BIO_set_retry_read(b);
-    return -1;
-}
-
-static long
-bio_ctrl(BIO *b, int cmd, long num, void *ptr)
-{
-    rx_tls_conn_t *t = BIO_get_data(b);
-
-    switch (cmd) {
-    case BIO_CTRL_FLUSH:
-        /* the ring sends when the call returns; with kTLS, OpenSSL asks
-         * before a control record, which must not overtake a send */
-        return t->ktls_tx ? !t->in_flight : 1;
-    case BIO_CTRL_EOF:
-        /* OpenSSL asks after a read of 0: the peer closed TCP */
-        return t->eof && t->kept_len == 0 && t->lent_len == 0;
-    case TLS_BIO_SET_KTLS:
-        return ktls_start_tx(t, num, ptr);
-    case BIO_CTRL_GET_KTLS_SEND:
-        return t->ktls_tx;
-    case BIO_CTRL_GET_KTLS_RECV:
-        return 0;
-    case TLS_BIO_SET_KTLS_CTRL_MSG:
-        t->ktls_ctrl = true;
-        t->ktls_ctrl_type = (unsigned char) num;
-        return 1;
-    case TLS_BIO_CLEAR_KTLS_CTRL_MSG:
-        t->ktls_ctrl = false;
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int
-bio_create(BIO *b)
-{
-    BIO_set_init(b, 1);
-    return 1;
-}
-
 rx_int_t
 rx_tls_init(rx_log_t *log)
 {
-    if (bio_method != NULL) {
-        return RX_OK;
+    if (conn_index < 0) {
+        conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
     }
-    conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
-    bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
-                              "ringx ring");
-    if (conn_index < 0 || bio_method == NULL
-        || !BIO_meth_set_write(bio_method, bio_write)
-        || !BIO_meth_set_read(bio_method, bio_read)
-        || !BIO_meth_set_ctrl(bio_method, bio_ctrl)
-        || !BIO_meth_set_create(bio_method, bio_create)) {
+    if (conn_index < 0 || rx_tls_bio_init() != RX_OK) {
         rx_tls_log_error(RX_LOG_EMERG, log, 0, "cannot set up the TLS BIO");
         return RX_ERROR;
     }
     return RX_OK;
-}
-
-/* ---- configuration helpers --------------------------------------------- */
-
-int
-rx_tls_conf_commands(SSL_CTX *ctx, bool server, const rx_str_t *pairs,
-    rx_uint_t npairs)
-{
-    SSL_CONF_CTX *cctx;
-    rx_uint_t     i;
-    int           rc = RX_TLS_CONF_OK;
-
-    cctx = SSL_CONF_CTX_new();
-    if (cctx == NULL) {
-        return RX_TLS_CONF_NEW_FAILED;
-    }
-    SSL_CONF_CTX_set_flags(cctx, SSL_CONF_FLAG_FILE
-                           | (server ? SSL_CONF_FLAG_SERVER : SSL_CONF_FLAG_CLIENT)
-                           | SSL_CONF_FLAG_CERTIFICATE
-                           | SSL_CONF_FLAG_SHOW_ERRORS);
-    SSL_CONF_CTX_set_ssl_ctx(cctx, ctx);
-    for (i = 0; i < npairs; i++) {
-        if (SSL_CONF_cmd(cctx, pairs[2 * i].data, pairs[2 * i + 1].data) <= 0) {
-            rc = (int) i;
-            break;
-        }
-    }
-    if (rc == RX_TLS_CONF_OK && SSL_CONF_CTX_finish(cctx) != 1) {
-        rc = RX_TLS_CONF_FINISH_FAILED;
-    }
-    SSL_CONF_CTX_free(cctx);
-    return rc;
 }
 
 /* ---- life ------------------------------------------------------------ */
@@ -568,8 +76,8 @@ tls_cleanup(void *data)
     }
     SSL_free(t->ssl);
     free(t->kept);
-    out_put(&t->out, &t->out_cap);
-    out_put(&t->flight, &t->flight_cap);
+    rx_tls_out_put(&t->out, &t->out_cap);
+    rx_tls_out_put(&t->flight, &t->flight_cap);
 }
 
 static void posted_handler(rx_posted_t *p);
@@ -601,14 +109,13 @@ tls_start(rx_conn_t *c, SSL_CTX *ctx, bool server)
         goto failed;
     }
     t->ssl = SSL_new(ctx);
-    bio = BIO_new(bio_method);
+    bio = rx_tls_bio_new(t);
     if (t->ssl == NULL || bio == NULL) {
         BIO_free(bio);
         SSL_free(t->ssl);
         t->ssl = NULL;
         goto failed;
     }
-    BIO_set_data(bio, t);
     SSL_set_bio(t->ssl, bio, bio);      /* the SSL owns it from here */
     SSL_set_ex_data(t->ssl, conn_index, c);
     SSL_set_options(t->ssl, SSL_OP_IGNORE_UNEXPECTED_EOF
@@ -717,19 +224,19 @@ handshake_failed(rx_tls_conn_t *t, int ret)
             || vr == X509_V_ERR_IP_ADDRESS_MISMATCH) {
             const char *name = SSL_get_servername(t->ssl,
                                                   TLSEXT_NAMETYPE_host_name);
-            tls_fail_log(t, RX_LOG_ERR, false, "upstream SSL certificate "
+            rx_tls_fail_log(t, RX_LOG_ERR, false, "upstream SSL certificate "
                          "does not match \"%s\"", name ? name : "");
         } else {
-            tls_fail_log(t, RX_LOG_ERR, false, "upstream SSL certificate "
+            rx_tls_fail_log(t, RX_LOG_ERR, false, "upstream SSL certificate "
                          "verify error: (%ld:%s)", vr,
                          X509_verify_cert_error_string(vr));
         }
     } else if (t->eof && (err == SSL_ERROR_SYSCALL || err == SSL_ERROR_SSL
                           || err == SSL_ERROR_ZERO_RETURN)) {
-        tls_fail_log(t, RX_LOG_INFO, false,
+        rx_tls_fail_log(t, RX_LOG_INFO, false,
                      "peer closed connection in SSL handshake");
     } else {
-        tls_fail_log(t, RX_LOG_INFO, true, "SSL_do_handshake() failed");
+        rx_tls_fail_log(t, RX_LOG_INFO, true, "SSL_do_handshake() failed");
     }
     /* the alert OpenSSL wrote goes out before the protocol closes */
     tls_flush(t);
@@ -779,7 +286,7 @@ tls_flush(rx_tls_conn_t *t)
     c->inflight++;
 }
 
-/* Encrypts the protocol's plaintext, up to TLS_FLIGHT_MAX ahead, in
+/* Encrypts the protocol's plaintext, up to RX_TLS_FLIGHT_MAX ahead, in
  * records gathered from its iovecs. false after a fatal error. */
 static bool
 tls_encrypt(rx_tls_conn_t *t)
@@ -787,7 +294,7 @@ tls_encrypt(rx_tls_conn_t *t)
     size_t len, take;
     int    rc;
 
-    while (t->app_i < t->app_niov && t->out_len < TLS_FLIGHT_MAX) {
+    while (t->app_i < t->app_niov && t->out_len < RX_TLS_FLIGHT_MAX) {
         const struct iovec *v = &t->app_iov[t->app_i];
         const char         *src = stage_buf;
 
@@ -820,7 +327,7 @@ tls_encrypt(rx_tls_conn_t *t)
         ERR_clear_error();
         rc = SSL_write(t->ssl, src, (int) len);
         if (rc <= 0) {
-            tls_fail_log(t, RX_LOG_INFO, true, "SSL_write() failed");
+            rx_tls_fail_log(t, RX_LOG_INFO, true, "SSL_write() failed");
             return false;
         }
         t->app_total += (size_t) rc;
@@ -846,7 +353,7 @@ tls_write_step(rx_tls_conn_t *t)
         }
         return;
     }
-    if (t->app_i < t->app_niov && t->out_len < TLS_FLIGHT_MAX
+    if (t->app_i < t->app_niov && t->out_len < RX_TLS_FLIGHT_MAX
         && !tls_encrypt(t)) {
         tls_flush(t);
         report(t, -EPROTO);
@@ -854,8 +361,8 @@ tls_write_step(rx_tls_conn_t *t)
     }
     if (t->app_i == t->app_niov && t->out_len == 0 && !t->in_flight) {
         /* an idle connection holds no output buffers (keepalive memory) */
-        out_put(&t->out, &t->out_cap);
-        out_put(&t->flight, &t->flight_cap);
+        rx_tls_out_put(&t->out, &t->out_cap);
+        rx_tls_out_put(&t->flight, &t->flight_cap);
         t->app_pending = false;
         c->sending = false;
         c->ops->on_sent(c, (ssize_t) t->app_total);
@@ -957,7 +464,7 @@ tls_deliver(rx_tls_conn_t *t)
         if (err == SSL_ERROR_WANT_WRITE) {
             break;
         }
-        tls_fail_log(t, RX_LOG_INFO, true, "SSL_read() failed");
+        rx_tls_fail_log(t, RX_LOG_INFO, true, "SSL_read() failed");
         tls_flush(t);
         report(t, -EPROTO);
         break;
@@ -1091,16 +598,13 @@ tls_recv_done(rx_conn_t *c, const char *data, ssize_t len)
     t->lent = data;
     t->lent_len = (size_t) len;
     tls_drive(t);
-    if (c->state == RX_CONN_ACTIVE && c->tls == t && !keep_lent(t)) {
+    if (c->state == RX_CONN_ACTIVE && c->tls == t && !rx_tls_keep_lent(t)) {
         rx_log_error(RX_LOG_ALERT, &c->log, ENOMEM, "cannot keep TLS input");
         report(t, -ENOMEM);
     }
     t->lent = NULL;
     t->lent_len = 0;
-    if (t->kept_len == 0 && t->kept_cap > 0) {
-        free_buf(&t->kept, &t->kept_cap);
-        t->kept_start = 0;
-    }
+    rx_tls_release_kept(t);
     if (c->state == RX_CONN_ACTIVE && !c->reading && !t->eof
         && (c->want_read || !t->handshaked || t->app_pending)) {
         rx_conn_arm_recv(c);
@@ -1175,7 +679,7 @@ rx_tls_close_notify(rx_conn_t *c)
         ERR_clear_error();
     }
     if (!t->ktls_tx) {
-        send_out_now(t);
+        rx_tls_send_out_now(t);
     }
 }
 
@@ -1228,63 +732,4 @@ rx_tls_ktls_send(const rx_conn_t *c)
     return c->tls && c->tls->ktls_tx && !c->tls->plain_http;
 }
 
-bool
-rx_tls_ktls_available(void)
-{
-    struct sockaddr_in sin;
-    socklen_t          len = sizeof(sin);
-    int                l, s;
-
-    if (ktls_probe != -1) {
-        return ktls_probe == 1;
-    }
-    /* the ULP attaches to a connected TCP socket only: a loopback pair */
-    ktls_probe = 0;
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (l != -1 && s != -1
-        && bind(l, (struct sockaddr *) &sin, sizeof(sin)) == 0
-        && listen(l, 1) == 0
-        && getsockname(l, (struct sockaddr *) &sin, &len) == 0
-        && connect(s, (struct sockaddr *) &sin, sizeof(sin)) == 0
-        && setsockopt(s, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) == 0) {
-        ktls_probe = 1;
-    }
-    if (l != -1) close(l);
-    if (s != -1) close(s);
-    return ktls_probe == 1;
-}
-
-#include <openssl/crypto.h>
-#include <openssl/opensslv.h>
-
-const char *
-rx_tls_version_text(void)
-{
-    return OPENSSL_VERSION_TEXT;
-}
-
-const char *
-rx_tls_runtime_version_text(void)
-{
-    return OpenSSL_version(OPENSSL_VERSION);
-}
-
-#else
-
-const char *
-rx_tls_version_text(void)
-{
-    return "no TLS library";
-}
-
-const char *
-rx_tls_runtime_version_text(void)
-{
-    return "no TLS library";
-}
-
-#endif
+#endif /* RX_HAVE_OPENSSL */

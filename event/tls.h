@@ -1,6 +1,7 @@
 /*
  * tls.h: TLS on a connection, behind the event layer's transport seam.
- * OpenSSL is used from event/tls.c only (modules/ssl.c builds SSL_CTXs).
+ * OpenSSL is used from event/tls*.c only in this layer (modules/ssl*.c
+ * build SSL_CTXs).
  *
  * OpenSSL never touches the socket: it reads ciphertext from, and writes
  * ciphertext to, a BIO of ours. The BIO is fed by the ring's multishot

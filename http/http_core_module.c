@@ -396,39 +396,62 @@ default_types(rx_conf_t *cf)
     return types;
 }
 
+/* root or alias, inherited together with its compiled form; else nginx's
+ * default "html" under the prefix. */
+static rx_int_t
+merge_root(rx_conf_t *cf, rx_http_core_loc_conf_t *p,
+    rx_http_core_loc_conf_t *c)
+{
+    if (c->root.data != NULL) {
+        return RX_OK;
+    }
+    if (p->root.data) {
+        c->root = p->root;
+        c->alias = p->alias;
+        c->root_cv = p->root_cv;
+        return RX_OK;
+    }
+    rx_str_set(&c->root, "html");
+    return rx_conf_full_name(cf->cycle, &c->root, false);
+}
+
+/* client_body_temp_path: the default is set on the parent, so that every
+ * location that inherits it shares one path (and one directory). */
+static rx_int_t
+merge_body_temp_path(rx_conf_t *cf, rx_http_core_loc_conf_t *p,
+    rx_http_core_loc_conf_t *c)
+{
+    if (c->client_body_temp_path.data != NULL) {
+        return RX_OK;
+    }
+    if (p->client_body_temp_path.data == NULL) {
+        /* nginx's default; made by the master only when something
+         * proxies (http_block.c) */
+        rx_str_set(&p->client_body_temp_path, "client_body_temp");
+        if (rx_conf_full_name(cf->cycle, &p->client_body_temp_path, false)
+            != RX_OK) {
+            return RX_ERROR;
+        }
+    }
+    c->client_body_temp_path = p->client_body_temp_path;
+    return RX_OK;
+}
+
 static const char *
 merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
 {
     rx_http_core_loc_conf_t *p = prev, *c = conf;
 
-    if (c->root.data == NULL) {
-        if (p->root.data) {
-            c->root = p->root;
-            c->alias = p->alias;
-            c->root_cv = p->root_cv;
-        } else {
-            rx_str_set(&c->root, "html");
-            if (rx_conf_full_name(cf->cycle, &c->root, false) != RX_OK) {
-                return RX_CONF_ERROR;
-            }
-        }
+    if (merge_root(cf, p, c) != RX_OK) {
+        return RX_CONF_ERROR;
     }
     rx_conf_merge_value(c->client_max_body_size, p->client_max_body_size,
                         1024 * 1024);
     rx_conf_merge_size(c->client_body_buffer_size, p->client_body_buffer_size,
                        16384);
     rx_conf_merge_msec(c->client_body_timeout, p->client_body_timeout, 60000);
-    if (c->client_body_temp_path.data == NULL) {
-        if (p->client_body_temp_path.data == NULL) {
-            /* nginx's default; made by the master only when something
-             * proxies (http_block.c) */
-            rx_str_set(&p->client_body_temp_path, "client_body_temp");
-            if (rx_conf_full_name(cf->cycle, &p->client_body_temp_path, false)
-                != RX_OK) {
-                return RX_CONF_ERROR;
-            }
-        }
-        c->client_body_temp_path = p->client_body_temp_path;
+    if (merge_body_temp_path(cf, p, c) != RX_OK) {
+        return RX_CONF_ERROR;
     }
     rx_conf_merge_msec(c->send_timeout, p->send_timeout, 60000);
     rx_conf_merge_msec(c->keepalive_timeout, p->keepalive_timeout, 75000);
@@ -550,29 +573,14 @@ server_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
-static const char *
-location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+/* The location's match from its modifier, given apart ("~ \.php$") or
+ * glued to the name ("=/x", "~\.php$", "^~/static", "@named"); the name
+ * without it, or NULL after an error (logged). */
+static rx_str_t *
+location_match(rx_conf_t *cf, rx_http_core_loc_conf_t *clcf)
 {
-    rx_http_conf_ctx_t      *parent = cf->ctx, *ctx;
-    rx_http_core_loc_conf_t *clcf, *pclcf, **slot;
-    rx_str_t                *value = cf->args->elts, *name;
-    rx_conf_t                saved;
-    const char              *rv;
+    rx_str_t *value = cf->args->elts, *name = &value[1];
 
-    ctx = rx_pcalloc(cf->pool, sizeof(rx_http_conf_ctx_t));
-    if (ctx == NULL) {
-        return RX_CONF_ERROR;
-    }
-    ctx->main_conf = parent->main_conf;
-    ctx->srv_conf = parent->srv_conf;
-    if (rx_http_create_confs(cf, ctx, false, false) != RX_OK) {
-        return RX_CONF_ERROR;
-    }
-    clcf = ctx->loc_conf[rx_http_core_module.ctx_index];
-    clcf->loc_conf = ctx->loc_conf;
-    pclcf = parent->loc_conf[rx_http_core_module.ctx_index];
-
-    name = &value[1];
     if (cf->args->nelts == 3) {
         static const struct { const char *mod; rx_http_loc_match_t match; } mods[] = {
             { "=", RX_LOC_EXACT }, { "^~", RX_LOC_NOREGEX },
@@ -587,7 +595,7 @@ location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
             rx_conf_log_error(RX_LOG_EMERG, cf, 0,
                 "invalid location modifier \"%s\", it must be \"=\", \"^~\", "
                 "\"~\" or \"~*\"", value[1].data);
-            return RX_CONF_ERROR;
+            return NULL;
         }
         clcf->match = mods[i].match;
         name = &value[2];
@@ -606,51 +614,103 @@ location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         name->data += 2;
         name->len -= 2;
     }
+    return name;
+}
+
+/* Nesting rules, as nginx documents them: not inside an exact or a named
+ * location, a named one on the server level only, and a prefix inside a
+ * prefix it extends. RX_OK, or RX_ERROR (logged). */
+static rx_int_t
+location_nesting(rx_conf_t *cf, const rx_http_core_loc_conf_t *clcf,
+    const rx_http_core_loc_conf_t *pclcf, const rx_str_t *name)
+{
+    if (pclcf->match == RX_LOC_EXACT) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "location \"%s\" cannot be "
+            "inside the exact location \"%s\"", name->data, pclcf->name.data);
+        return RX_ERROR;
+    }
+    if (pclcf->match == RX_LOC_NAMED) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "location \"%s\" cannot be "
+            "inside the named location \"%s\"", name->data, pclcf->name.data);
+        return RX_ERROR;
+    }
+    if (clcf->match == RX_LOC_NAMED) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "named location \"%s\" can "
+            "be on the server level only", name->data);
+        return RX_ERROR;
+    }
+    if (clcf->match != RX_LOC_REGEX && clcf->match != RX_LOC_REGEX_CASELESS
+        && pclcf->match != RX_LOC_REGEX && pclcf->match != RX_LOC_REGEX_CASELESS
+        && (name->len < pclcf->name.len
+            || memcmp(name->data, pclcf->name.data, pclcf->name.len) != 0)) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "location \"%s\" is outside "
+            "location \"%s\"", name->data, pclcf->name.data);
+        return RX_ERROR;
+    }
+    return RX_OK;
+}
+
+/* Appends clcf to the locations of its parent (a location or the
+ * server's). */
+static rx_int_t
+location_add(rx_conf_t *cf, rx_http_core_loc_conf_t *pclcf,
+    rx_http_core_loc_conf_t *clcf)
+{
+    rx_http_core_loc_conf_t **slot;
+
+    if (pclcf->locations == NULL) {
+        pclcf->locations = rx_array_create(cf->pool, 4, sizeof(void *));
+        if (pclcf->locations == NULL) {
+            return RX_ERROR;
+        }
+    }
+    slot = rx_array_push(pclcf->locations);
+    if (slot == NULL) {
+        return RX_ERROR;
+    }
+    *slot = clcf;
+    return RX_OK;
+}
+
+static const char *
+location_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_conf_ctx_t      *parent = cf->ctx, *ctx;
+    rx_http_core_loc_conf_t *clcf, *pclcf;
+    rx_str_t                *name;
+    rx_conf_t                saved;
+    const char              *rv;
+
+    ctx = rx_pcalloc(cf->pool, sizeof(rx_http_conf_ctx_t));
+    if (ctx == NULL) {
+        return RX_CONF_ERROR;
+    }
+    ctx->main_conf = parent->main_conf;
+    ctx->srv_conf = parent->srv_conf;
+    if (rx_http_create_confs(cf, ctx, false, false) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    clcf = ctx->loc_conf[rx_http_core_module.ctx_index];
+    clcf->loc_conf = ctx->loc_conf;
+    pclcf = parent->loc_conf[rx_http_core_module.ctx_index];
+
+    name = location_match(cf, clcf);
+    if (name == NULL) {
+        return RX_CONF_ERROR;
+    }
     clcf->name = *name;
     if (rx_http_location_init_conf(cf, clcf) != RX_OK
         || rx_http_regex_capture_vars(cf, clcf->regex,
                (rx_http_capture_vars_t **) &clcf->capture_vars) != RX_OK) {
         return RX_CONF_ERROR;
     }
-
-    if (pclcf->name.data) {
-        /* nesting rules, as nginx documents them */
-        if (pclcf->match == RX_LOC_EXACT) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "location \"%s\" cannot be "
-                "inside the exact location \"%s\"", name->data, pclcf->name.data);
-            return RX_CONF_ERROR;
-        }
-        if (pclcf->match == RX_LOC_NAMED) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "location \"%s\" cannot be "
-                "inside the named location \"%s\"", name->data, pclcf->name.data);
-            return RX_CONF_ERROR;
-        }
-        if (clcf->match == RX_LOC_NAMED) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "named location \"%s\" can "
-                "be on the server level only", name->data);
-            return RX_CONF_ERROR;
-        }
-        if (clcf->match != RX_LOC_REGEX && clcf->match != RX_LOC_REGEX_CASELESS
-            && pclcf->match != RX_LOC_REGEX && pclcf->match != RX_LOC_REGEX_CASELESS
-            && (name->len < pclcf->name.len
-                || memcmp(name->data, pclcf->name.data, pclcf->name.len) != 0)) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "location \"%s\" is outside "
-                "location \"%s\"", name->data, pclcf->name.data);
-            return RX_CONF_ERROR;
-        }
-    }
-    clcf->parent = pclcf->name.data ? pclcf : NULL;
-    if (pclcf->locations == NULL) {
-        pclcf->locations = rx_array_create(cf->pool, 4, sizeof(void *));
-        if (pclcf->locations == NULL) {
-            return RX_CONF_ERROR;
-        }
-    }
-    slot = rx_array_push(pclcf->locations);
-    if (slot == NULL) {
+    if (pclcf->name.data && location_nesting(cf, clcf, pclcf, name) != RX_OK) {
         return RX_CONF_ERROR;
     }
-    *slot = clcf;
+    clcf->parent = pclcf->name.data ? pclcf : NULL;
+    if (location_add(cf, pclcf, clcf) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
 
     saved = *cf;
     cf->ctx = ctx;

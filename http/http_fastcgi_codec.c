@@ -119,91 +119,126 @@ end_event(rx_fcgi_decoder_t *d, rx_fcgi_event_t *ev)
     d->header_got = 0;
 }
 
+/*
+ * The decoder's states, one step each on [*pp, end): RX_DECLINED when the
+ * record moved on to the next state and decoding goes on with the rest of
+ * the input; else what rx_fcgi_decode returns. *pp is past what was used.
+ */
+
+/* RX_FCGI_ST_HEADER: the 8 bytes of a record's header, at once when they
+ * are all here, else as they come; the version is checked. */
+static rx_int_t
+decode_header(rx_fcgi_decoder_t *d, const char **pp, const char *end)
+{
+    const char *p = *pp;
+
+    if (d->header_got == 0 && end - p >= RX_FCGI_HEADER_LEN) {
+        /* the usual case: the whole header is here */
+        memcpy(d->header, p, RX_FCGI_HEADER_LEN);
+        d->header_got = RX_FCGI_HEADER_LEN;
+        p += RX_FCGI_HEADER_LEN;
+    }
+    while (d->header_got < RX_FCGI_HEADER_LEN && p < end) {
+        d->header[d->header_got++] = (unsigned char) *p++;
+    }
+    *pp = p;
+    if (d->header_got < RX_FCGI_HEADER_LEN) {
+        return RX_AGAIN;
+    }
+    if (d->header[0] != RX_FCGI_VERSION) {
+        d->error = "upstream sent unsupported FastCGI protocol version";
+        return RX_ERROR;
+    }
+    d->type = d->header[1];
+    d->id = (unsigned) d->header[2] << 8 | d->header[3];
+    d->content_len = (size_t) d->header[4] << 8 | d->header[5];
+    d->content_left = d->content_len;
+    d->padding_left = d->header[6];
+    d->end_got = 0;
+    d->state = RX_FCGI_ST_CONTENT;
+    return RX_DECLINED;
+}
+
+/* RX_FCGI_ST_CONTENT: the content, handed over in the pieces it comes in;
+ * END_REQUEST's own is kept instead, for its END event. */
+static rx_int_t
+decode_content(rx_fcgi_decoder_t *d, const char **pp, const char *end,
+    rx_fcgi_event_t *ev)
+{
+    const char *p = *pp;
+    size_t      n;
+
+    if (d->content_left == 0) {
+        d->state = RX_FCGI_ST_PADDING;
+        return RX_DECLINED;
+    }
+    if (p == end) {
+        return RX_AGAIN;
+    }
+    n = (size_t) (end - p);
+    if (n > d->content_left) {
+        n = d->content_left;
+    }
+    d->content_left -= n;
+    *pp = p + n;
+    if (d->type == RX_FCGI_END_REQUEST) {
+        /* its 8-byte body is kept here: it may arrive in pieces */
+        size_t i;
+        for (i = 0; i < n && d->end_got < sizeof(d->end_body); i++) {
+            d->end_body[d->end_got++] = (unsigned char) p[i];
+        }
+        return RX_DECLINED;
+    }
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = RX_FCGI_EV_CONTENT;
+    ev->type = d->type;
+    ev->id = d->id;
+    ev->data = p;
+    ev->len = n;
+    return RX_OK;
+}
+
+/* RX_FCGI_ST_PADDING: skipped; then the record's END event. */
+static rx_int_t
+decode_padding(rx_fcgi_decoder_t *d, const char **pp, const char *end,
+    rx_fcgi_event_t *ev)
+{
+    size_t n = (size_t) (end - *pp);
+
+    if (n > d->padding_left) {
+        n = d->padding_left;
+    }
+    *pp += n;
+    d->padding_left -= n;
+    if (d->padding_left) {
+        return RX_AGAIN;
+    }
+    end_event(d, ev);
+    return RX_OK;
+}
+
 rx_int_t
 rx_fcgi_decode(rx_fcgi_decoder_t *d, const char **pos, const char *end,
     rx_fcgi_event_t *ev)
 {
     const char *p = *pos;
-    size_t      n;
+    rx_int_t    rc = RX_DECLINED;
 
-    for ( ;; ) {
+    while (rc == RX_DECLINED) {
         switch (d->state) {
         case RX_FCGI_ST_HEADER:
-            if (d->header_got == 0 && end - p >= RX_FCGI_HEADER_LEN) {
-                /* the usual case: the whole header is here */
-                memcpy(d->header, p, RX_FCGI_HEADER_LEN);
-                d->header_got = RX_FCGI_HEADER_LEN;
-                p += RX_FCGI_HEADER_LEN;
-            }
-            while (d->header_got < RX_FCGI_HEADER_LEN && p < end) {
-                d->header[d->header_got++] = (unsigned char) *p++;
-            }
-            if (d->header_got < RX_FCGI_HEADER_LEN) {
-                *pos = p;
-                return RX_AGAIN;
-            }
-            if (d->header[0] != RX_FCGI_VERSION) {
-                d->error = "upstream sent unsupported FastCGI protocol version";
-                *pos = p;
-                return RX_ERROR;
-            }
-            d->type = d->header[1];
-            d->id = (unsigned) d->header[2] << 8 | d->header[3];
-            d->content_len = (size_t) d->header[4] << 8 | d->header[5];
-            d->content_left = d->content_len;
-            d->padding_left = d->header[6];
-            d->end_got = 0;
-            d->state = RX_FCGI_ST_CONTENT;
+            rc = decode_header(d, &p, end);
             break;
-
         case RX_FCGI_ST_CONTENT:
-            if (d->content_left == 0) {
-                d->state = RX_FCGI_ST_PADDING;
-                break;
-            }
-            if (p == end) {
-                *pos = p;
-                return RX_AGAIN;
-            }
-            n = (size_t) (end - p);
-            if (n > d->content_left) {
-                n = d->content_left;
-            }
-            d->content_left -= n;
-            if (d->type == RX_FCGI_END_REQUEST) {
-                /* its 8-byte body is kept here: it may arrive in pieces */
-                size_t i;
-                for (i = 0; i < n && d->end_got < sizeof(d->end_body); i++) {
-                    d->end_body[d->end_got++] = (unsigned char) p[i];
-                }
-                p += n;
-                break;
-            }
-            memset(ev, 0, sizeof(*ev));
-            ev->kind = RX_FCGI_EV_CONTENT;
-            ev->type = d->type;
-            ev->id = d->id;
-            ev->data = p;
-            ev->len = n;
-            *pos = p + n;
-            return RX_OK;
-
+            rc = decode_content(d, &p, end, ev);
+            break;
         case RX_FCGI_ST_PADDING:
-            n = (size_t) (end - p);
-            if (n > d->padding_left) {
-                n = d->padding_left;
-            }
-            p += n;
-            d->padding_left -= n;
-            if (d->padding_left) {
-                *pos = p;
-                return RX_AGAIN;
-            }
-            end_event(d, ev);
-            *pos = p;
-            return RX_OK;
+            rc = decode_padding(d, &p, end, ev);
+            break;
         }
     }
+    *pos = p;
+    return rc;
 }
 
 void

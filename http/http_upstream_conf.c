@@ -31,14 +31,101 @@ rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf)
     conf->max_temp_file_size = RX_CONF_UNSET;
 }
 
+/* *_temp_path: inherited, else nginx's default PREFIX/<module>_temp (set
+ * on prev, so that the locations below share it); the directory is made
+ * only for a level that proxies (an explicit *_temp_path always is, as in
+ * nginx). */
+static rx_int_t
+merge_temp_path(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
+    const rx_http_upstream_conf_t *prev)
+{
+    char *directive;
+
+    if (conf->temp_path.data == NULL) {
+        if (prev->temp_path.data == NULL) {
+            /* nginx's default: PREFIX/<module>_temp */
+            char     name[32];
+            rx_str_t path;
+
+            path.len = (size_t) snprintf(name, sizeof(name), "%s_temp",
+                                         conf->module);
+            path.data = name;
+            if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK) {
+                return RX_ERROR;
+            }
+            ((rx_http_upstream_conf_t *) prev)->temp_path = path;
+        }
+        conf->temp_path = prev->temp_path;
+    }
+    if ((conf->upstream == NULL && conf->url == NULL)
+        || rx_cycle_path(cf->cycle, conf->temp_path.data) != NULL) {
+        return RX_OK;
+    }
+    directive = rx_pnalloc(cf->cycle->pool, strlen(conf->module)
+                           + sizeof("_temp_path"));
+    if (directive == NULL) {
+        return RX_ERROR;
+    }
+    sprintf(directive, "%s_temp_path", conf->module);
+    return rx_conf_add_path(cf, &conf->temp_path, directive);
+}
+
+/*
+ * *_hide_header: the list of this level plus the protocol's defaults that
+ * no *_pass_header lets through. RX_DONE when it is the parent's list,
+ * inherited whole (nothing given here, the same *_pass_header); RX_OK,
+ * RX_ERROR.
+ */
+static rx_int_t
+merge_hide_headers(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
+    const rx_http_upstream_conf_t *prev, const char *const *default_hide)
+{
+    rx_str_t  *s;
+    rx_uint_t  i, j;
+
+    if (conf->hide_headers == RX_CONF_UNSET_PTR) {
+        if (prev->hide_headers != RX_CONF_UNSET_PTR
+            && conf->pass_headers == prev->pass_headers) {
+            conf->hide_headers = prev->hide_headers;
+            return RX_DONE;
+        }
+        conf->hide_headers = rx_array_create(cf->pool, 8, sizeof(rx_str_t));
+    } else {
+        /* proxy_hide_header given here: add nginx's defaults to it */
+    }
+    if (conf->hide_headers == NULL) {
+        return RX_ERROR;
+    }
+    for (i = 0; default_hide && default_hide[i]; i++) {
+        bool passed = false;
+
+        if (conf->pass_headers) {
+            s = conf->pass_headers->elts;
+            for (j = 0; j < conf->pass_headers->nelts; j++) {
+                if (strcasecmp(s[j].data, default_hide[i]) == 0) {
+                    passed = true;
+                }
+            }
+        }
+        if (!passed) {
+            s = rx_array_push(conf->hide_headers);
+            if (s == NULL) {
+                return RX_ERROR;
+            }
+            s->data = (char *) default_hide[i];
+            s->len = strlen(default_hide[i]);
+        }
+    }
+    return RX_OK;
+}
+
 /* nginx's defaults; hide_headers gets the protocol's default list minus
  * what *_pass_header lets through. */
 const char *
 rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     const rx_http_upstream_conf_t *prev, const char *const *default_hide)
 {
-    rx_str_t  *s;
-    rx_uint_t  i, j;
+    rx_int_t  rc;
 
     if (conf->upstream == NULL && conf->url == NULL) {
         conf->upstream = prev->upstream;
@@ -71,70 +158,17 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     }
     rx_conf_merge_value(conf->max_temp_file_size, prev->max_temp_file_size,
                         1024 * 1024 * 1024);
-    if (conf->temp_path.data == NULL) {
-        if (prev->temp_path.data == NULL) {
-            /* nginx's default: PREFIX/<module>_temp */
-            char     name[32];
-            rx_str_t path;
-
-            path.len = (size_t) snprintf(name, sizeof(name), "%s_temp",
-                                         conf->module);
-            path.data = name;
-            if (rx_conf_full_name(cf->cycle, &path, false) != RX_OK) {
-                return RX_CONF_ERROR;
-            }
-            ((rx_http_upstream_conf_t *) prev)->temp_path = path;
-        }
-        conf->temp_path = prev->temp_path;
-    }
-    /* the default directory is made only when something proxies (an
-     * explicit *_temp_path always is, as in nginx) */
-    if ((conf->upstream || conf->url)
-        && rx_cycle_path(cf->cycle, conf->temp_path.data) == NULL) {
-        char *directive = rx_pnalloc(cf->cycle->pool, strlen(conf->module)
-                                     + sizeof("_temp_path"));
-
-        if (directive == NULL) {
-            return RX_CONF_ERROR;
-        }
-        sprintf(directive, "%s_temp_path", conf->module);
-        if (rx_conf_add_path(cf, &conf->temp_path, directive) != RX_OK) {
-            return RX_CONF_ERROR;
-        }
-    }
-    rx_conf_merge_ptr(conf->pass_headers, prev->pass_headers, NULL);
-    if (conf->hide_headers == RX_CONF_UNSET_PTR) {
-        if (prev->hide_headers != RX_CONF_UNSET_PTR
-            && conf->pass_headers == prev->pass_headers) {
-            conf->hide_headers = prev->hide_headers;
-            return RX_CONF_OK;
-        }
-        conf->hide_headers = rx_array_create(cf->pool, 8, sizeof(rx_str_t));
-    } else {
-        /* proxy_hide_header given here: add nginx's defaults to it */
-    }
-    if (conf->hide_headers == NULL) {
+    if (merge_temp_path(cf, conf, prev) != RX_OK) {
         return RX_CONF_ERROR;
     }
-    for (i = 0; default_hide && default_hide[i]; i++) {
-        bool passed = false;
-
-        if (conf->pass_headers) {
-            s = conf->pass_headers->elts;
-            for (j = 0; j < conf->pass_headers->nelts; j++) {
-                if (strcasecmp(s[j].data, default_hide[i]) == 0) {
-                    passed = true;
-                }
-            }
-        }
-        if (!passed) {
-            s = rx_array_push(conf->hide_headers);
-            if (s == NULL) {
-                return RX_CONF_ERROR;
-            }
-            s->data = (char *) default_hide[i];
-            s->len = strlen(default_hide[i]);
-        }
+    rx_conf_merge_ptr(conf->pass_headers, prev->pass_headers, NULL);
+    rc = merge_hide_headers(cf, conf, prev, default_hide);
+    if (rc == RX_ERROR) {
+        return RX_CONF_ERROR;
+    }
+    if (rc == RX_DONE) {
+        /* as it always did: an inherited list skips the check below */
+        return RX_CONF_OK;
     }
     if (conf->bufs_num < 2) {
         rx_log_error(RX_LOG_EMERG, cf->log, 0, "there must be at least 2 "

@@ -1,47 +1,19 @@
 /*
- * gzip.c: the gzip filter (and the only zlib and libdeflate user). The
- * header filter decides whether a response is compressed (the gzip_*
- * directives, and gzip_ok.c for the request's side) and rewrites the
- * headers; the body filter deflates each chain as it arrives into at most
- * gzip_buffers output buffers and passes them on as they fill, so that
- * neither the body nor its compressed form is ever held whole. When built
- * with libdeflate, a body whose compressed form surely fits in
- * gzip_buffers is compressed in one call instead (in place when it arrives
- * whole, else gathered from its pieces). $gzip_ratio.
+ * gzip.c: the gzip filter module: the gzip_* directives, the header
+ * filter that decides whether a response is compressed (gzip_ok.c for the
+ * request's side) and rewrites its headers, the body filter that queues
+ * the input and hands it to a compressor, and $gzip_ratio. The
+ * compressors: zlib's stream in gzip_stream.c (each chain deflated as it
+ * arrives into at most gzip_buffers output buffers, passed on as they
+ * fill, so that neither the body nor its compressed form is ever held
+ * whole), and, when built with libdeflate, one call for a body that
+ * surely fits in gzip_buffers compressed, in gzip_whole.c.
  */
 #include <ctype.h>
-#include <zlib.h>
 #include "http.h"
-#if (RX_HAVE_LIBDEFLATE)
-#include <libdeflate.h>
-#endif
 #include "http_variables.h"
-#include "gzip.h"
+#include "gzip_ctx.h"
 #include "regex.h"
-
-/* One compressed response. Output buffers are ours until the writer has
- * sent them (pos == last again); input buffers belong to the producer,
- * which reuses them only once everything queued is sent and no filter
- * holds input (r->filter_buffered). */
-typedef struct {
-    z_stream              zs;
-    rx_http_gzip_conf_t  *conf;
-    int64_t               length;     /* Content-Length before us, or -1 */
-    rx_chain_t           *in;         /* input links not yet taken */
-    rx_chain_t          **in_tail;
-    rx_chain_t           *free;       /* spare chain links */
-    rx_buf_t             *in_buf;     /* being deflated (zs.next_in) */
-    rx_buf_t            **bufs;       /* output buffers, up to bufs_num */
-    rx_int_t              nbufs;
-    rx_buf_t             *cur;        /* deflate writes here */
-    uint64_t              zin, zout;  /* totals, set when the stream ends */
-    bool                  zinit;      /* deflateEnd is owed */
-    bool                  last;       /* last_buf seen */
-    bool                  flush;      /* a flush was asked */
-    bool                  done;       /* the stream ended */
-    bool                  stream;     /* zlib's stream, not one call */
-    rx_buf_t             *gathered;   /* pieces kept for one call */
-} rx_http_gzip_ctx_t;
 
 static const char *set_types(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
@@ -394,16 +366,6 @@ weaken_etag(rx_http_request_t *r)
     return RX_OK;
 }
 
-static void
-zstream_end(void *data)
-{
-    rx_http_gzip_ctx_t *ctx = data;
-
-    if (ctx->zinit) {
-        deflateEnd(&ctx->zs);
-        ctx->zinit = false;
-    }
-}
 
 static rx_int_t
 gzip_header_filter(rx_http_request_t *r)
@@ -465,8 +427,8 @@ gzip_header_filter(rx_http_request_t *r)
 
 /* ---- the body filter ---------------------------------------------------- */
 
-static rx_chain_t *
-get_link(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
+rx_chain_t *
+rx_http_gzip_get_link(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
 {
     rx_chain_t *cl = ctx->free;
 
@@ -492,7 +454,7 @@ queue_input(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t *in)
                                       "filter_need_in_memory");
             return RX_ERROR;
         }
-        cl = get_link(r, ctx);
+        cl = rx_http_gzip_get_link(r, ctx);
         if (cl == NULL) {
             return RX_ERROR;
         }
@@ -503,75 +465,8 @@ queue_input(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t *in)
     return RX_OK;
 }
 
-/* zlib's memory follows the body: a known small length gets a smaller
- * window and hash (nginx does the same), whatever gzip_window says. */
-static rx_int_t
-deflate_start(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
-{
-    rx_pool_cleanup_t *cln = rx_pool_cleanup_add(r->pool, 0);
-    int                wbits = (int) ctx->conf->wbits;
-    int                memlevel = (int) ctx->conf->memlevel;
-    int                rc;
-
-    if (cln == NULL) {
-        return RX_ERROR;
-    }
-    if (ctx->length > 0) {
-        while (ctx->length < (1 << (wbits - 1)) && wbits > 9) {
-            wbits--;
-            memlevel--;
-        }
-        memlevel = rx_max(memlevel, 1);
-    }
-    rc = deflateInit2(&ctx->zs, (int) ctx->conf->level, Z_DEFLATED,
-                      wbits + 16, memlevel, Z_DEFAULT_STRATEGY);
-    if (rc != Z_OK) {
-        rx_http_request_log_error(r, RX_LOG_ALERT, 0,
-                                  "deflateInit2() failed: %d", rc);
-        return RX_ERROR;
-    }
-    ctx->zinit = true;
-    cln->handler = zstream_end;
-    cln->data = ctx;
-    return RX_OK;
-}
-
-/* A free output buffer: one the writer has sent, else a new one while
- * fewer than gzip_buffers exist; NULL when all are in flight. */
-static rx_buf_t *
-get_buf(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
-{
-    rx_int_t  i, num = ctx->conf->bufs_num;
-    rx_buf_t *b;
-
-    for (i = 0; i < ctx->nbufs; i++) {
-        b = ctx->bufs[i];
-        if (b->pos == b->last) {
-            b->pos = b->last = b->start;
-            b->flush = b->last_buf = 0;
-            return b;
-        }
-    }
-    if (ctx->nbufs == num) {
-        return NULL;
-    }
-    if (ctx->bufs == NULL) {
-        ctx->bufs = rx_palloc(r->pool, (size_t) num * sizeof(rx_buf_t *));
-        if (ctx->bufs == NULL) {
-            return NULL;
-        }
-    }
-    b = rx_create_temp_buf(r->pool, ctx->conf->bufs_size);
-    if (b) {
-        ctx->bufs[ctx->nbufs++] = b;
-    }
-    return b;
-}
-
-/* Gives the first queued link back to the spare ones and notes its
- * buffer's flags; the buffer, or NULL when none is queued. */
-static rx_buf_t *
-take_input(rx_http_gzip_ctx_t *ctx)
+rx_buf_t *
+rx_http_gzip_take_input(rx_http_gzip_ctx_t *ctx)
 {
     rx_chain_t *cl = ctx->in;
     rx_buf_t   *b;
@@ -591,288 +486,11 @@ take_input(rx_http_gzip_ctx_t *ctx)
     return b;
 }
 
-/* Moves deflate to the next input buffer; false when none is queued. */
-static bool
-next_input(rx_http_gzip_ctx_t *ctx)
-{
-    rx_buf_t *b = take_input(ctx);
-
-    if (b == NULL) {
-        return false;
-    }
-    ctx->in_buf = b;
-    ctx->zs.next_in = (Bytef *) b->pos;
-    ctx->zs.avail_in = (uInt) (b->last - b->pos);
-    return true;
-}
-
-/*
- * Deflates what is queued into free output buffers and links the full
- * ones (and the last one) to *out. Stops when the input is used up, or
- * when every output buffer is in flight (the input stays queued).
- */
-static rx_int_t
-deflate_chain(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
-{
-    rx_chain_t *cl;
-    int         mode, rc;
-    bool        emit;
-
-    for (;;) {
-        if (ctx->zs.avail_in == 0 && next_input(ctx)) {
-            continue;
-        }
-        if (ctx->zs.avail_in == 0) {
-            mode = ctx->last ? Z_FINISH : ctx->flush ? Z_SYNC_FLUSH : -1;
-            if (mode == -1) {
-                return RX_OK;                      /* wants more input */
-            }
-        } else {
-            mode = Z_NO_FLUSH;
-        }
-        if (ctx->cur == NULL && (ctx->cur = get_buf(r, ctx)) == NULL) {
-            return ctx->nbufs ? RX_AGAIN : RX_ERROR;
-        }
-        ctx->zs.next_out = (Bytef *) ctx->cur->last;
-        ctx->zs.avail_out = (uInt) (ctx->cur->end - ctx->cur->last);
-        rc = deflate(&ctx->zs, mode);
-        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-            rx_http_request_log_error(r, RX_LOG_ALERT, 0,
-                                      "deflate() failed: %d, %d", mode, rc);
-            return RX_ERROR;
-        }
-        ctx->cur->last = (char *) ctx->zs.next_out;
-        if (ctx->in_buf) {
-            ctx->in_buf->pos = (char *) ctx->zs.next_in;
-        }
-        emit = ctx->zs.avail_out == 0;
-        if (rc == Z_STREAM_END) {
-            ctx->zin = ctx->zs.total_in;
-            ctx->zout = ctx->zs.total_out;
-            zstream_end(ctx);                     /* free zlib's memory now */
-            ctx->done = true;
-            ctx->cur->last_buf = 1;
-            emit = true;
-        } else if (mode == Z_SYNC_FLUSH && ctx->zs.avail_out > 0) {
-            ctx->flush = false;                   /* all of it is out */
-            ctx->cur->flush = 1;
-            emit = ctx->cur->last > ctx->cur->pos;
-        }
-        if (emit) {
-            cl = get_link(r, ctx);
-            if (cl == NULL) {
-                return RX_ERROR;
-            }
-            cl->buf = ctx->cur;
-            **ll = cl;
-            *ll = &cl->next;
-            ctx->cur = NULL;
-        }
-        if (ctx->done) {
-            return RX_OK;
-        }
-    }
-}
-
-#if (RX_HAVE_LIBDEFLATE)
-
-/* One compressor per level, made in each worker on first use: a
- * compressor keeps no state from one call to the next. */
-static struct libdeflate_compressor *whole_compressors[10];
-
-static struct libdeflate_compressor *
-compressor(rx_http_gzip_ctx_t *ctx)
-{
-    struct libdeflate_compressor **comp = &whole_compressors[ctx->conf->level];
-
-    if (*comp == NULL) {
-        *comp = libdeflate_alloc_compressor((int) ctx->conf->level);
-    }
-    return *comp;
-}
-
-/* Whether n bytes of input surely compress into gzip_buffers. */
-static bool
-fits(rx_http_gzip_ctx_t *ctx, struct libdeflate_compressor *comp, size_t n)
-{
-    return libdeflate_gzip_compress_bound(comp, n)
-           <= (size_t) ctx->conf->bufs_num * ctx->conf->bufs_size;
-}
-
-/* Compresses len bytes at data, the whole body, into one output buffer. */
-static rx_int_t
-compress_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx,
-    struct libdeflate_compressor *comp, const char *data, size_t len,
-    rx_chain_t ***ll)
-{
-    size_t      bound = libdeflate_gzip_compress_bound(comp, len), n;
-    rx_buf_t   *b = rx_create_temp_buf(r->pool, bound);
-    rx_chain_t *cl = get_link(r, ctx);
-
-    if (b == NULL || cl == NULL) {
-        return RX_ERROR;
-    }
-    n = libdeflate_gzip_compress(comp, data, len, b->last, bound);
-    if (n == 0) {
-        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "libdeflate_gzip_"
-                                  "compress() failed for %zu bytes", len);
-        return RX_ERROR;
-    }
-    b->last += n;
-    b->last_buf = 1;
-    ctx->zin = len;
-    ctx->zout = n;
-    ctx->done = true;
-    cl->buf = b;
-    **ll = cl;
-    *ll = &cl->next;
-    return RX_OK;
-}
-
-/* Appends len bytes to the gathered input, growing it (16 KiB, doubling,
- * or the known length at once); RX_DECLINED when the total would not
- * surely compress into gzip_buffers. */
-static rx_int_t
-gather(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx,
-    struct libdeflate_compressor *comp, const char *data, size_t len)
-{
-    rx_buf_t *g = ctx->gathered, *bigger;
-    size_t    used = g ? (size_t) (g->last - g->pos) : 0, need = used + len;
-    size_t    size;
-
-    if (!fits(ctx, comp, need)) {
-        return RX_DECLINED;
-    }
-    if (g == NULL || (size_t) (g->end - g->last) < len) {
-        size = g ? (size_t) (g->end - g->start) * 2 : 16384;
-        if (ctx->length > 0 && (size_t) ctx->length > size) {
-            size = (size_t) ctx->length;
-        }
-        size = rx_max(size, need);
-        bigger = rx_create_temp_buf(r->pool, size);
-        if (bigger == NULL) {
-            return RX_ERROR;
-        }
-        if (used) {
-            memcpy(bigger->last, g->pos, used);
-            bigger->last += used;
-        }
-        if (g) {
-            (void) rx_pfree(r->pool, g->start);   /* a large block: back */
-        }
-        ctx->gathered = g = bigger;
-    }
-    memcpy(g->last, data, len);
-    g->last += len;
-    return RX_OK;
-}
-
-/*
- * Bodies up to what gzip_buffers can surely hold compressed go through
- * libdeflate in one call: ~60 % of zlib's time at levels 1 and 6, and a
- * few % smaller (docs/performance.md). A body queued whole in one buffer
- * (a static file up to the read size, a short response read at once) is
- * compressed where it lies; one that comes in pieces (an upstream's
- * buffers) is copied aside until its end. RX_OK: compressed, done;
- * RX_AGAIN: all input taken, more to come; RX_DECLINED: zlib's stream from
- * here on, the gathered bytes first (too long for gzip_buffers, a flush
- * asked, or no compressor).
- */
-static rx_int_t
-deflate_whole(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t ***ll)
-{
-    struct libdeflate_compressor *comp = compressor(ctx);
-    rx_chain_t *cl;
-    rx_buf_t   *b, *data = NULL;
-    bool        last = false, pieces = false;
-    rx_int_t    rc;
-
-    if (comp == NULL
-        || (ctx->length > 0 && !fits(ctx, comp, (size_t) ctx->length))) {
-        goto stream;
-    }
-    for (cl = ctx->in; cl; cl = cl->next) {
-        last |= cl->buf->last_buf;
-        if (cl->buf->last > cl->buf->pos) {
-            pieces |= data != NULL;
-            data = cl->buf;
-        }
-    }
-    if (last && !pieces && ctx->gathered == NULL) {
-        /* whole in one buffer: no copy */
-        if (data && !fits(ctx, comp, (size_t) (data->last - data->pos))) {
-            goto stream;
-        }
-        rc = compress_whole(r, ctx, comp, data ? data->pos : "",
-                            data ? (size_t) (data->last - data->pos) : 0, ll);
-        if (data) {
-            data->pos = data->last;
-        }
-        while (take_input(ctx)) {             /* every link back */
-        }
-        return rc;
-    }
-    while (ctx->in) {
-        b = ctx->in->buf;
-        if (b->flush && !b->last_buf) {
-            goto stream;                      /* it wants bytes out now */
-        }
-        if (b->last > b->pos) {
-            rc = gather(r, ctx, comp, b->pos, (size_t) (b->last - b->pos));
-            if (rc == RX_DECLINED) {
-                goto stream;
-            }
-            if (rc != RX_OK) {
-                return RX_ERROR;
-            }
-            b->pos = b->last;
-        }
-        (void) take_input(ctx);               /* the link back */
-    }
-    if (!ctx->last) {
-        return RX_AGAIN;
-    }
-    b = ctx->gathered;
-    rc = compress_whole(r, ctx, comp, b ? b->pos : "",
-                        b ? (size_t) (b->last - b->pos) : 0, ll);
-    if (b) {
-        ctx->gathered = NULL;
-        (void) rx_pfree(r->pool, b->start);
-    }
-    return rc;
-
-stream:
-    ctx->stream = true;
-    if (ctx->gathered) {
-        /* the gathered bytes go first */
-        cl = get_link(r, ctx);
-        if (cl == NULL) {
-            return RX_ERROR;
-        }
-        cl->buf = ctx->gathered;
-        cl->next = ctx->in;
-        ctx->in = cl;
-        if (cl->next == NULL) {
-            ctx->in_tail = &cl->next;
-        }
-    }
-    return RX_DECLINED;
-}
-
-#endif
-
 static void
 exit_process(rx_cycle_t *cycle)
 {
 #if (RX_HAVE_LIBDEFLATE)
-    size_t i;
-
-    for (i = 0; i < rx_nelems(whole_compressors); i++) {
-        if (whole_compressors[i]) {
-            libdeflate_free_compressor(whole_compressors[i]);
-            whole_compressors[i] = NULL;
-        }
-    }
+    rx_http_gzip_whole_free();
 #endif
     rx_unused(cycle);
 }
@@ -894,7 +512,7 @@ gzip_body_filter(rx_http_request_t *r, rx_chain_t *in)
         return next_body(r, NULL);        /* nothing to deflate */
     }
 #if (RX_HAVE_LIBDEFLATE)
-    if (!ctx->stream && (rc = deflate_whole(r, ctx, &ll)) != RX_DECLINED) {
+    if (!ctx->stream && (rc = rx_http_gzip_whole(r, ctx, &ll)) != RX_DECLINED) {
         if (rc == RX_ERROR) {
             return RX_ERROR;
         }
@@ -902,10 +520,7 @@ gzip_body_filter(rx_http_request_t *r, rx_chain_t *in)
         goto pass;
     }
 #endif
-    if (!ctx->zinit && deflate_start(r, ctx) != RX_OK) {
-        return RX_ERROR;
-    }
-    rc = deflate_chain(r, ctx, &ll);
+    rc = rx_http_gzip_deflate(r, ctx, &ll);
     if (rc == RX_ERROR) {
         return RX_ERROR;
     }
