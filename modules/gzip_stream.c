@@ -1,5 +1,5 @@
 /*
- * gzip_stream.c: zlib's deflate stream for the gzip filter (the only zlib
+ * gzip_stream.c: zlib's deflate stream for the gzip filter (gzip's only zlib
  * caller): each chain is deflated as it arrives into at most gzip_buffers
  * output buffers, passed on as they fill, so that neither the body nor its
  * compressed form is ever held whole.
