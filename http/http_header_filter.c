@@ -72,65 +72,55 @@ put_uint(char **p, uint64_t n, int min)
     put(p, t, (size_t) (tmp + sizeof(tmp) - t));
 }
 
-rx_int_t
-rx_http_header_filter(rx_http_request_t *r)
+/* 1xx, 204 and 304 have no body. An upstream's Content-Length and
+ * Content-Type go out as they came, as nginx relays them (for a 304, the
+ * length of what the client has), except a 204's or a 1xx's length, which
+ * RFC 9110 8.6 forbids (nginx relays it); ringx's own answers carry none. */
+static void
+bodyless_status(rx_http_request_t *r, rx_uint_t status, bool relayed)
 {
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_http_headers_out_t   *ho = &r->headers_out;
-    rx_table_elt_t          *h = ho->headers.elts;
-    rx_uint_t                status = ho->status ? ho->status : RX_HTTP_OK;
-    const char              *text = rx_http_status_text(status);
-    char                     lm[64], line[96], *sl = line;
-    size_t                   len, i, ll;
-    rx_buf_t                *b;
-    rx_chain_t              *cl;
-    char                    *p;
-    bool                     keepalive, relayed;
+    rx_http_headers_out_t *ho = &r->headers_out;
 
-    if (ho->location && absolute_location(r, clcf, &ho->location->value) != RX_OK) {
-        return RX_ERROR;
+    if (status != RX_HTTP_NO_CONTENT && status != RX_HTTP_NOT_MODIFIED
+        && status >= 200) {
+        return;
     }
-    /* an upstream's response keeps its status line (below) */
-    relayed = ho->status_line.len >= 3
-              && rx_atoi(ho->status_line.data, 3) == (rx_int_t) status;
-    if (status == RX_HTTP_NO_CONTENT || status == RX_HTTP_NOT_MODIFIED
-        || status < 200) {
-        r->header_only = 1;
-        /* an upstream's Content-Length and Content-Type go out as they
-         * came, as nginx relays them (for a 304, the length of what the
-         * client has), except a 204's or a 1xx's length, which RFC 9110
-         * 8.6 forbids (nginx relays it); ringx's own answers carry none */
-        if (relayed && status != RX_HTTP_NOT_MODIFIED) {
-            ho->content_length_n = -1;
-        }
-        if (!relayed) {
-            ho->content_length_n = -1;
-            ho->content_type.len = 0;
-            if (status != RX_HTTP_NOT_MODIFIED) {
-                ho->last_modified_time = -1;
-            }
+    r->header_only = 1;
+    if (relayed && status != RX_HTTP_NOT_MODIFIED) {
+        ho->content_length_n = -1;
+    }
+    if (!relayed) {
+        ho->content_length_n = -1;
+        ho->content_type.len = 0;
+        if (status != RX_HTTP_NOT_MODIFIED) {
+            ho->last_modified_time = -1;
         }
     }
-    keepalive = r->keepalive && !r->hc->close_after && !rx_worker.quit;
-    r->keepalive = keepalive;
+}
+
+/* The status line into line[96], or an upstream's own ("418 I Am A
+ * Teapot", as nginx; not when something changed the status since) into
+ * the pool. Its length in *len; NULL when out of memory. */
+static char *
+status_line(rx_http_request_t *r, rx_uint_t status, bool relayed, char *line,
+    size_t *len)
+{
+    rx_http_headers_out_t *ho = &r->headers_out;
+    const char            *text = rx_http_status_text(status);
+    char                  *sl = line, *p;
 
     if (relayed && ho->status_line.len > 3) {
-        /* an upstream's own status line ("418 I Am A Teapot"), as nginx;
-         * not when something changed the status since */
         sl = rx_pnalloc(r->pool, sizeof("HTTP/1.1 \r\n") + ho->status_line.len);
         if (sl == NULL) {
-            return RX_ERROR;
+            return NULL;
         }
         p = sl;
         PUT_LIT(&p, "HTTP/1.1 ");
         put(&p, ho->status_line.data, ho->status_line.len);
-        PUT_LIT(&p, "\r\n");
-        ll = (size_t) (p - sl);
     } else {
         /* "HTTP/1.1 " (9) + the status (3 digits, 20 at most) + " " +
          * the reason phrase (64 at most) + CRLF fits line[96] */
-        size_t tl = text ? strnlen(text, sizeof(line) - 32) : 0;
+        size_t tl = text ? strnlen(text, 96 - 32) : 0;
 
         p = line;
         PUT_LIT(&p, "HTTP/1.1 ");
@@ -139,11 +129,22 @@ rx_http_header_filter(rx_http_request_t *r)
         if (tl) {
             put(&p, text, tl);
         }
-        PUT_LIT(&p, "\r\n");
-        ll = (size_t) (p - line);
     }
-    len = ll;
-    len += sizeof("Server: " RINGX_VER "\r\n") - 1;
+    PUT_LIT(&p, "\r\n");
+    *len = (size_t) (p - sl);
+    return sl;
+}
+
+/* What the header takes after its status line (an upper bound). */
+static size_t
+header_size(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
+    const char *lm, bool keepalive)
+{
+    rx_http_headers_out_t *ho = &r->headers_out;
+    rx_table_elt_t        *h = ho->headers.elts;
+    size_t                 len, i;
+
+    len = sizeof("Server: " RINGX_VER "\r\n") - 1;
     len += sizeof("Date: \r\n") - 1 + strlen(rx_http_time);
     if (ho->content_type.len) {
         len += sizeof("Content-Type: ; charset=\r\n") - 1
@@ -153,7 +154,6 @@ rx_http_header_filter(rx_http_request_t *r)
         len += sizeof("Content-Length: \r\n") - 1 + 20;
     }
     if (ho->last_modified_time != -1) {
-        rx_http_date(lm, ho->last_modified_time);
         len += sizeof("Last-Modified: \r\n") - 1 + strlen(lm);
     }
     if (r->chunked) {
@@ -168,58 +168,100 @@ rx_http_header_filter(rx_http_request_t *r)
             len += h[i].key.len + 2 + h[i].value.len + 2;
         }
     }
-    len += 2;
+    return len + 2;
+}
 
-    b = rx_create_temp_buf(r->pool, len);
+/* The headers the server writes itself, in nginx's order. */
+static void
+put_own_headers(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
+    char **p, const char *lm, bool keepalive)
+{
+    rx_http_headers_out_t *ho = &r->headers_out;
+
+    /* nginx: an upstream's Server passed by *_pass_header goes instead (it
+     * is in ho->headers) */
+    if (!(ho->server && !ho->server->deleted)) {
+        if (clcf->server_tokens) {
+            PUT_LIT(p, "Server: " RINGX_VER "\r\n");
+        } else {
+            PUT_LIT(p, "Server: " RINGX_NAME "\r\n");
+        }
+    }
+    PUT_LIT(p, "Date: ");
+    put(p, rx_http_time, strlen(rx_http_time));
+    PUT_LIT(p, "\r\n");
+    if (ho->content_type.len) {
+        PUT_LIT(p, "Content-Type: ");
+        put(p, ho->content_type.data, ho->content_type.len);
+        if (ho->charset.len) {
+            PUT_LIT(p, "; charset=");
+            put(p, ho->charset.data, ho->charset.len);
+        }
+        PUT_LIT(p, "\r\n");
+    }
+    if (ho->content_length_n >= 0) {
+        PUT_LIT(p, "Content-Length: ");
+        put_uint(p, (uint64_t) ho->content_length_n, 1);
+        PUT_LIT(p, "\r\n");
+    }
+    if (ho->last_modified_time != -1) {
+        *p += sprintf(*p, "Last-Modified: %s\r\n", lm);
+    }
+    if (r->chunked) {
+        PUT_LIT(p, "Transfer-Encoding: chunked\r\n");
+    }
+    if (r->upgrade) {
+        PUT_LIT(p, "Connection: upgrade\r\n");
+    } else if (keepalive) {
+        PUT_LIT(p, "Connection: keep-alive\r\n");
+        if (clcf->keepalive_header) {
+            PUT_LIT(p, "Keep-Alive: timeout=");
+            put_uint(p, (uint64_t) (clcf->keepalive_header / 1000), 1);
+            PUT_LIT(p, "\r\n");
+        }
+    } else {
+        PUT_LIT(p, "Connection: close\r\n");
+    }
+}
+
+rx_int_t
+rx_http_header_filter(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_headers_out_t   *ho = &r->headers_out;
+    rx_table_elt_t          *h = ho->headers.elts;
+    rx_uint_t                status = ho->status ? ho->status : RX_HTTP_OK;
+    char                     lm[64], line[96], *sl, *p;
+    size_t                   ll, i;
+    rx_buf_t                *b;
+    rx_chain_t              *cl;
+    bool                     keepalive, relayed;
+
+    if (ho->location && absolute_location(r, clcf, &ho->location->value) != RX_OK) {
+        return RX_ERROR;
+    }
+    /* an upstream's response keeps its status line */
+    relayed = ho->status_line.len >= 3
+              && rx_atoi(ho->status_line.data, 3) == (rx_int_t) status;
+    bodyless_status(r, status, relayed);
+    keepalive = r->keepalive && !r->hc->close_after && !rx_worker.quit;
+    r->keepalive = keepalive;
+    sl = status_line(r, status, relayed, line, &ll);
+    if (sl == NULL) {
+        return RX_ERROR;
+    }
+    if (ho->last_modified_time != -1) {
+        rx_http_date(lm, ho->last_modified_time);
+    }
+    b = rx_create_temp_buf(r->pool, ll + header_size(r, clcf, lm, keepalive));
     cl = rx_alloc_chain_link(r->pool);
     if (b == NULL || cl == NULL) {
         return RX_ERROR;
     }
     p = b->last;
     put(&p, sl, ll);
-    /* nginx: an upstream's Server passed by *_pass_header goes instead */
-    if (ho->server && !ho->server->deleted) {
-        /* in ho->headers */
-    } else if (clcf->server_tokens) {
-        PUT_LIT(&p, "Server: " RINGX_VER "\r\n");
-    } else {
-        PUT_LIT(&p, "Server: " RINGX_NAME "\r\n");
-    }
-    PUT_LIT(&p, "Date: ");
-    put(&p, rx_http_time, strlen(rx_http_time));
-    PUT_LIT(&p, "\r\n");
-    if (ho->content_type.len) {
-        PUT_LIT(&p, "Content-Type: ");
-        put(&p, ho->content_type.data, ho->content_type.len);
-        if (ho->charset.len) {
-            PUT_LIT(&p, "; charset=");
-            put(&p, ho->charset.data, ho->charset.len);
-        }
-        PUT_LIT(&p, "\r\n");
-    }
-    if (ho->content_length_n >= 0) {
-        PUT_LIT(&p, "Content-Length: ");
-        put_uint(&p, (uint64_t) ho->content_length_n, 1);
-        PUT_LIT(&p, "\r\n");
-    }
-    if (ho->last_modified_time != -1) {
-        p += sprintf(p, "Last-Modified: %s\r\n", lm);
-    }
-    if (r->chunked) {
-        PUT_LIT(&p, "Transfer-Encoding: chunked\r\n");
-    }
-    if (r->upgrade) {
-        PUT_LIT(&p, "Connection: upgrade\r\n");
-    } else if (keepalive) {
-        PUT_LIT(&p, "Connection: keep-alive\r\n");
-        if (clcf->keepalive_header) {
-            PUT_LIT(&p, "Keep-Alive: timeout=");
-            put_uint(&p, (uint64_t) (clcf->keepalive_header / 1000), 1);
-            PUT_LIT(&p, "\r\n");
-        }
-    } else {
-        PUT_LIT(&p, "Connection: close\r\n");
-    }
+    put_own_headers(r, clcf, &p, lm, keepalive);
     for (i = 0; i < ho->headers.nelts; i++) {
         if (h[i].deleted || h[i].key.len == 0) {
             continue;
