@@ -9,6 +9,7 @@
  */
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "clock.h"
 
 static void

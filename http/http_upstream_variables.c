@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "http_variables.h"
 #include "clock.h"
 

@@ -245,9 +245,7 @@ set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     if (flcf->upstream.upstream == NULL) {
         return RX_CONF_ERROR;
     }
-    /* a FastCGI pool gives each connection a process of its own: its size
-     * may be learned (http_upstream_learn.c) */
-    flcf->upstream.upstream->per_process = true;
+    rx_http_upstream_set_per_process(flcf->upstream.upstream);
     return RX_CONF_OK;
 }
 
