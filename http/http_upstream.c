@@ -35,32 +35,6 @@ static void finalize(rx_http_upstream_t *u, rx_int_t rc);
 
 static const rx_conn_ops_t upstream_ops = { on_read, on_sent, on_free, on_op };
 
-/* A connection that is no longer of use to its request. */
-void
-rx_http_upstream_drop_connection(rx_http_upstream_t *u)
-{
-    rx_http_upstream_conn_t *uc = u->uc;
-
-    if (uc == NULL) {
-        return;
-    }
-    u->uc = NULL;
-    uc->u = NULL;
-    if (uc->c->sending || u->freading) {
-        /* the kernel may still read (or write) the request's memory */
-        (void) rx_http_request_hold_for(u->r, uc->c);
-    }
-    rx_conn_close(uc->c);
-}
-
-void
-rx_http_upstream_release_peer(rx_http_upstream_t *u, bool failed)
-{
-    if (u->peer) {
-        rx_http_upstream_free_peer(u->peer, failed);
-        u->peer = NULL;
-    }
-}
 /* The client went away: the exchange stops (its memory stays until the
  * request's pool goes). */
 static void
@@ -73,9 +47,7 @@ client_abort(rx_http_request_t *r)
     }
     rx_http_upstream_queue_remove(u);
     rx_http_upstream_lookup_cancel(u);
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
-    u->finished = 1;
+    rx_http_upstream_end(u);
     r->tunnel_read = NULL;
 }
 
@@ -119,6 +91,8 @@ rx_http_upstream_create(rx_http_request_t *r, const rx_http_upstream_conf_t *con
     return u;
 }
 
+static void lookup_done(rx_http_upstream_t *u, rx_int_t status);
+
 static void
 init_request(rx_http_upstream_t *u)
 {
@@ -129,7 +103,7 @@ init_request(rx_http_upstream_t *u)
     r->op_handler = NULL;
     if (u->us == NULL) {
         /* a host named at run time: its addresses first */
-        rc = rx_http_upstream_lookup_start(u);
+        rc = rx_http_upstream_lookup_start(u, lookup_done);
         if (rc != RX_OK) {
             if (rc != RX_AGAIN) {
                 finalize(u, rc);
@@ -153,10 +127,10 @@ init_request(rx_http_upstream_t *u)
 }
 
 /* The lookup ended: status 0 (u->us is set) or the one to answer with. */
-void
-rx_http_upstream_lookup_done(rx_http_upstream_t *u, rx_int_t status)
+static void
+lookup_done(rx_http_upstream_t *u, rx_int_t status)
 {
-    if (u->finished) {
+    if (u->phase == RX_HTTP_UPSTREAM_DONE) {
         return;
     }
     if (status) {
@@ -171,7 +145,8 @@ body_ready(rx_http_request_t *r)
 {
     rx_http_upstream_t *u = r->upstream;
 
-    if (!u->finished && u->uc == NULL && u->state == NULL) {
+    if (u->phase != RX_HTTP_UPSTREAM_DONE && u->uc == NULL
+        && u->state == NULL) {
         init_request(u);
     }
 }
@@ -187,13 +162,13 @@ stream_kick(rx_http_upstream_t *u)
     }
     c = u->uc->c;
     if (rx_http_upstream_out_send(u)) {
-        u->action = "sending request to upstream";
+        rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_SENDING);
         rx_timer_add(&c->timer, u->conf->send_timeout);
         return;
     }
     if (u->body_complete && !c->sending) {
         u->request_sent = 1;
-        u->action = "reading response header from upstream";
+        rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_READING_HEADER);
         rx_timer_add(&c->timer, u->conf->read_timeout);
         rx_http_upstream_learn_sent(u->uc);
     }
@@ -204,7 +179,7 @@ stream_piece(rx_http_request_t *r, const char *data, size_t len)
 {
     rx_http_upstream_t *u = r->upstream;
 
-    if (u == NULL || u->finished) {
+    if (u == NULL || u->phase == RX_HTTP_UPSTREAM_DONE) {
         return RX_OK;                   /* nobody wants it any more */
     }
     if (u->frame_body(u, data, len, false) != RX_OK) {
@@ -219,7 +194,7 @@ stream_done(rx_http_request_t *r)
 {
     rx_http_upstream_t *u = r->upstream;
 
-    if (u == NULL || u->finished || u->body_complete) {
+    if (u == NULL || u->phase == RX_HTTP_UPSTREAM_DONE || u->body_complete) {
         return;
     }
     u->body_complete = 1;
@@ -269,48 +244,6 @@ rx_http_upstream_start(rx_http_upstream_t *u)
     return rc == RX_OK ? RX_DONE : rc;
 }
 
-/* The log's "upstream:" field: schema, peer, URI. */
-static void
-set_log_upstream(rx_http_upstream_t *u, const rx_str_t *peer)
-{
-    rx_http_request_t *r = u->r;
-    char              *p = rx_pnalloc(r->pool, u->schema.len + peer->len
-                                                + u->uri.len);
-
-    if (p == NULL) {
-        return;
-    }
-    memcpy(p, u->schema.data, u->schema.len);
-    memcpy(p + u->schema.len, peer->data, peer->len);
-    if (u->uri.len) {
-        memcpy(p + u->schema.len + peer->len, u->uri.data, u->uri.len);
-    }
-    r->log_upstream.data = p;
-    r->log_upstream.len = u->schema.len + peer->len + u->uri.len;
-}
-
-void
-rx_http_upstream_log_error(rx_http_upstream_t *u, unsigned level, int err,
-    const char *msg)
-{
-    rx_http_request_log_error_action(u->r, level, err, u->action, "%s", msg);
-}
-
-static rx_http_upstream_state_t *
-new_state(rx_http_upstream_t *u)
-{
-    rx_http_upstream_state_t *st = rx_array_push(u->states);
-
-    if (st == NULL) {
-        return NULL;
-    }
-    memset(st, 0, sizeof(*st));
-    st->connect_time = st->header_time = -1;
-    u->state = st;
-    u->try_start = rx_current_msec;
-    return st;
-}
-
 static void
 bind_connection(rx_http_upstream_t *u, rx_http_upstream_conn_t *uc)
 {
@@ -338,30 +271,16 @@ build_request(rx_http_upstream_t *u)
     return RX_OK;
 }
 
-/* Every server is at max_conns: the request waits for a connection. */
+/* Every server is at max_conns: the request waits for a connection (the
+ * try that found none is not a try). */
 static void
 wait_in_queue(rx_http_upstream_t *u, bool at_head)
 {
-    /* the try that found no connection is not a try */
-    if (u->states->nelts) {
-        u->states->nelts--;
-    }
-    u->state = NULL;
-    if (rx_http_upstream_queue_add(u, at_head) != RX_OK) {
+    rx_http_upstream_try_undo(u);
+    if (rx_http_upstream_queue_add(u, at_head, connect_peer, finalize)
+        != RX_OK) {
         finalize(u, RX_HTTP_SERVICE_UNAVAILABLE);
     }
-}
-
-void
-rx_http_upstream_queue_resume(rx_http_upstream_t *u)
-{
-    connect_peer(u);
-}
-
-void
-rx_http_upstream_queue_failed(rx_http_upstream_t *u, rx_int_t status)
-{
-    finalize(u, status);
 }
 
 static void
@@ -373,19 +292,10 @@ connect_peer(rx_http_upstream_t *u)
     rx_conn_t               *c;
     int                      fd, one = 1;
 
-    if (new_state(u) == NULL) {
+    if (rx_http_upstream_try_begin(u) != RX_OK) {
         finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
-    u->action = "connecting to upstream";
-    u->header_len = 0;
-    u->header_done = u->body_done = u->keepalive = u->reused = 0;
-    u->error = NULL;
-    rx_http_upstream_reset_body(u);
-    u->request_sent = 0;
-    u->head_sent = 0;
-    u->fchunk_len = 0;
-    u->sent = 0;
     peer = u->us->balancer ? u->us->balancer->get(u)
                            : rx_http_upstream_get_peer(u->us, u->tried);
     if (peer == NULL && rx_http_upstream_full(u->us)) {
@@ -403,7 +313,7 @@ connect_peer(rx_http_upstream_t *u)
         }
         /* nginx names the group: the block's name, or the address */
         u->state->peer = u->us->implicit ? s[0].name : u->us->host;
-        set_log_upstream(u, &u->state->peer);
+        rx_http_upstream_set_log_upstream(u, &u->state->peer);
         rx_http_request_log_error(r, RX_LOG_ERR, 0, "no live upstreams while "
                                   "connecting to upstream");
         u->state->status = RX_HTTP_BAD_GATEWAY;
@@ -412,7 +322,7 @@ connect_peer(rx_http_upstream_t *u)
     }
     u->peer = peer;
     u->state->peer = peer->name;
-    set_log_upstream(u, &peer->name);
+    rx_http_upstream_set_log_upstream(u, &peer->name);
 
     uc = rx_http_upstream_keepalive_get(u->us, peer);
     if (uc != NULL && uc->tls != (u->ssl != NULL)) {
@@ -427,7 +337,7 @@ connect_peer(rx_http_upstream_t *u)
         u->reused = 1;
         u->state->connect_time = 0;
         if (build_request(u) == RX_OK) {
-            set_log_upstream(u, &peer->name);
+            rx_http_upstream_set_log_upstream(u, &peer->name);
             send_request(u);
         }
         return;
@@ -487,7 +397,7 @@ connect_peer(rx_http_upstream_t *u)
     if (build_request(u) != RX_OK) {
         return;
     }
-    set_log_upstream(u, &peer->name);
+    rx_http_upstream_set_log_upstream(u, &peer->name);
     rx_ring_connect(fd, &peer->addr.u.sa, peer->addr.len,
                     rx_conn_ud(c, RX_OP_CONNECT));
     c->inflight++;
@@ -546,7 +456,7 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
         }
         send_request(u);
         if (u->uc && !u->request_sent && !u->freading) {
-            u->action = "SSL handshaking to upstream";
+            rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_HANDSHAKING);
             rx_timer_add(&c->timer, u->conf->connect_timeout);
         }
         return;
@@ -627,7 +537,7 @@ send_request(rx_http_upstream_t *u)
                              rx_conn_ud(c, RX_OP_READ));
                 c->inflight++;
             }
-            u->action = "sending request to upstream";
+            rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_SENDING);
             rx_timer_add(&c->timer, u->conf->send_timeout);
             return;
         }
@@ -643,7 +553,7 @@ send_request(rx_http_upstream_t *u)
             return;
         }
         u->request_sent = 1;
-        u->action = "reading response header from upstream";
+        rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_READING_HEADER);
         rx_timer_add(&c->timer, u->conf->read_timeout);
         rx_http_upstream_learn_sent(u->uc);
         return;
@@ -662,7 +572,7 @@ send_request(rx_http_upstream_t *u)
         }
         n = i;
     }
-    u->action = "sending request to upstream";
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_SENDING);
     c->transport->send(c, u->iov, n);
     rx_timer_add(&c->timer, u->conf->send_timeout);
 }
@@ -862,9 +772,7 @@ accel_redirect(rx_http_upstream_t *u, const rx_str_t *value)
         rx_http_request_log_error_action(r, RX_LOG_ERR, 0, u->action,
             "unsafe URI \"%.*s\" was detected", (int) value->len, value->data);
     }
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
-    u->finished = 1;
+    rx_http_upstream_end(u);
     r->write_handler = NULL;
     if (named) {
         rx_http_named_location(r, value);
@@ -893,7 +801,7 @@ process_header(rx_http_upstream_t *u)
 
     u->state->status = status;
     u->state->header_time = rx_current_msec - u->try_start;
-    u->action = "reading upstream";
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_READING);
     if (ft && (u->conf->next_upstream & ft) && u->tries > 1) {
         next_upstream(u, ft);
         return RX_DONE;
@@ -996,7 +904,7 @@ on_data(rx_http_upstream_t *u, const char *data, size_t len)
         }
         u->header_done = 1;
         if (process_header(u) != RX_OK) {
-            if (u->tunnel && !u->finished) {
+            if (u->tunnel && u->phase != RX_HTTP_UPSTREAM_DONE) {
                 /* what followed the 101 belongs to the new protocol */
                 if (used < n && (rx_http_upstream_body(u,
                         u->header_buf + u->header_len - n + used, n - used) != RX_OK
@@ -1060,11 +968,9 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         rx_chain_t *cl = rx_chain_from_text(u->r->pool, "", 0, true);
 
         rx_http_upstream_end_state(u);
-        u->finished = 1;
         u->r->tunnel_read = NULL;
         u->r->write_handler = NULL;
-        rx_http_upstream_drop_connection(u);
-        rx_http_upstream_release_peer(u, false);
+        rx_http_upstream_end(u);
         if (cl == NULL || rx_http_write_filter(u->r, cl) != RX_OK) {
             rx_http_close_request(u->r);
         }
@@ -1149,18 +1055,22 @@ on_free(rx_conn_t *c)
     }
 }
 
-void
-rx_http_upstream_end_state(rx_http_upstream_t *u)
-{
-    if (u->state) {
-        u->state->response_time = rx_current_msec - u->try_start;
-    }
-}
-
 static bool
 idempotent(rx_http_request_t *r)
 {
     return !(r->method & (RX_HTTP_POST | RX_HTTP_LOCK | RX_HTTP_PATCH));
+}
+
+/* Another try: the protocol starts its request afresh (the try's own
+ * fields are reset by connect_peer's rx_http_upstream_try_begin()). */
+static void
+retry(rx_http_upstream_t *u)
+{
+    u->headers_in.status = 0;
+    if (u->reinit_request) {
+        u->reinit_request(u);
+    }
+    connect_peer(u);
 }
 
 static void
@@ -1197,11 +1107,7 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
     rx_http_upstream_release_peer(u, failed);
 
     if (retry_free) {
-        u->headers_in.status = 0;
-        if (u->reinit_request) {
-            u->reinit_request(u);
-        }
-        connect_peer(u);
+        retry(u);
         return;
     }
     if (u->tries > 1 && (conf->next_upstream & ft) && !u->header_sent
@@ -1211,11 +1117,7 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
         && (conf->next_upstream_timeout == 0
             || rx_current_msec - u->start_msec < conf->next_upstream_timeout)) {
         u->tries--;
-        u->headers_in.status = 0;
-        if (u->reinit_request) {
-            u->reinit_request(u);
-        }
-        connect_peer(u);
+        retry(u);
         return;
     }
     if (ft & (RX_HTTP_UPSTREAM_FT_HTTP_500 | RX_HTTP_UPSTREAM_FT_HTTP_502
@@ -1235,9 +1137,7 @@ finalize(rx_http_upstream_t *u, rx_int_t rc)
 
     rx_http_upstream_queue_remove(u);
     rx_http_upstream_end_state(u);
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
-    u->finished = 1;
+    rx_http_upstream_end(u);
     r->write_handler = NULL;
     rx_http_finalize_request(r, rc);
 }

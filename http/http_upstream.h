@@ -111,6 +111,21 @@ typedef struct {
     rx_table_elt_t  *x_accel_buffering;
 } rx_http_upstream_headers_in_t;
 
+/* A try's lifecycle (u->phase). Each phase with words sets the log's
+ * "while ..." (u->action), as nginx's do; the engine moves it
+ * (rx_http_upstream_set_phase(), http_upstream_try.c). */
+typedef enum {
+    RX_HTTP_UPSTREAM_START = 0,       /* no try yet: the body, a lookup */
+    RX_HTTP_UPSTREAM_QUEUED,          /* waiting for a connection */
+    RX_HTTP_UPSTREAM_CONNECTING,      /* a try began: a peer, a connection */
+    RX_HTTP_UPSTREAM_HANDSHAKING,     /* TLS */
+    RX_HTTP_UPSTREAM_SENDING,
+    RX_HTTP_UPSTREAM_READING_HEADER,
+    RX_HTTP_UPSTREAM_READING,         /* the header is in: the body */
+    RX_HTTP_UPSTREAM_TUNNEL,          /* after a 101 */
+    RX_HTTP_UPSTREAM_DONE             /* the exchange is over */
+} rx_http_upstream_phase_e;
+
 struct rx_http_upstream_s {
     rx_http_request_t               *r;
     const rx_http_upstream_conf_t   *conf;
@@ -179,18 +194,24 @@ struct rx_http_upstream_s {
     rx_array_t                      *states;         /* rx_http_upstream_state_t */
     rx_http_upstream_state_t        *state;          /* this try's */
     rx_uint_t                        tries;          /* left */
-    /* the upstream queue */
     /* the lookup of a host named at run time (http_upstream_resolve.c) */
     struct rx_http_upstream_lookup_s *lookup;
+    /* the upstream queue (http_upstream_queue.c) */
     rx_http_upstream_t              *qnext;
     rx_http_upstream_t              *qprev;
+    /* what the queue calls: a connection may be free, or none came */
+    void                           (*queue_resume)(rx_http_upstream_t *u);
+    void                           (*queue_failed)(rx_http_upstream_t *u,
+                                                   rx_int_t status);
     rx_timer_t                       queue_timer;
     rx_msec_t                        queue_start;
     rx_msec_t                        queue_time;     /* $upstream_queue_time */
     uint64_t                        *tried;          /* bit per peer */
     rx_msec_t                        start_msec;     /* of the first try */
     rx_msec_t                        try_start;
-    const char                      *action;         /* "while ..." */
+    rx_http_upstream_phase_e         phase;
+    const char                      *action;         /* "while ...": the
+                                                        phase's words */
     const char                      *error;          /* the protocol's why */
 
     unsigned                         header_done:1;
@@ -199,11 +220,10 @@ struct rx_http_upstream_s {
     unsigned                         reused:1;       /* a pooled connection */
     unsigned                         request_sent:1;
     unsigned                         paused:1;       /* buffers are full */
-    unsigned                         finished:1;
     unsigned                         header_sent:1;  /* to the client */
     unsigned                         buffering:1;
-    unsigned                         tunnel:1;       /* after a 101 */
-    unsigned                         queued:1;
+    unsigned                         tunnel:1;       /* after a 101 (stays
+                                                        set once DONE) */
     unsigned                         file_body:1;    /* protocol sends file bufs */
     unsigned                         freading:1;     /* a file chunk read runs */
     unsigned                         streaming:1;    /* the body as it comes */

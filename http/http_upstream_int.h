@@ -185,7 +185,13 @@ bool rx_http_upstream_has_room(const rx_http_upstream_srv_conf_t *us,
  * a connection waits in its peer's backlog, or others wait and this
  * worker holds more than its share */
 bool rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc);
-rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head);
+/* Every server is full: u waits (at the head when a connection that was
+ * offered was lost to another worker), and the queue calls resume when a
+ * connection may be free, failed when none came in time. RX_OK, or
+ * RX_DECLINED when the queue is full (the caller answers 503). */
+rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
+    void (*resume)(rx_http_upstream_t *u),
+    void (*failed)(rx_http_upstream_t *u, rx_int_t status));
 void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
 void rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us);
 void rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us);
@@ -252,24 +258,26 @@ void rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us);
 
-/* http_upstream.c */
-void rx_http_upstream_drop_connection(rx_http_upstream_t *u);
-void rx_http_upstream_release_peer(rx_http_upstream_t *u, bool failed);
-void rx_http_upstream_end_state(rx_http_upstream_t *u);
+/* http_upstream_try.c: a try's phase, record and end */
+void rx_http_upstream_set_phase(rx_http_upstream_t *u,
+    rx_http_upstream_phase_e phase);
 void rx_http_upstream_log_error(rx_http_upstream_t *u, unsigned level, int err,
     const char *msg);
+void rx_http_upstream_set_log_upstream(rx_http_upstream_t *u,
+    const rx_str_t *peer);
+/* The one reset for a try (the first or a retry). RX_OK or RX_ERROR. */
+rx_int_t rx_http_upstream_try_begin(rx_http_upstream_t *u);
+void rx_http_upstream_try_undo(rx_http_upstream_t *u);
+void rx_http_upstream_end_state(rx_http_upstream_t *u);
+void rx_http_upstream_drop_connection(rx_http_upstream_t *u);
+void rx_http_upstream_release_peer(rx_http_upstream_t *u, bool failed);
+/* Connection and peer go, the phase is DONE. */
+void rx_http_upstream_end(rx_http_upstream_t *u);
 
-/* A request from the queue tries again; one that gave up gets status. */
-void rx_http_upstream_queue_resume(rx_http_upstream_t *u);
-void rx_http_upstream_queue_failed(rx_http_upstream_t *u, rx_int_t status);
-
-/* The lookup of a host named at run time ended (http_upstream_resolve.c
- * calls it): 0, u->us set, or the status to answer with. */
-void rx_http_upstream_lookup_done(rx_http_upstream_t *u, rx_int_t status);
-
-/* http_upstream_resolve.c: RX_OK (u->us set), RX_AGAIN (waits: the
- * answer comes to rx_http_upstream_lookup_done) or a status. */
-rx_int_t rx_http_upstream_lookup_start(rx_http_upstream_t *u);
+/* http_upstream_resolve.c: RX_OK (u->us set), RX_AGAIN (waits: done is
+ * called with 0, u->us set, or the status to answer with) or a status. */
+rx_int_t rx_http_upstream_lookup_start(rx_http_upstream_t *u,
+    void (*done)(rx_http_upstream_t *u, rx_int_t status));
 void rx_http_upstream_lookup_cancel(rx_http_upstream_t *u);
 
 /* http_upstream_body.c */
@@ -286,8 +294,6 @@ void rx_http_upstream_cut_body(rx_http_upstream_t *u, const char *reason,
     int err);
 /* The request's pool goes: the temporary file and its buffers too. */
 void rx_http_upstream_free_body(rx_http_upstream_t *u);
-/* A new try: nothing buffered by an earlier one is kept. */
-void rx_http_upstream_reset_body(rx_http_upstream_t *u);
 
 /* http_upstream_tunnel.c */
 void rx_http_upstream_start_tunnel(rx_http_upstream_t *u);

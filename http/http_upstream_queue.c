@@ -414,7 +414,7 @@ unlink_waiter(rx_http_upstream_t *u)
     if (u->qprev) u->qprev->qnext = u->qnext; else us->qhead = u->qnext;
     if (u->qnext) u->qnext->qprev = u->qprev; else us->qtail = u->qprev;
     u->qprev = u->qnext = NULL;
-    u->queued = 0;
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_START);
     us->nqueued--;
     atomic_fetch_sub(&us->shared->waiting, 1);
     atomic_fetch_sub(mine(us, rx_http_upstream_npeers(us)), 1);
@@ -426,13 +426,13 @@ unlink_waiter(rx_http_upstream_t *u)
 void
 rx_http_upstream_queue_remove(rx_http_upstream_t *u)
 {
-    if (u->queued) {
+    if (u->phase == RX_HTTP_UPSTREAM_QUEUED) {
         unlink_waiter(u);
     }
 }
 
 static void
-queue_timeout(rx_timer_t *t)
+waited_too_long(rx_timer_t *t)
 {
     rx_http_upstream_t *u = t->data;
 
@@ -441,14 +441,13 @@ queue_timeout(rx_timer_t *t)
         "\"%.*s\" became free within %" PRId64 ".%03d s in its queue",
         (int) u->us->host.len, u->us->host.data, (int64_t) (u->queue_time / 1000),
         (int) (u->queue_time % 1000));
-    rx_http_upstream_queue_failed(u, RX_HTTP_SERVICE_UNAVAILABLE);
+    u->queue_failed(u, RX_HTTP_SERVICE_UNAVAILABLE);
 }
 
-/* Every server is full: wait (at the head when a connection that was
- * offered was lost to another worker). RX_OK, or RX_DECLINED when the
- * queue is full (the caller answers 503). */
 rx_int_t
-rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head)
+rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
+    void (*resume)(rx_http_upstream_t *u),
+    void (*failed)(rx_http_upstream_t *u, rx_int_t status))
 {
     rx_http_upstream_srv_conf_t *us = u->us;
     uint32_t                     waiting;
@@ -463,7 +462,9 @@ rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head)
     atomic_fetch_add(&us->shared->waiting, 1);
     atomic_fetch_add(mine(us, rx_http_upstream_npeers(us)), 1);
     us->nqueued++;
-    u->queued = 1;
+    u->queue_resume = resume;
+    u->queue_failed = failed;
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_QUEUED);
     u->queue_start = rx_current_msec;
     if (at_head) {
         u->qprev = NULL;
@@ -479,11 +480,10 @@ rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head)
     {
         rx_msec_t left = us->queue_timeout - u->queue_time;
 
-        u->queue_timer.handler = queue_timeout;
+        u->queue_timer.handler = waited_too_long;
         u->queue_timer.data = u;
         rx_timer_add(&u->queue_timer, left > 0 ? left : 1);
     }
-    u->action = "waiting in the upstream queue";
     tick_arm();
     return RX_OK;
 }
@@ -499,8 +499,8 @@ rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us)
         unlink_waiter(u);
         memset(u->tried, 0, ((rx_http_upstream_npeers(us) + 63) / 64)
                             * sizeof(uint64_t));
-        rx_http_upstream_queue_resume(u);
-        if (u->queued) {
+        u->queue_resume(u);
+        if (u->phase == RX_HTTP_UPSTREAM_QUEUED) {
             break;               /* another worker took the slot first */
         }
     }

@@ -26,6 +26,8 @@ typedef struct rx_http_upstream_lookup_s {
     rx_str_t             host;        /* as written, for the log */
     in_port_t            port;
     rx_resolver_t       *resolver;
+    /* the exchange's, called with the answer (0: u->us is set) */
+    void               (*done)(rx_http_upstream_t *u, rx_int_t status);
 } lookup_t;
 
 /* --- a request's own peers ------------------------------------------- */
@@ -182,11 +184,12 @@ lookup_handler(rx_resolver_ctx_t *ctx)
     lookup_t *lk = ctx->data;
     rx_int_t  rc = answered(lk);
 
-    rx_http_upstream_lookup_done(lk->u, rc == RX_OK ? 0 : rc);
+    lk->done(lk->u, rc == RX_OK ? 0 : rc);
 }
 
 rx_int_t
-rx_http_upstream_lookup_start(rx_http_upstream_t *u)
+rx_http_upstream_lookup_start(rx_http_upstream_t *u,
+    void (*done)(rx_http_upstream_t *u, rx_int_t status))
 {
     lookup_t *lk = u->lookup;
     rx_int_t  rc;
@@ -194,6 +197,7 @@ rx_http_upstream_lookup_start(rx_http_upstream_t *u)
     if (lk == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
+    lk->done = done;
     lk->ctx.handler = lookup_handler;
     rc = rx_resolve_name(lk->resolver, &lk->ctx);
     if (rc == RX_AGAIN) {

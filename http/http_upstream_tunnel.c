@@ -46,11 +46,9 @@ rx_http_upstream_end_tunnel(rx_http_upstream_t *u)
     rx_http_request_t *r = u->r;
 
     rx_http_upstream_end_state(u);
-    u->finished = 1;
     r->tunnel_read = NULL;
     r->write_handler = NULL;
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
+    rx_http_upstream_end(u);
     rx_http_close_request(r);
 }
 
@@ -120,7 +118,7 @@ tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
 {
     rx_http_upstream_t *u = r->upstream;
 
-    if (u == NULL || u->finished || u->uc == NULL) {
+    if (u == NULL || u->phase == RX_HTTP_UPSTREAM_DONE || u->uc == NULL) {
         return;
     }
     if (len <= 0) {
@@ -168,7 +166,7 @@ rx_http_upstream_start_tunnel(rx_http_upstream_t *u)
     rx_http_connection_t *hc = r->hc;
 
     u->tunnel = 1;
-    u->action = "proxying upgraded connection";
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_TUNNEL);
     r->tunnel_read = tunnel_client_read;
     /* the 101 goes out now, alone if need be: a header otherwise waits in
      * r->out for the first body bytes, but after a 101 either side may be
@@ -179,7 +177,7 @@ rx_http_upstream_start_tunnel(rx_http_upstream_t *u)
         size_t n = hc->in_len - hc->in_parsed;
         hc->in_parsed = hc->in_len;
         tunnel_client_read(r, hc->in + hc->in_len - n, (ssize_t) n);
-        if (u->finished) {
+        if (u->phase == RX_HTTP_UPSTREAM_DONE) {
             return;
         }
     }
