@@ -30,7 +30,6 @@ static void upstream_timer(rx_timer_t *t);
 static void connect_peer(rx_http_upstream_t *u);
 static void send_request(rx_http_upstream_t *u);
 static void next_upstream(rx_http_upstream_t *u, rx_uint_t ft);
-static void wait_in_queue(rx_http_upstream_t *u, bool at_head);
 static void finalize(rx_http_upstream_t *u, rx_int_t rc);
 
 static const rx_conn_ops_t upstream_ops = { on_read, on_sent, on_free, on_op };
@@ -271,60 +270,51 @@ build_request(rx_http_upstream_t *u)
     return RX_OK;
 }
 
-/* Every server is at max_conns: the request waits for a connection (the
- * try that found none is not a try). */
-static void
-wait_in_queue(rx_http_upstream_t *u, bool at_head)
+/* Every server is full: the request waits in the group's queue (at its
+ * head when the connection it was offered went to another worker), or is
+ * answered 503 when the queue is full; true either way. A group without a
+ * queue tells the other workers' idle connections to go: false, and the
+ * caller answers. */
+static bool
+wait_for_room(rx_http_upstream_t *u, bool at_head)
 {
-    rx_http_upstream_try_undo(u);
+    if (u->us->queue_max == 0) {
+        rx_http_upstream_note_pressure(u->us);
+        return false;
+    }
+    rx_http_upstream_try_undo(u);       /* the try that found none */
     if (rx_http_upstream_queue_add(u, at_head, connect_peer, finalize)
         != RX_OK) {
         finalize(u, RX_HTTP_SERVICE_UNAVAILABLE);
     }
+    return true;
 }
 
+/* No peer can take the request: 502, the log naming the group (the
+ * block's name, or the address), as nginx's. */
 static void
-connect_peer(rx_http_upstream_t *u)
+no_live_upstreams(rx_http_upstream_t *u)
 {
-    rx_http_request_t       *r = u->r;
-    rx_http_upstream_conn_t *uc;
-    rx_http_upstream_peer_t *peer;
-    rx_conn_t               *c;
-    int                      fd, one = 1;
+    rx_http_upstream_server_t *s = u->us->servers->elts;
 
-    if (rx_http_upstream_try_begin(u) != RX_OK) {
-        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
+    if (build_request(u) != RX_OK) {
+        return;                   /* for the log's upstream URI */
     }
-    peer = u->us->balancer ? u->us->balancer->get(u)
-                           : rx_http_upstream_get_peer(u->us, u->tried);
-    if (peer == NULL && rx_http_upstream_full(u->us)) {
-        if (u->us->queue_max) {
-            wait_in_queue(u, false);
-            return;
-        }
-        rx_http_upstream_note_pressure(u->us);
-    }
-    if (peer == NULL) {
-        rx_http_upstream_server_t *s = u->us->servers->elts;
+    u->state->peer = u->us->implicit ? s[0].name : u->us->host;
+    rx_http_upstream_set_log_upstream(u, &u->state->peer);
+    rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no live upstreams while "
+                              "connecting to upstream");
+    u->state->status = RX_HTTP_BAD_GATEWAY;
+    finalize(u, RX_HTTP_BAD_GATEWAY);
+}
 
-        if (build_request(u) != RX_OK) {
-            return;                   /* for the log's upstream URI */
-        }
-        /* nginx names the group: the block's name, or the address */
-        u->state->peer = u->us->implicit ? s[0].name : u->us->host;
-        rx_http_upstream_set_log_upstream(u, &u->state->peer);
-        rx_http_request_log_error(r, RX_LOG_ERR, 0, "no live upstreams while "
-                                  "connecting to upstream");
-        u->state->status = RX_HTTP_BAD_GATEWAY;
-        finalize(u, RX_HTTP_BAD_GATEWAY);
-        return;
-    }
-    u->peer = peer;
-    u->state->peer = peer->name;
-    rx_http_upstream_set_log_upstream(u, &peer->name);
+/* An idle pooled connection to the peer, if one speaks the location's
+ * protocol: the request goes out on it. */
+static bool
+use_pooled(rx_http_upstream_t *u, rx_http_upstream_peer_t *peer)
+{
+    rx_http_upstream_conn_t *uc = rx_http_upstream_keepalive_get(u->us, peer);
 
-    uc = rx_http_upstream_keepalive_get(u->us, peer);
     if (uc != NULL && uc->tls != (u->ssl != NULL)) {
         /* the pool is the upstream's: a location that speaks the other
          * protocol (http:// against https://) to the same peer cannot
@@ -332,23 +322,33 @@ connect_peer(rx_http_upstream_t *u)
         rx_conn_close(uc->c);
         uc = NULL;
     }
-    if (uc != NULL) {
-        bind_connection(u, uc);
-        u->reused = 1;
-        u->state->connect_time = 0;
-        if (build_request(u) == RX_OK) {
-            rx_http_upstream_set_log_upstream(u, &peer->name);
-            send_request(u);
-        }
-        return;
+    if (uc == NULL) {
+        return false;
     }
+    bind_connection(u, uc);
+    u->reused = 1;
+    u->state->connect_time = 0;
+    if (build_request(u) == RX_OK) {
+        rx_http_upstream_set_log_upstream(u, &peer->name);
+        send_request(u);
+    }
+    return true;
+}
+
+/* A socket to the peer, in a connection of the worker's table: NULL when
+ * there is none (the request is answered). */
+static rx_conn_t *
+new_socket(rx_http_upstream_t *u, rx_http_upstream_peer_t *peer)
+{
+    rx_conn_t *c;
+    int        fd, one = 1;
 
     fd = socket(peer->addr.u.sa.sa_family,
                 SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd == -1) {
         rx_http_upstream_log_error(u, RX_LOG_ALERT, errno, "socket() failed");
         next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
-        return;
+        return NULL;
     }
     if (peer->addr.u.sa.sa_family != AF_UNIX) {
         (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -356,12 +356,24 @@ connect_peer(rx_http_upstream_t *u)
     c = rx_conn_get(&rx_worker, fd, NULL);
     if (c == NULL) {
         close(fd);
-        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "%lu worker_connections "
-            "are not enough while connecting to upstream",
+        rx_http_request_log_error(u->r, RX_LOG_ALERT, 0, "%lu "
+            "worker_connections are not enough while connecting to upstream",
             (unsigned long) rx_worker.nconns);
         rx_http_upstream_release_peer(u, false);
         u->state->status = RX_HTTP_BAD_GATEWAY;
         finalize(u, RX_HTTP_BAD_GATEWAY);
+    }
+    return c;
+}
+
+/* A new connection to the peer, within its capacity: connect. */
+static void
+open_connection(rx_http_upstream_t *u, rx_http_upstream_peer_t *peer)
+{
+    rx_http_upstream_conn_t *uc;
+    rx_conn_t               *c = new_socket(u, peer);
+
+    if (c == NULL) {
         return;
     }
     uc = rx_pcalloc(c->pool, sizeof(*uc));
@@ -376,32 +388,55 @@ connect_peer(rx_http_upstream_t *u)
     uc->start = rx_current_msec;
     c->data = uc;
     c->ops = &upstream_ops;
-    if (!rx_http_upstream_conn_take(u->us, peer)) {
+    if (!rx_http_upstream_conn_open(uc)) {
         /* another worker took the last slot since the peer was chosen */
         rx_conn_close(c);
         rx_http_upstream_release_peer(u, false);
         rx_http_upstream_mark_untried(u, peer);
-        if (u->us->queue_max) {
-            wait_in_queue(u, true);
-        } else {
-            rx_http_upstream_note_pressure(u->us);
-            rx_http_request_log_error(r, RX_LOG_ERR, 0, "no live upstreams "
-                                      "while connecting to upstream");
+        if (!wait_for_room(u, true)) {
+            rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no live "
+                                      "upstreams while connecting to upstream");
             finalize(u, RX_HTTP_BAD_GATEWAY);
         }
         return;
     }
-    uc->counted = true;
-    rx_http_upstream_learn_opened(uc);
     bind_connection(u, uc);
     if (build_request(u) != RX_OK) {
         return;
     }
     rx_http_upstream_set_log_upstream(u, &peer->name);
-    rx_ring_connect(fd, &peer->addr.u.sa, peer->addr.len,
+    rx_ring_connect(c->fd, &peer->addr.u.sa, peer->addr.len,
                     rx_conn_ud(c, RX_OP_CONNECT));
     c->inflight++;
     rx_timer_add(&c->timer, u->conf->connect_timeout);
+}
+
+/* A try: a peer (the balancer's), then a pooled connection to it or a new
+ * one. */
+static void
+connect_peer(rx_http_upstream_t *u)
+{
+    rx_http_upstream_peer_t *peer;
+
+    if (rx_http_upstream_try_begin(u) != RX_OK) {
+        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    peer = u->us->balancer ? u->us->balancer->get(u)
+                           : rx_http_upstream_get_peer(u->us, u->tried);
+    if (peer == NULL) {
+        if (rx_http_upstream_full(u->us) && wait_for_room(u, false)) {
+            return;
+        }
+        no_live_upstreams(u);
+        return;
+    }
+    u->peer = peer;
+    u->state->peer = peer->name;
+    rx_http_upstream_set_log_upstream(u, &peer->name);
+    if (!use_pooled(u, peer)) {
+        open_connection(u, peer);
+    }
 }
 
 static void
@@ -1037,22 +1072,18 @@ static void
 on_free(rx_conn_t *c)
 {
     rx_http_upstream_conn_t *uc = c->data;
+    bool                     idle;
 
     if (uc == NULL) {
         return;
     }
+    idle = uc->u == NULL;
     if (uc->u) {
         uc->u->uc = NULL;
         uc->u = NULL;
-    } else {
-        rx_http_upstream_keepalive_remove(uc);
     }
     c->data = NULL;
-    rx_http_upstream_learn_closed(uc);
-    if (uc->counted) {
-        uc->counted = false;
-        rx_http_upstream_conn_put(uc->us, uc->peer);
-    }
+    rx_http_upstream_conn_closed(uc, idle);
 }
 
 static bool

@@ -579,7 +579,8 @@ init_main_conf(rx_conf_t *cf, void *conf)
             || rx_http_upstream_resolve_init(cf, us) != RX_OK
             || (us->balancer && us->balancer->init
                 && us->balancer->init(cf, us) != RX_OK)
-            || rx_http_upstream_init_shared(cf, us) != RX_OK) {
+            || rx_http_upstream_init_shared(cf, us,
+                                           rx_http_upstream_learn_init(us)) != RX_OK) {
             return RX_CONF_ERROR;
         }
     }

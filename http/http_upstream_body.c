@@ -241,7 +241,7 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
             u->uc = NULL;
             uc->u = NULL;
             rx_timer_del(&uc->c->timer);
-            rx_http_upstream_keepalive_put(uc);   /* or closes it */
+            rx_http_upstream_conn_release(uc);   /* or closes it */
         } else {
             rx_http_upstream_drop_connection(u);
         }

@@ -123,6 +123,13 @@ struct rx_http_upstream_srv_conf_s {
     rx_uint_t                 nidle;
 };
 
+/* The group's peers, primary and backup (resolve slots included). */
+static inline rx_uint_t
+rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us)
+{
+    return us->primary.n + us->backup.n;
+}
+
 /* Per try, for $upstream_* variables (comma-joined as nginx). */
 struct rx_http_upstream_state_s {
     rx_str_t    peer;
@@ -166,25 +173,18 @@ extern rx_module_t rx_http_upstream_module;
 const char *rx_http_upstream_set_balancer(rx_conf_t *cf,
     const rx_http_upstream_balancer_t *balancer, void *balancer_conf);
 
-/* http_upstream_queue.c */
-rx_int_t rx_http_upstream_init_shared(rx_conf_t *cf,
-    rx_http_upstream_srv_conf_t *us);
-rx_int_t rx_http_upstream_shared_reclaim(rx_cycle_t *cycle);
-rx_uint_t rx_http_upstream_peer_open(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
-bool rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
-    rx_http_upstream_peer_t *p);
-void rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
-    rx_http_upstream_peer_t *p);
-bool rx_http_upstream_full(rx_http_upstream_srv_conf_t *us);
-/* p can take a new connection of this worker: under max_conns and this
- * worker's share of it, or under what p was learned to take */
-bool rx_http_upstream_has_room(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
-/* A finished or idle connection closes rather than stay with this worker:
- * a connection waits in its peer's backlog, or others wait and this
- * worker holds more than its share */
-bool rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc);
+/* The capacity of a group, in layers that each call only those below:
+ * the exchange asks http_upstream_queue.c (the interface), which stands
+ * on learning, the idle pool and the shared counts; round robin asks the
+ * counts alone. */
+
+/* http_upstream_queue.c: the capacity interface. conn_open counts a new
+ * connection to uc->peer if max_conns allows it (false: it does not);
+ * conn_release gives a request's connection back (kept idle or closed);
+ * conn_closed is the connection's end (idle: it was in the pool). */
+bool rx_http_upstream_conn_open(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_conn_release(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_conn_closed(rx_http_upstream_conn_t *uc, bool idle);
 /* Every server is full: u waits (at the head when a connection that was
  * offered was lost to another worker), and the queue calls resume when a
  * connection may be free, failed when none came in time. RX_OK, or
@@ -194,22 +194,58 @@ rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
     void (*failed)(rx_http_upstream_t *u, rx_int_t status));
 void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
 void rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us);
-void rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us);
-void rx_http_upstream_note_pressure(rx_http_upstream_srv_conf_t *us);
-void rx_http_upstream_shared_stuck(rx_http_upstream_srv_conf_t *us,
-    rx_http_upstream_peer_t *p, int delta);
-bool rx_http_upstream_stuck_elsewhere(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
 
-/* http_upstream_learn.c: a unix or loopback pool's capacity, learned */
+/* http_upstream_learn.c: a unix or loopback pool's capacity, learned.
+ * init: at load, whether the group learns any peer's. */
 bool rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us);
-bool rx_http_upstream_learn_full(const rx_http_upstream_peer_t *p);
 void rx_http_upstream_learn_opened(rx_http_upstream_conn_t *uc);
 int64_t rx_http_upstream_learn_split(const rx_http_upstream_t *u);
 void rx_http_upstream_learn_sent(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_learn_read(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_learn_closed(rx_http_upstream_conn_t *uc);
+
+/* http_upstream_keepalive.c: the idle pool */
+rx_http_upstream_conn_t *rx_http_upstream_keepalive_get(
+    rx_http_upstream_srv_conf_t *us, rx_http_upstream_peer_t *peer);
+/* Keeps the connection when the pool takes it (true); else closes it. */
+bool rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
+void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
+/* Closes the idle connections that rx_http_upstream_give_back() names. */
+void rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us);
+
+/* http_upstream_shared.c: the counts, across workers, and what they say */
+rx_int_t rx_http_upstream_init_shared(rx_conf_t *cf,
+    rx_http_upstream_srv_conf_t *us, bool learn);
+rx_int_t rx_http_upstream_shared_reclaim(rx_cycle_t *cycle);
+const rx_array_t *rx_http_upstream_shared_groups(void);
+rx_uint_t rx_http_upstream_peer_open(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
+bool rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p);
+void rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p);
+/* Every server that is not down is full: waiting helps. */
+bool rx_http_upstream_full(rx_http_upstream_srv_conf_t *us);
+/* p can take a new connection of this worker: under max_conns and this
+ * worker's share of it, or under what p was learned to take */
+bool rx_http_upstream_has_room(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
+/* The peer holds all the connections this worker learned it takes. */
+bool rx_http_upstream_learn_full(const rx_http_upstream_peer_t *p);
+/* A finished or idle connection closes rather than stay with this worker:
+ * a connection waits in its peer's backlog, or others wait and this
+ * worker holds more than its share */
+bool rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc);
 bool rx_http_upstream_learn_give_way(const rx_http_upstream_conn_t *uc);
+void rx_http_upstream_note_pressure(rx_http_upstream_srv_conf_t *us);
+bool rx_http_upstream_wanted_elsewhere(const rx_http_upstream_srv_conf_t *us);
+uint32_t rx_http_upstream_shared_wait(rx_http_upstream_srv_conf_t *us,
+    int delta);
+uint32_t rx_http_upstream_shared_waiting(const rx_http_upstream_srv_conf_t *us);
+void rx_http_upstream_shared_stuck(rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_peer_t *p, int delta);
+bool rx_http_upstream_stuck_elsewhere(const rx_http_upstream_srv_conf_t *us,
+    const rx_http_upstream_peer_t *p);
 
 /* http_upstream_resolve.c: the block's `server ... resolve` lines at load (a resolver is needed),
  * and their lookups in each worker (init_process). */
@@ -225,7 +261,6 @@ rx_int_t rx_http_upstream_init_peers(rx_conf_t *cf,
     rx_http_upstream_srv_conf_t *us);
 rx_http_upstream_peer_t *rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us,
     uint64_t *tried);
-rx_uint_t rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us);
 /* without the empty slots of resolve servers */
 rx_uint_t rx_http_upstream_npresent(const rx_http_upstream_srv_conf_t *us);
 /* For balancers: the peer's index (primary first, then backup), whether a
@@ -249,14 +284,6 @@ void rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed);
  * when TLS had no part in it. */
 rx_int_t rx_http_upstream_ssl_start(rx_http_upstream_t *u);
 bool rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res);
-
-/* http_upstream_keepalive.c: the idle pool */
-rx_http_upstream_conn_t *rx_http_upstream_keepalive_get(
-    rx_http_upstream_srv_conf_t *us, rx_http_upstream_peer_t *peer);
-/* Keeps the connection when the pool takes it; else closes it. */
-void rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
-void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
-void rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us);
 
 /* http_upstream_try.c: a try's phase, record and end */
 void rx_http_upstream_set_phase(rx_http_upstream_t *u,

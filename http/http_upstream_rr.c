@@ -207,12 +207,6 @@ rx_http_upstream_take_peer(rx_http_upstream_peer_t *p)
 }
 
 rx_uint_t
-rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us)
-{
-    return us->primary.n + us->backup.n;
-}
-
-rx_uint_t
 rx_http_upstream_npresent(const rx_http_upstream_srv_conf_t *us)
 {
     return us->primary.n - us->primary.absent + us->backup.n
