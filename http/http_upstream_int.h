@@ -285,6 +285,14 @@ void rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed);
 rx_int_t rx_http_upstream_ssl_start(rx_http_upstream_t *u);
 bool rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res);
 
+/* http_upstream.c: the exchange. run: it begins (the client's body is in,
+ * or streams); finalize: it ends with rc for the request; abort: the
+ * client went away; cleanup: the request's pool goes (a pool cleanup). */
+void rx_http_upstream_run(rx_http_upstream_t *u);
+void rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc);
+void rx_http_upstream_abort(rx_http_request_t *r);
+void rx_http_upstream_cleanup(void *data);
+
 /* http_upstream_try.c: a try's phase, record and end */
 void rx_http_upstream_set_phase(rx_http_upstream_t *u,
     rx_http_upstream_phase_e phase);
@@ -307,6 +315,21 @@ rx_int_t rx_http_upstream_lookup_start(rx_http_upstream_t *u,
     void (*done)(rx_http_upstream_t *u, rx_int_t status));
 void rx_http_upstream_lookup_cancel(rx_http_upstream_t *u);
 
+/* http_upstream_send.c: the request to the peer. send: RX_OK (going,
+ * or all gone) or RX_ERROR (no memory); stream_kick: a streamed body's
+ * bytes go on after the request's head. */
+rx_int_t rx_http_upstream_send(rx_http_upstream_t *u);
+void rx_http_upstream_stream_kick(rx_http_upstream_t *u);
+
+/* http_upstream_header.c: the response header to the client (RX_OK or
+ * RX_ERROR), a status's *_next_upstream condition (0: none), whether an
+ * error_page answers it, and X-Accel-Redirect (the exchange ends). */
+rx_int_t rx_http_upstream_copy_headers(rx_http_upstream_t *u);
+rx_uint_t rx_http_upstream_status_ft(rx_uint_t status);
+bool rx_http_upstream_has_error_page(rx_http_request_t *r, rx_uint_t status);
+void rx_http_upstream_accel_redirect(rx_http_upstream_t *u,
+    const rx_str_t *value);
+
 /* http_upstream_body.c */
 rx_int_t rx_http_upstream_emit_slice(rx_http_upstream_t *u);
 /* Hands what was buffered to the client; stops or spills when every
@@ -328,6 +351,10 @@ void rx_http_upstream_start_tunnel(rx_http_upstream_t *u);
 bool rx_http_upstream_out_send(rx_http_upstream_t *u);
 void rx_http_upstream_out_sent(rx_http_upstream_t *u, ssize_t res);
 void rx_http_upstream_end_tunnel(rx_http_upstream_t *u);
+/* The upstream's bytes, or its end, in a tunnel (false: it ended). */
+bool rx_http_upstream_tunnel_in(rx_http_upstream_t *u, const char *data,
+    size_t len);
+void rx_http_upstream_tunnel_eof(rx_http_upstream_t *u);
 void rx_http_upstream_tunnel_free(rx_http_upstream_t *u);
 
 #endif /* RX_HTTP_UPSTREAM_INT_H */

@@ -40,6 +40,35 @@ rx_http_upstream_tunnel_free(rx_http_upstream_t *u)
  */
 #define TUNNEL_MAX  (64 * 1024)
 
+/* Bytes of the upgraded protocol from the upstream go to the client:
+ * false when they cannot (the tunnel is ended). */
+bool
+rx_http_upstream_tunnel_in(rx_http_upstream_t *u, const char *data,
+    size_t len)
+{
+    if (rx_http_upstream_body(u, data, len) != RX_OK
+        || rx_http_upstream_flush(u) != RX_OK) {
+        rx_http_upstream_end_tunnel(u);
+        return false;
+    }
+    return true;
+}
+
+/* The upstream ended the tunnel: what it sent reaches the client first. */
+void
+rx_http_upstream_tunnel_eof(rx_http_upstream_t *u)
+{
+    rx_chain_t *cl = rx_chain_from_text(u->r->pool, "", 0, true);
+
+    rx_http_upstream_end_state(u);
+    u->r->tunnel_read = NULL;
+    u->r->write_handler = NULL;
+    rx_http_upstream_end(u);
+    if (cl == NULL || rx_http_write_filter(u->r, cl) != RX_OK) {
+        rx_http_close_request(u->r);
+    }
+}
+
 void
 rx_http_upstream_end_tunnel(rx_http_upstream_t *u)
 {
