@@ -277,7 +277,10 @@ const char *rx_http_upstream_merge_conf(rx_conf_t *cf,
     rx_http_upstream_conf_t *conf, const rx_http_upstream_conf_t *prev,
     const char *const *default_hide);
 void rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf);
-/* Setters shared by proxy_* and fastcgi_* directives. */
+/* Setters shared by proxy_* and fastcgi_* directives. set_accepted takes
+ * a directive whose effect docs/directives.md describes (nothing to set). */
+const char *rx_http_upstream_set_accepted(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
 const char *rx_http_upstream_set_header_list(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
 const char *rx_http_upstream_set_buffers(rx_conf_t *cf,
@@ -285,6 +288,69 @@ const char *rx_http_upstream_set_buffers(rx_conf_t *cf,
 const char *rx_http_upstream_parse_host(const rx_str_t *text, rx_str_t *host,
     in_port_t *port, bool *no_port);
 extern const rx_conf_enum_t rx_http_upstream_ignore_headers_masks[];
+
+/*
+ * The directives of the engine's settings, the same for every protocol on
+ * it (proxy, fastcgi, and those to come): one table, written once, that a
+ * protocol's command table takes with its prefix applied, e.g.
+ *
+ *     RX_HTTP_UPSTREAM_COMMANDS("proxy_",
+ *         offsetof(rx_http_proxy_loc_conf_t, upstream), next_masks),
+ *
+ * gives proxy_connect_timeout and the rest, each writing the
+ * rx_http_upstream_conf_t at offset `up` of the protocol's location conf;
+ * `masks` are the *_next_upstream conditions the protocol knows. Every
+ * name is in docs/directives.md with its prefixes.
+ */
+#define RX_HTTP_UPSTREAM_CMD(prefix, name, arity, set, up, field, post)      \
+    { prefix name, RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF  \
+      | (arity), set, RX_HTTP_LOC_CONF_OFFSET,                              \
+      (up) + offsetof(rx_http_upstream_conf_t, field), post }
+#define RX_HTTP_UPSTREAM_ACCEPTED(prefix, name)                              \
+    { prefix name, RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF  \
+      | RX_CONF_TAKE1, rx_http_upstream_set_accepted,                        \
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL }
+
+#define RX_HTTP_UPSTREAM_COMMANDS(p, up, masks)                              \
+    RX_HTTP_UPSTREAM_CMD(p, "hide_header", RX_CONF_TAKE1,                    \
+        rx_http_upstream_set_header_list, up, hide_headers, NULL),           \
+    RX_HTTP_UPSTREAM_CMD(p, "pass_header", RX_CONF_TAKE1,                    \
+        rx_http_upstream_set_header_list, up, pass_headers, NULL),           \
+    RX_HTTP_UPSTREAM_CMD(p, "ignore_headers", RX_CONF_1MORE,                 \
+        rx_conf_set_bitmask_slot, up, ignore_headers,                        \
+        rx_http_upstream_ignore_headers_masks),                              \
+    RX_HTTP_UPSTREAM_CMD(p, "pass_request_headers", RX_CONF_FLAG,            \
+        rx_conf_set_flag_slot, up, pass_request_headers, NULL),              \
+    RX_HTTP_UPSTREAM_CMD(p, "pass_request_body", RX_CONF_FLAG,               \
+        rx_conf_set_flag_slot, up, pass_request_body, NULL),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "connect_timeout", RX_CONF_TAKE1,                \
+        rx_conf_set_msec_slot, up, connect_timeout, NULL),                   \
+    RX_HTTP_UPSTREAM_CMD(p, "send_timeout", RX_CONF_TAKE1,                   \
+        rx_conf_set_msec_slot, up, send_timeout, NULL),                      \
+    RX_HTTP_UPSTREAM_CMD(p, "read_timeout", RX_CONF_TAKE1,                   \
+        rx_conf_set_msec_slot, up, read_timeout, NULL),                      \
+    RX_HTTP_UPSTREAM_CMD(p, "next_upstream", RX_CONF_1MORE,                  \
+        rx_conf_set_bitmask_slot, up, next_upstream, masks),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "next_upstream_tries", RX_CONF_TAKE1,            \
+        rx_conf_set_num_slot, up, next_upstream_tries, NULL),                \
+    RX_HTTP_UPSTREAM_CMD(p, "next_upstream_timeout", RX_CONF_TAKE1,          \
+        rx_conf_set_msec_slot, up, next_upstream_timeout, NULL),             \
+    RX_HTTP_UPSTREAM_CMD(p, "buffering", RX_CONF_FLAG,                       \
+        rx_conf_set_flag_slot, up, buffering, NULL),                         \
+    RX_HTTP_UPSTREAM_CMD(p, "request_buffering", RX_CONF_FLAG,               \
+        rx_conf_set_flag_slot, up, request_buffering, NULL),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "buffer_size", RX_CONF_TAKE1,                    \
+        rx_conf_set_size_slot, up, buffer_size, NULL),                       \
+    RX_HTTP_UPSTREAM_CMD(p, "buffers", RX_CONF_TAKE2,                        \
+        rx_http_upstream_set_buffers, up, bufs_num, NULL),                   \
+    RX_HTTP_UPSTREAM_CMD(p, "intercept_errors", RX_CONF_FLAG,                \
+        rx_conf_set_flag_slot, up, intercept_errors, NULL),                  \
+    RX_HTTP_UPSTREAM_CMD(p, "max_temp_file_size", RX_CONF_TAKE1,             \
+        rx_conf_set_off_slot, up, max_temp_file_size, NULL),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "temp_path", RX_CONF_TAKE1234,                   \
+        rx_http_set_temp_path_slot, up, temp_path, NULL),                    \
+    RX_HTTP_UPSTREAM_ACCEPTED(p, "busy_buffers_size"),                       \
+    RX_HTTP_UPSTREAM_ACCEPTED(p, "temp_file_write_size")
 
 /* http_upstream_block.c: the upstream named by a *_pass (a block, or an
  * implicit one for a literal address), found at load or, for a *_pass with

@@ -59,7 +59,6 @@ static const char *set_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf
 static const char *set_http_version(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_method(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static void *create_loc_conf(rx_conf_t *cf);
 static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
@@ -94,16 +93,6 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_method", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_method,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_hide_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
-      RX_HTTP_LOC_CONF_OFFSET, UP(hide_headers), NULL },
-    { "proxy_pass_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
-      RX_HTTP_LOC_CONF_OFFSET, UP(pass_headers), NULL },
-    { "proxy_ignore_headers", RX_PROXY_LOC_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(ignore_headers), rx_http_upstream_ignore_headers_masks },
-    { "proxy_pass_request_headers", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_headers), NULL },
-    { "proxy_pass_request_body", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_body), NULL },
     { "proxy_redirect", RX_PROXY_LOC_CONF | RX_CONF_TAKE12, set_redirect,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_cookie_domain", RX_PROXY_LOC_CONF | RX_CONF_TAKE12,
@@ -118,40 +107,10 @@ static const rx_command_t proxy_commands[] = {
     { "proxy_set_body", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
       rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_proxy_loc_conf_t, body), NULL },
-    { "proxy_connect_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(connect_timeout), NULL },
-    { "proxy_send_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(send_timeout), NULL },
-    { "proxy_read_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(read_timeout), NULL },
-    { "proxy_next_upstream", RX_PROXY_LOC_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream), next_upstream_masks },
-    { "proxy_next_upstream_tries", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_num_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_tries), NULL },
-    { "proxy_next_upstream_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_timeout), NULL },
-    { "proxy_buffering", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(buffering), NULL },
-    { "proxy_request_buffering", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(request_buffering), NULL },
-    { "proxy_buffer_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_size_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(buffer_size), NULL },
-    { "proxy_buffers", RX_PROXY_LOC_CONF | RX_CONF_TAKE2,
-      rx_http_upstream_set_buffers, RX_HTTP_LOC_CONF_OFFSET, UP(bufs_num), NULL },
-    { "proxy_intercept_errors", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(intercept_errors), NULL },
     { "proxy_ignore_client_abort", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(ignore_client_abort), NULL },
-    /* accepted; their effect is documented in docs/directives.md */
-    { "proxy_busy_buffers_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_max_temp_file_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_off_slot, RX_HTTP_LOC_CONF_OFFSET, UP(max_temp_file_size), NULL },
-    { "proxy_temp_file_write_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_temp_path", RX_PROXY_LOC_CONF | RX_CONF_TAKE1234,
-      rx_http_set_temp_path_slot, RX_HTTP_LOC_CONF_OFFSET, UP(temp_path),
-      NULL },
+    RX_HTTP_UPSTREAM_COMMANDS("proxy_",
+        offsetof(rx_http_proxy_loc_conf_t, upstream), next_upstream_masks),
     rx_null_command
 };
 
@@ -512,12 +471,6 @@ set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     rx_http_proxy_target_t    target = target_of(plcf);
 
     return rx_http_proxy_set_redirect(cf, &plcf->rewrite, &target);
-}
-
-static const char *
-set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    return RX_CONF_OK;
 }
 
 /* URI escaping for the request line (nginx's "uri" class). */
