@@ -99,20 +99,16 @@ header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
     return RX_OK;
 }
 
-/* BEGIN_REQUEST and the PARAMS stream (with its empty closing record);
- * with end_stdin, the empty STDIN record too (a request without a body
- * goes out as this one buffer). */
-static rx_buf_t *
-begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
-    bool end_stdin)
+/* The pairs sent as FCGI_PARAMS: fastcgi_param's (one whose value is
+ * empty left out with if_not_empty), then the client's headers as HTTP_*
+ * (fastcgi_pass_request_headers). NULL: no memory. */
+static rx_array_t *
+collect_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
 {
     rx_http_fastcgi_param_t *prm = flcf->params ? flcf->params->elts : NULL;
     rx_array_t              *pairs;
     pair_t                  *pr;
-    rx_buf_t                *b;
     rx_uint_t                i, n = flcf->params ? flcf->params->nelts : 0;
-    size_t                   len = 0;
-    char                    *p;
 
     pairs = rx_array_create(r->pool, n + r->headers_in.headers.nelts + 1,
                             sizeof(pair_t));
@@ -139,25 +135,20 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
         && header_params(r, flcf, pairs) != RX_OK) {
         return NULL;
     }
-    pr = pairs->elts;
-    for (i = 0; i < pairs->nelts; i++) {
-        len += rx_fcgi_pair_size(pr[i].name.len, pr[i].value.len);
-    }
-    b = rx_create_temp_buf(r->pool, 2 * RX_FCGI_HEADER_LEN
-                           + rx_fcgi_framed_size(len, RX_FCGI_MAX_CONTENT)
-                           + (end_stdin ? 2 : 1) * RX_FCGI_HEADER_LEN);
-    if (b == NULL) {
-        return NULL;
-    }
-    p = b->last;
-    rx_fcgi_write_header(p, RX_FCGI_BEGIN_REQUEST, RX_FCGI_ID, 8, 0);
-    p += RX_FCGI_HEADER_LEN;
-    memset(p, 0, 8);
-    p[1] = RX_FCGI_RESPONDER;
-    p[2] = flcf->keep_conn ? RX_FCGI_KEEP_CONN : 0;
-    p += 8;
+    return pairs;
+}
+
+/* The pairs (len bytes encoded) in FCGI_PARAMS records at p: one record
+ * written straight in (the usual case), else the whole stream framed in
+ * records. Returns the end, NULL: no memory. */
+static char *
+write_params(rx_http_request_t *r, char *p, const rx_array_t *pairs,
+    size_t len)
+{
+    const pair_t *pr = pairs->elts;
+    rx_uint_t     i;
+
     if (len && len <= RX_FCGI_MAX_CONTENT) {
-        /* one record (the usual case): the pairs go straight in */
         size_t pad = rx_fcgi_padding(len);
 
         rx_fcgi_write_header(p, RX_FCGI_PARAMS, RX_FCGI_ID, len, pad);
@@ -182,6 +173,47 @@ begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
         }
         p = rx_fcgi_frame(p, RX_FCGI_PARAMS, RX_FCGI_ID, stream, len,
                           RX_FCGI_MAX_CONTENT);
+    }
+    return p;
+}
+
+/* BEGIN_REQUEST and the PARAMS stream (with its empty closing record);
+ * with end_stdin, the empty STDIN record too (a request without a body
+ * goes out as this one buffer). */
+static rx_buf_t *
+begin_and_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
+    bool end_stdin)
+{
+    rx_array_t *pairs = collect_params(r, flcf);
+    pair_t     *pr;
+    rx_buf_t   *b;
+    rx_uint_t   i;
+    size_t      len = 0;
+    char       *p;
+
+    if (pairs == NULL) {
+        return NULL;
+    }
+    pr = pairs->elts;
+    for (i = 0; i < pairs->nelts; i++) {
+        len += rx_fcgi_pair_size(pr[i].name.len, pr[i].value.len);
+    }
+    b = rx_create_temp_buf(r->pool, 2 * RX_FCGI_HEADER_LEN
+                           + rx_fcgi_framed_size(len, RX_FCGI_MAX_CONTENT)
+                           + (end_stdin ? 2 : 1) * RX_FCGI_HEADER_LEN);
+    if (b == NULL) {
+        return NULL;
+    }
+    p = b->last;
+    rx_fcgi_write_header(p, RX_FCGI_BEGIN_REQUEST, RX_FCGI_ID, 8, 0);
+    p += RX_FCGI_HEADER_LEN;
+    memset(p, 0, 8);
+    p[1] = RX_FCGI_RESPONDER;
+    p[2] = flcf->keep_conn ? RX_FCGI_KEEP_CONN : 0;
+    p += 8;
+    p = write_params(r, p, pairs, len);
+    if (p == NULL) {
+        return NULL;
     }
     rx_fcgi_write_header(p, RX_FCGI_PARAMS, RX_FCGI_ID, 0, 0);
     p += RX_FCGI_HEADER_LEN;
