@@ -366,8 +366,9 @@ void rx_http_upstream_set_per_process(rx_http_upstream_srv_conf_t *us);
 /* http_upstream_resolve.c. For proxy_pass and fastcgi_pass with variables
  * whose host names no upstream: u gets its own peers, from the address
  * itself (an IP address, unix:) or from the location's resolver when the
- * exchange starts. RX_DECLINED: a name and no resolver (the caller logs
- * nginx's "no resolver defined to resolve"). */
+ * exchange starts. RX_OK, or the status to answer with: 502 for a name
+ * and no resolver (nginx's "no resolver defined to resolve" is logged),
+ * 500. */
 rx_int_t rx_http_upstream_resolve_host(rx_http_upstream_t *u,
     const rx_str_t *host, in_port_t port);
 

@@ -104,8 +104,8 @@ bare(const rx_str_t *host)
     return h;
 }
 
-rx_int_t
-rx_http_upstream_resolve_host(rx_http_upstream_t *u, const rx_str_t *host,
+static rx_int_t
+own_peers(rx_http_upstream_t *u, const rx_str_t *host,
     in_port_t port)
 {
     rx_http_request_t       *r = u->r;
@@ -155,6 +155,21 @@ rx_http_upstream_resolve_host(rx_http_upstream_t *u, const rx_str_t *host,
     lk->ctx.data = lk;
     u->lookup = lk;
     return RX_OK;
+}
+
+rx_int_t
+rx_http_upstream_resolve_host(rx_http_upstream_t *u, const rx_str_t *host,
+    in_port_t port)
+{
+    rx_int_t rc = own_peers(u, host, port);
+
+    if (rc == RX_DECLINED) {
+        rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no resolver defined "
+                                  "to resolve %.*s", (int) host->len,
+                                  host->data);
+        return RX_HTTP_BAD_GATEWAY;
+    }
+    return rc == RX_OK ? RX_OK : RX_HTTP_INTERNAL_SERVER_ERROR;
 }
 
 /* The answer for a request: its peers, or 502 with nginx's line. */

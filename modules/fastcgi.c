@@ -305,14 +305,8 @@ fastcgi_handler(void *data)
             }
             /* an address, or a name for the location's resolver */
             rc = rx_http_upstream_resolve_host(u, &host, port);
-            if (rc == RX_DECLINED) {
-                rx_http_request_log_error(r, RX_LOG_ERR, 0, "no resolver "
-                                          "defined to resolve %.*s",
-                                          (int) host.len, host.data);
-                return RX_HTTP_BAD_GATEWAY;
-            }
             if (rc != RX_OK) {
-                return RX_HTTP_INTERNAL_SERVER_ERROR;
+                return rc;
             }
         }
     }
