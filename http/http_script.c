@@ -232,3 +232,17 @@ rx_http_set_complex_value_slot(rx_conf_t *cf, const rx_command_t *cmd,
     }
     return RX_CONF_OK;
 }
+
+rx_int_t
+rx_http_regex_compile(rx_conf_t *cf, const rx_str_t *pattern, bool caseless,
+    rx_regex_t **re, rx_http_capture_vars_t **names)
+{
+    char err[RX_MAX_ERROR_STR];
+
+    *re = rx_regex_compile(cf->pool, pattern, caseless, err, sizeof(err));
+    if (*re == NULL) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s", err);
+        return RX_ERROR;
+    }
+    return rx_http_regex_capture_vars(cf, *re, names);
+}

@@ -8,6 +8,8 @@
 
 #include "http.h"
 #include "http_variables.h"
+#include "regex.h"
+#include "http_captures.h"
 
 typedef enum {
     RX_HTTP_CV_LITERAL = 0,   /* text */
@@ -66,5 +68,12 @@ rx_int_t rx_http_complex_value(rx_http_request_t *r,
  */
 const char *rx_http_set_complex_value_slot(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
+
+/* At load: a regex whose captures a script uses ($1, $name: rewrite, if,
+ * proxy_redirect, proxy_cookie_*), compiled, pcre2's message logged with
+ * file:line on error, its named groups registered as variables (*names:
+ * NULL when it has none). RX_OK or RX_ERROR. */
+rx_int_t rx_http_regex_compile(rx_conf_t *cf, const rx_str_t *pattern,
+    bool caseless, rx_regex_t **re, rx_http_capture_vars_t **names);
 
 #endif /* RX_HTTP_SCRIPT_H */

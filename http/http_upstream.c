@@ -1,8 +1,7 @@
-
 /*
- * http_upstream.c: the upstream engine (see http_upstream.h). One request's
- * exchange with a peer, as a state machine driven by completions on the
- * upstream connection:
+ * http_upstream.c: the upstream engine's exchange (see http_upstream.h).
+ * One request's exchange with a peer, as a state machine driven by
+ * completions on the upstream connection (u->phase):
  *
  *   connect (or a pooled connection) -> send the request -> read the
  *   response header (protocol's process_header) -> send the header to the
@@ -13,6 +12,12 @@
  * peer when *_next_upstream allows; otherwise 502 (504 for timeouts). The
  * body buffers are bounded (*_buffers): when the client is slower than the
  * upstream, reading from the upstream stops until the client catches up.
+ *
+ * What it stands on, each calling nothing of it back: the try
+ * (http_upstream_try.c), sending (_send.c), the header to the client
+ * (_header.c), the body (_body.c), tunnels (_tunnel.c), TLS (_ssl.c),
+ * lookups (_resolve.c), peers (_rr.c and the balancers) and the group's
+ * capacity (_queue.c). A protocol enters through _start.c.
  */
 #include <netinet/tcp.h>
 #include "http.h"
@@ -20,8 +25,6 @@
 #include "clock.h"
 #include "http_upstream_int.h"
 #include "http_metrics.h"
-#include "http_temp_file.h"
-#include "http_uri.h"
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
@@ -31,43 +34,13 @@ static void upstream_timer(rx_timer_t *t);
 static void connect_peer(rx_http_upstream_t *u);
 static void send_request(rx_http_upstream_t *u);
 static void next_upstream(rx_http_upstream_t *u, rx_uint_t ft);
-static void wait_in_queue(rx_http_upstream_t *u, bool at_head);
-static void finalize(rx_http_upstream_t *u, rx_int_t rc);
 
 static const rx_conn_ops_t upstream_ops = { on_read, on_sent, on_free, on_op };
 
-/* A connection that is no longer of use to its request. */
-void
-rx_http_upstream_drop_connection(rx_http_upstream_t *u)
-{
-    rx_http_upstream_conn_t *uc = u->uc;
-
-    if (uc == NULL) {
-        return;
-    }
-    u->uc = NULL;
-    uc->u = NULL;
-    if (uc->c->sending || u->freading) {
-        /* the kernel may still read (or write) the request's memory */
-        (void) rx_http_request_hold_for(u->r, uc->c);
-    }
-    rx_conn_close(uc->c);
-}
-
-void
-rx_http_upstream_release_peer(rx_http_upstream_t *u, bool failed)
-{
-    if (u->peer) {
-        rx_http_metrics_peer_try(u->peer->metrics, rx_current_msec - u->try_start,
-                                 u->headers_in.status);
-        rx_http_upstream_free_peer(u->peer, failed);
-        u->peer = NULL;
-    }
-}
 /* The client went away: the exchange stops (its memory stays until the
  * request's pool goes). */
-static void
-client_abort(rx_http_request_t *r)
+void
+rx_http_upstream_abort(rx_http_request_t *r)
 {
     rx_http_upstream_t *u = r->upstream;
 
@@ -76,54 +49,27 @@ client_abort(rx_http_request_t *r)
     }
     rx_http_upstream_queue_remove(u);
     rx_http_upstream_lookup_cancel(u);
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
-    u->finished = 1;
+    rx_http_upstream_end(u);
     r->tunnel_read = NULL;
 }
 
 /* The request's pool is destroyed: nothing in flight reads its memory. */
-static void
-request_cleanup(void *data)
+void
+rx_http_upstream_cleanup(void *data)
 {
     rx_http_upstream_t *u = data;
 
-    client_abort(u->r);
+    rx_http_upstream_abort(u->r);
     rx_http_upstream_tunnel_free(u);
     rx_http_upstream_free_body(u);
 }
 
-rx_http_upstream_t *
-rx_http_upstream_create(rx_http_request_t *r, const rx_http_upstream_conf_t *conf)
-{
-    rx_http_upstream_t *u = rx_pcalloc(r->pool, sizeof(*u));
-    rx_pool_cleanup_t  *cln = rx_pool_cleanup_add(r->pool, 0);
+static void lookup_done(rx_http_upstream_t *u, rx_int_t status);
 
-    if (u == NULL || cln == NULL) {
-        return NULL;
-    }
-    u->r = r;
-    u->conf = conf;
-    u->us = conf->upstream;
-    u->states = rx_array_create(r->pool, 1, sizeof(rx_http_upstream_state_t));
-    if (u->states == NULL) {
-        return NULL;
-    }
-    u->start_msec = rx_current_msec;
-    u->buffering = conf->buffering ? 1 : 0;
-    rx_http_temp_init(&u->temp, conf->temp_path.data);
-    u->queue_timer.node.index = RX_HEAP_NONE;
-    u->queue_timer.handler = NULL;
-    rx_str_set(&u->schema, "http://");
-    cln->handler = request_cleanup;
-    cln->data = u;
-    r->upstream = u;
-    r->abort_handler = client_abort;
-    return u;
-}
-
-static void
-init_request(rx_http_upstream_t *u)
+/* The client's body is in (or streams): the exchange begins, with a lookup
+ * first for a host named at run time. */
+void
+rx_http_upstream_run(rx_http_upstream_t *u)
 {
     rx_http_request_t *r = u->r;
     rx_uint_t          n;
@@ -132,10 +78,10 @@ init_request(rx_http_upstream_t *u)
     r->op_handler = NULL;
     if (u->us == NULL) {
         /* a host named at run time: its addresses first */
-        rc = rx_http_upstream_lookup_start(u);
+        rc = rx_http_upstream_lookup_start(u, lookup_done);
         if (rc != RX_OK) {
             if (rc != RX_AGAIN) {
-                finalize(u, rc);
+                rx_http_upstream_finalize(u, rc);
             }
             return;
         }
@@ -148,7 +94,7 @@ init_request(rx_http_upstream_t *u)
     n = rx_http_upstream_npeers(u->us);
     u->tried = rx_pcalloc(r->pool, ((n + 63) / 64) * sizeof(uint64_t));
     if (u->tried == NULL) {
-        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+        rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
     r->write_handler = rx_http_upstream_write_handler;
@@ -156,162 +102,17 @@ init_request(rx_http_upstream_t *u)
 }
 
 /* The lookup ended: status 0 (u->us is set) or the one to answer with. */
-void
-rx_http_upstream_lookup_done(rx_http_upstream_t *u, rx_int_t status)
+static void
+lookup_done(rx_http_upstream_t *u, rx_int_t status)
 {
-    if (u->finished) {
+    if (u->phase == RX_HTTP_UPSTREAM_DONE) {
         return;
     }
     if (status) {
-        finalize(u, status);
+        rx_http_upstream_finalize(u, status);
         return;
     }
-    init_request(u);
-}
-
-static void
-body_ready(rx_http_request_t *r)
-{
-    rx_http_upstream_t *u = r->upstream;
-
-    if (!u->finished && u->uc == NULL && u->state == NULL) {
-        init_request(u);
-    }
-}
-
-/* A streamed body: bytes go to the upstream as the client sends them. */
-static void
-stream_kick(rx_http_upstream_t *u)
-{
-    rx_conn_t *c;
-
-    if (u->uc == NULL || !u->head_sent || u->request_sent) {
-        return;
-    }
-    c = u->uc->c;
-    if (rx_http_upstream_out_send(u)) {
-        u->action = "sending request to upstream";
-        rx_timer_add(&c->timer, u->conf->send_timeout);
-        return;
-    }
-    if (u->body_complete && !c->sending) {
-        u->request_sent = 1;
-        u->action = "reading response header from upstream";
-        rx_timer_add(&c->timer, u->conf->read_timeout);
-        rx_http_upstream_learn_sent(u->uc);
-    }
-}
-
-static rx_int_t
-stream_piece(rx_http_request_t *r, const char *data, size_t len)
-{
-    rx_http_upstream_t *u = r->upstream;
-
-    if (u == NULL || u->finished) {
-        return RX_OK;                   /* nobody wants it any more */
-    }
-    if (u->frame_body(u, data, len, false) != RX_OK) {
-        return RX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    stream_kick(u);
-    return RX_OK;
-}
-
-static void
-stream_done(rx_http_request_t *r)
-{
-    rx_http_upstream_t *u = r->upstream;
-
-    if (u == NULL || u->finished || u->body_complete) {
-        return;
-    }
-    u->body_complete = 1;
-    if (u->frame_body(u, NULL, 0, true) != RX_OK) {
-        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
-    stream_kick(u);
-}
-
-rx_int_t
-rx_http_upstream_start(rx_http_upstream_t *u)
-{
-    rx_http_request_t     *r = u->r;
-    rx_http_body_reader_t  reader = { body_ready, NULL, false };
-    rx_int_t               rc;
-    bool                   has_body = r->headers_in.content_length_n > 0
-                                      || r->headers_in.chunked;
-
-    if (!has_body || !u->conf->pass_request_body) {
-        rc = rx_http_discard_request_body(r);
-        if (rc != RX_OK) {
-            return rc;
-        }
-        init_request(u);
-        return RX_DONE;
-    }
-    if (!u->conf->request_buffering && u->frame_body && !r->body_read
-        && r->body_mode == RX_HTTP_BODY_UNCLAIMED) {
-        /* streamed: connect now, the body follows as it arrives (a body
-         * already read, or taken by a reader before an X-Accel-Redirect,
-         * is sent from what is kept instead) */
-        u->streaming = 1;
-        reader.post_handler = stream_done;
-        reader.piece = stream_piece;
-        rc = rx_http_read_client_request_body(r, &reader);
-        if (rc != RX_OK) {
-            return rc;
-        }
-        init_request(u);
-        return RX_DONE;
-    }
-    /* beyond client_body_buffer_size, the body may go to a file; the
-     * exchange starts when all of it is in (body_ready) */
-    reader.spill = u->file_body;
-    rc = rx_http_read_client_request_body(r, &reader);
-    return rc == RX_OK ? RX_DONE : rc;
-}
-
-/* The log's "upstream:" field: schema, peer, URI. */
-static void
-set_log_upstream(rx_http_upstream_t *u, const rx_str_t *peer)
-{
-    rx_http_request_t *r = u->r;
-    char              *p = rx_pnalloc(r->pool, u->schema.len + peer->len
-                                                + u->uri.len);
-
-    if (p == NULL) {
-        return;
-    }
-    memcpy(p, u->schema.data, u->schema.len);
-    memcpy(p + u->schema.len, peer->data, peer->len);
-    if (u->uri.len) {
-        memcpy(p + u->schema.len + peer->len, u->uri.data, u->uri.len);
-    }
-    r->log_upstream.data = p;
-    r->log_upstream.len = u->schema.len + peer->len + u->uri.len;
-}
-
-void
-rx_http_upstream_log_error(rx_http_upstream_t *u, unsigned level, int err,
-    const char *msg)
-{
-    rx_http_request_log_error_action(u->r, level, err, u->action, "%s", msg);
-}
-
-static rx_http_upstream_state_t *
-new_state(rx_http_upstream_t *u)
-{
-    rx_http_upstream_state_t *st = rx_array_push(u->states);
-
-    if (st == NULL) {
-        return NULL;
-    }
-    memset(st, 0, sizeof(*st));
-    st->connect_time = st->header_time = -1;
-    u->state = st;
-    u->try_start = rx_current_msec;
-    return st;
+    rx_http_upstream_run(u);
 }
 
 static void
@@ -334,90 +135,59 @@ build_request(rx_http_upstream_t *u)
     }
     rc = u->create_request(u);
     if (rc != RX_OK) {
-        finalize(u, rc == RX_ERROR ? RX_HTTP_INTERNAL_SERVER_ERROR : rc);
+        rx_http_upstream_finalize(u, rc == RX_ERROR ? RX_HTTP_INTERNAL_SERVER_ERROR : rc);
         return RX_ERROR;
     }
     u->request_size = (int64_t) rx_chain_size(u->request_bufs);
     return RX_OK;
 }
 
-/* Every server is at max_conns: the request waits for a connection. */
-static void
-wait_in_queue(rx_http_upstream_t *u, bool at_head)
+/* Every server is full: the request waits in the group's queue (at its
+ * head when the connection it was offered went to another worker), or is
+ * answered 503 when the queue is full; true either way. A group without a
+ * queue tells the other workers' idle connections to go: false, and the
+ * caller answers. */
+static bool
+wait_for_room(rx_http_upstream_t *u, bool at_head)
 {
-    /* the try that found no connection is not a try */
-    if (u->states->nelts) {
-        u->states->nelts--;
-    }
-    u->state = NULL;
-    if (rx_http_upstream_queue_add(u, at_head) != RX_OK) {
-        finalize(u, RX_HTTP_SERVICE_UNAVAILABLE);
-    }
-}
-
-void
-rx_http_upstream_queue_resume(rx_http_upstream_t *u)
-{
-    connect_peer(u);
-}
-
-void
-rx_http_upstream_queue_failed(rx_http_upstream_t *u, rx_int_t status)
-{
-    finalize(u, status);
-}
-
-static void
-connect_peer(rx_http_upstream_t *u)
-{
-    rx_http_request_t       *r = u->r;
-    rx_http_upstream_conn_t *uc;
-    rx_http_upstream_peer_t *peer;
-    rx_conn_t               *c;
-    int                      fd, one = 1;
-
-    if (new_state(u) == NULL) {
-        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
-    u->action = "connecting to upstream";
-    u->header_len = 0;
-    u->header_done = u->body_done = u->keepalive = u->reused = 0;
-    u->error = NULL;
-    rx_http_upstream_reset_body(u);
-    u->request_sent = 0;
-    u->head_sent = 0;
-    u->fchunk_len = 0;
-    u->sent = 0;
-    peer = u->us->balancer ? u->us->balancer->get(u)
-                           : rx_http_upstream_get_peer(u->us, u->tried);
-    if (peer == NULL && rx_http_upstream_full(u->us)) {
-        if (u->us->queue_max) {
-            wait_in_queue(u, false);
-            return;
-        }
+    if (u->us->queue_max == 0) {
         rx_http_upstream_note_pressure(u->us);
+        return false;
     }
-    if (peer == NULL) {
-        rx_http_upstream_server_t *s = u->us->servers->elts;
-
-        if (build_request(u) != RX_OK) {
-            return;                   /* for the log's upstream URI */
-        }
-        /* nginx names the group: the block's name, or the address */
-        u->state->peer = u->us->implicit ? s[0].name : u->us->host;
-        set_log_upstream(u, &u->state->peer);
-        rx_http_request_log_error(r, RX_LOG_ERR, 0, "no live upstreams while "
-                                  "connecting to upstream");
-        u->state->status = RX_HTTP_BAD_GATEWAY;
-        finalize(u, RX_HTTP_BAD_GATEWAY);
-        return;
+    rx_http_upstream_try_undo(u);       /* the try that found none */
+    if (rx_http_upstream_queue_add(u, at_head, connect_peer,
+                                  rx_http_upstream_finalize)
+        != RX_OK) {
+        rx_http_upstream_finalize(u, RX_HTTP_SERVICE_UNAVAILABLE);
     }
-    u->peer = peer;
-    u->state->peer = peer->name;
-    set_log_upstream(u, &peer->name);
+    return true;
+}
 
-    uc = rx_http_upstream_keepalive_get(u->us, peer);
+/* No peer can take the request: 502, the log naming the group (the
+ * block's name, or the address), as nginx's. */
+static void
+no_live_upstreams(rx_http_upstream_t *u)
+{
+    rx_http_upstream_server_t *s = u->us->servers->elts;
+
+    if (build_request(u) != RX_OK) {
+        return;                   /* for the log's upstream URI */
+    }
+    u->state->peer = u->us->implicit ? s[0].name : u->us->host;
+    rx_http_upstream_set_log_upstream(u, &u->state->peer);
+    rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no live upstreams while "
+                              "connecting to upstream");
+    u->state->status = RX_HTTP_BAD_GATEWAY;
+    rx_http_upstream_finalize(u, RX_HTTP_BAD_GATEWAY);
+}
+
+/* An idle pooled connection to the peer, if one speaks the location's
+ * protocol: the request goes out on it. */
+static bool
+use_pooled(rx_http_upstream_t *u, rx_http_upstream_peer_t *peer)
+{
+    rx_http_upstream_conn_t *uc = rx_http_upstream_keepalive_get(u->us, peer);
+
     if (uc != NULL && uc->tls != (u->ssl != NULL)) {
         /* the pool is the upstream's: a location that speaks the other
          * protocol (http:// against https://) to the same peer cannot
@@ -425,23 +195,33 @@ connect_peer(rx_http_upstream_t *u)
         rx_conn_close(uc->c);
         uc = NULL;
     }
-    if (uc != NULL) {
-        bind_connection(u, uc);
-        u->reused = 1;
-        u->state->connect_time = 0;
-        if (build_request(u) == RX_OK) {
-            set_log_upstream(u, &peer->name);
-            send_request(u);
-        }
-        return;
+    if (uc == NULL) {
+        return false;
     }
+    bind_connection(u, uc);
+    u->reused = 1;
+    u->state->connect_time = 0;
+    if (build_request(u) == RX_OK) {
+        rx_http_upstream_set_log_upstream(u, &peer->name);
+        send_request(u);
+    }
+    return true;
+}
+
+/* A socket to the peer, in a connection of the worker's table: NULL when
+ * there is none (the request is answered). */
+static rx_conn_t *
+new_socket(rx_http_upstream_t *u, rx_http_upstream_peer_t *peer)
+{
+    rx_conn_t *c;
+    int        fd, one = 1;
 
     fd = socket(peer->addr.u.sa.sa_family,
                 SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd == -1) {
         rx_http_upstream_log_error(u, RX_LOG_ALERT, errno, "socket() failed");
         next_upstream(u, RX_HTTP_UPSTREAM_FT_ERROR);
-        return;
+        return NULL;
     }
     if (peer->addr.u.sa.sa_family != AF_UNIX) {
         (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -449,18 +229,30 @@ connect_peer(rx_http_upstream_t *u)
     c = rx_conn_get(&rx_worker, fd, NULL);
     if (c == NULL) {
         close(fd);
-        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "%lu worker_connections "
-            "are not enough while connecting to upstream",
+        rx_http_request_log_error(u->r, RX_LOG_ALERT, 0, "%lu "
+            "worker_connections are not enough while connecting to upstream",
             (unsigned long) rx_worker.nconns);
         rx_http_upstream_release_peer(u, false);
         u->state->status = RX_HTTP_BAD_GATEWAY;
-        finalize(u, RX_HTTP_BAD_GATEWAY);
+        rx_http_upstream_finalize(u, RX_HTTP_BAD_GATEWAY);
+    }
+    return c;
+}
+
+/* A new connection to the peer, within its capacity: connect. */
+static void
+open_connection(rx_http_upstream_t *u, rx_http_upstream_peer_t *peer)
+{
+    rx_http_upstream_conn_t *uc;
+    rx_conn_t               *c = new_socket(u, peer);
+
+    if (c == NULL) {
         return;
     }
     uc = rx_pcalloc(c->pool, sizeof(*uc));
     if (uc == NULL) {
         rx_conn_close(c);
-        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+        rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
     uc->c = c;
@@ -469,32 +261,55 @@ connect_peer(rx_http_upstream_t *u)
     uc->start = rx_current_msec;
     c->data = uc;
     c->ops = &upstream_ops;
-    if (!rx_http_upstream_conn_take(u->us, peer)) {
+    if (!rx_http_upstream_conn_open(uc)) {
         /* another worker took the last slot since the peer was chosen */
         rx_conn_close(c);
         rx_http_upstream_release_peer(u, false);
         rx_http_upstream_mark_untried(u, peer);
-        if (u->us->queue_max) {
-            wait_in_queue(u, true);
-        } else {
-            rx_http_upstream_note_pressure(u->us);
-            rx_http_request_log_error(r, RX_LOG_ERR, 0, "no live upstreams "
-                                      "while connecting to upstream");
-            finalize(u, RX_HTTP_BAD_GATEWAY);
+        if (!wait_for_room(u, true)) {
+            rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no live "
+                                      "upstreams while connecting to upstream");
+            rx_http_upstream_finalize(u, RX_HTTP_BAD_GATEWAY);
         }
         return;
     }
-    uc->counted = true;
-    rx_http_upstream_learn_opened(uc);
     bind_connection(u, uc);
     if (build_request(u) != RX_OK) {
         return;
     }
-    set_log_upstream(u, &peer->name);
-    rx_ring_connect(fd, &peer->addr.u.sa, peer->addr.len,
+    rx_http_upstream_set_log_upstream(u, &peer->name);
+    rx_ring_connect(c->fd, &peer->addr.u.sa, peer->addr.len,
                     rx_conn_ud(c, RX_OP_CONNECT));
     c->inflight++;
     rx_timer_add(&c->timer, u->conf->connect_timeout);
+}
+
+/* A try: a peer (the balancer's), then a pooled connection to it or a new
+ * one. */
+static void
+connect_peer(rx_http_upstream_t *u)
+{
+    rx_http_upstream_peer_t *peer;
+
+    if (rx_http_upstream_try_begin(u) != RX_OK) {
+        rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    peer = u->us->balancer ? u->us->balancer->get(u)
+                           : rx_http_upstream_get_peer(u->us, u->tried);
+    if (peer == NULL) {
+        if (rx_http_upstream_full(u->us) && wait_for_room(u, false)) {
+            return;
+        }
+        no_live_upstreams(u);
+        return;
+    }
+    u->peer = peer;
+    u->state->peer = peer->name;
+    rx_http_upstream_set_log_upstream(u, &peer->name);
+    if (!use_pooled(u, peer)) {
+        open_connection(u, peer);
+    }
 }
 
 static void
@@ -513,7 +328,7 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
             rx_http_request_log_error(u->r, RX_LOG_CRIT,
                 cqe->res < 0 ? -cqe->res : EIO, "reading the client request "
                 "body's temporary file failed");
-            finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+            rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
             return;
         }
         u->fchunk_len = (size_t) cqe->res;
@@ -549,7 +364,7 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
         }
         send_request(u);
         if (u->uc && !u->request_sent && !u->freading) {
-            u->action = "SSL handshaking to upstream";
+            rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_HANDSHAKING);
             rx_timer_add(&c->timer, u->conf->connect_timeout);
         }
         return;
@@ -575,99 +390,13 @@ tls_error(rx_http_upstream_t *u, ssize_t res)
 #endif
 }
 
-/* Sends what is left of the request, from offset u->sent (the chain is
- * not consumed: a retry sends it again). */
+/* Sends what is left of the request (http_upstream_send.c). */
 static void
 send_request(rx_http_upstream_t *u)
 {
-    rx_conn_t  *c = u->uc->c;
-    rx_chain_t *cl;
-    int64_t     skip = u->sent, split;
-    int         n = 0;
-
-    if (!c->want_read) {
-        /* an early answer or close is seen while the request goes out
-         * (want_read, not reading: TLS reads for its handshake alone) */
-        c->transport->start_read(c);
+    if (rx_http_upstream_send(u) != RX_OK) {
+        rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
     }
-    for (cl = u->request_bufs; cl && n < (int) rx_nelems(u->iov); cl = cl->next) {
-        rx_buf_t *b = cl->buf;
-        size_t    size = rx_buf_size(b);
-
-        if ((int64_t) size <= skip) {
-            skip -= (int64_t) size;
-            continue;
-        }
-        if (b->in_file && !b->memory) {
-            /* a spilled body: sent from memory chunks read from its file */
-            int64_t off = b->file_pos + skip;
-
-            if (n > 0) {
-                break;                 /* what comes before goes first */
-            }
-            if (u->fchunk && off >= u->fchunk_off
-                && off < u->fchunk_off + (int64_t) u->fchunk_len) {
-                u->iov[0].iov_base = u->fchunk + (off - u->fchunk_off);
-                u->iov[0].iov_len = (size_t) (u->fchunk_off
-                                              + (int64_t) u->fchunk_len - off);
-                n = 1;
-                break;
-            }
-            if (!u->freading) {
-                size_t want = (size_t) rx_min(b->file_last - off,
-                                              (int64_t) RX_HTTP_TEMP_CHUNK);
-
-                if (u->fchunk == NULL
-                    && (u->fchunk = rx_palloc(u->r->pool, RX_HTTP_TEMP_CHUNK))
-                       == NULL) {
-                    finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
-                    return;
-                }
-                u->freading = 1;
-                u->fchunk_off = off;
-                u->fchunk_len = 0;
-                rx_ring_read(b->fd, u->fchunk, (unsigned) want, (uint64_t) off,
-                             rx_conn_ud(c, RX_OP_READ));
-                c->inflight++;
-            }
-            u->action = "sending request to upstream";
-            rx_timer_add(&c->timer, u->conf->send_timeout);
-            return;
-        }
-        u->iov[n].iov_base = b->pos + skip;
-        u->iov[n].iov_len = size - (size_t) skip;
-        skip = 0;
-        n++;
-    }
-    if (n == 0) {
-        if (u->streaming) {
-            u->head_sent = 1;
-            stream_kick(u);
-            return;
-        }
-        u->request_sent = 1;
-        u->action = "reading response header from upstream";
-        rx_timer_add(&c->timer, u->conf->read_timeout);
-        rx_http_upstream_learn_sent(u->uc);
-        return;
-    }
-    split = rx_http_upstream_learn_split(u);
-    if (split > u->sent) {
-        /* the request's first part alone (http_upstream_learn.c) */
-        int64_t room = split - u->sent;
-        int     i;
-
-        for (i = 0; i < n && room > 0; i++) {
-            if ((int64_t) u->iov[i].iov_len > room) {
-                u->iov[i].iov_len = (size_t) room;
-            }
-            room -= (int64_t) u->iov[i].iov_len;
-        }
-        n = i;
-    }
-    u->action = "sending request to upstream";
-    c->transport->send(c, u->iov, n);
-    rx_timer_add(&c->timer, u->conf->send_timeout);
 }
 
 static void
@@ -694,7 +423,7 @@ on_sent(rx_conn_t *c, ssize_t res)
     if (u->streaming && u->head_sent) {
         rx_http_upstream_out_sent(u, res);
         if (!u->header_done) {
-            stream_kick(u);
+            rx_http_upstream_stream_kick(u);
         }
         return;
     }
@@ -705,214 +434,32 @@ on_sent(rx_conn_t *c, ssize_t res)
     send_request(u);
 }
 
-/* A header name, lower case, against a literal: the length first (most
- * names are not the one asked for; this runs for every upstream header). */
-static bool
-lc_eq(const rx_table_elt_t *e, const char *lit, size_t len)
-{
-    return e->key.len == len && memcmp(e->lowcase_key, lit, len) == 0;
-}
-
-#define LC_IS(e, lit)  lc_eq(e, lit, sizeof(lit) - 1)
-
-static bool
-hidden(const rx_http_upstream_conf_t *conf, const rx_table_elt_t *e,
-    bool upgrade)
-{
-    static const rx_str_t hop[] = {
-        rx_string("connection"), rx_string("keep-alive"),
-        rx_string("transfer-encoding"), rx_string("te"),
-        rx_string("trailer"), rx_string("upgrade"),
-        rx_string("proxy-connection")
-    };
-    const rx_str_t *s;
-    rx_uint_t       i;
-
-    if (upgrade && LC_IS(e, "upgrade")) {
-        return false;        /* the protocol switched to */
-    }
-    for (i = 0; i < sizeof(hop) / sizeof(hop[0]); i++) {
-        if (lc_eq(e, hop[i].data, hop[i].len)) {
-            return true;
-        }
-    }
-    if (conf->hide_headers) {
-        s = conf->hide_headers->elts;
-        for (i = 0; i < conf->hide_headers->nelts; i++) {
-            if (lc_eq(e, s[i].data, s[i].len)) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-/* The upstream's header becomes the client's. */
-static rx_int_t
-copy_headers(rx_http_upstream_t *u)
-{
-    rx_http_request_t *r = u->r;
-    rx_http_upstream_headers_in_t *h = &u->headers_in;
-    rx_table_elt_t    *in = h->headers.elts, *out;
-    rx_uint_t          i;
-
-    r->headers_out.status = h->status;
-    r->headers_out.status_line = h->status_line;
-    r->headers_out.content_length_n = h->content_length_n;
-    for (i = 0; i < h->headers.nelts; i++) {
-        const rx_table_elt_t *k = &in[i];
-
-        if (hidden(u->conf, k, h->status == RX_HTTP_SWITCHING_PROTOCOLS)) {
-            continue;
-        }
-        if (LC_IS(k, "content-length")) {
-            continue;          /* content_length_n carries it */
-        }
-        if (LC_IS(k, "content-type")) {
-            r->headers_out.content_type = in[i].value;
-            continue;
-        }
-        out = rx_array_push(&r->headers_out.headers);
-        if (out == NULL) {
-            return RX_ERROR;
-        }
-        *out = in[i];
-        if (LC_IS(k, "location") || LC_IS(k, "refresh")) {
-            rx_int_t rc = u->rewrite_redirect ? u->rewrite_redirect(u, out)
-                                              : RX_DECLINED;
-            if (rc == RX_ERROR) {
-                return RX_ERROR;
-            }
-            /* as nginx: the header filter makes a Location absolute when
-             * proxy_redirect rewrote it; the upstream's own relative one
-             * goes out as it came */
-            if (LC_IS(k, "location")
-                && (rc == RX_OK || out->value.len == 0
-                    || out->value.data[0] != '/')) {
-                r->headers_out.location = out;
-            }
-        } else if (LC_IS(k, "set-cookie")) {
-            if (u->rewrite_cookie && u->rewrite_cookie(u, out) == RX_ERROR) {
-                return RX_ERROR;
-            }
-        } else if (LC_IS(k, "server")) {
-            r->headers_out.server = out;    /* passed: replaces ours */
-        } else if (LC_IS(k, "etag")) {
-            r->headers_out.etag = out;
-        } else if (LC_IS(k, "content-encoding")) {
-            r->headers_out.content_encoding = out;
-        } else if (LC_IS(k, "expires")) {
-            r->headers_out.expires = out;
-        } else if (LC_IS(k, "accept-ranges")) {
-            r->headers_out.accept_ranges = out;
-        }
-    }
-    return RX_OK;
-}
-
-static bool
-has_error_page(rx_http_request_t *r, rx_uint_t status)
-{
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_http_err_page_t      *ep;
-    rx_uint_t                i;
-
-    if (clcf->error_pages == NULL) {
-        return false;
-    }
-    ep = clcf->error_pages->elts;
-    for (i = 0; i < clcf->error_pages->nelts; i++) {
-        if (ep[i].status == status) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static rx_uint_t
-status_ft(rx_uint_t status)
-{
-    switch (status) {
-    case 500: return RX_HTTP_UPSTREAM_FT_HTTP_500;
-    case 502: return RX_HTTP_UPSTREAM_FT_HTTP_502;
-    case 503: return RX_HTTP_UPSTREAM_FT_HTTP_503;
-    case 504: return RX_HTTP_UPSTREAM_FT_HTTP_504;
-    case 403: return RX_HTTP_UPSTREAM_FT_HTTP_403;
-    case 404: return RX_HTTP_UPSTREAM_FT_HTTP_404;
-    case 429: return RX_HTTP_UPSTREAM_FT_HTTP_429;
-    default:  return 0;
-    }
-}
-
-/*
- * X-Accel-Redirect: the upstream is done with; the request goes on at a
- * named location as it is, or at a URI as a GET (HEAD stays HEAD), as in
- * nginx. The URI is the upstream's, which may carry what a client put in
- * it, so it is checked first: one that could climb out of the location it
- * names ("..", also escaped, or a NUL) gets 404, not the file.
- */
-static void
-accel_redirect(rx_http_upstream_t *u, const rx_str_t *value)
-{
-    rx_http_request_t *r = u->r;
-    rx_str_t           path, args;
-    rx_int_t           rc = RX_OK;
-    bool               named = value->len && value->data[0] == '@';
-
-    if (!named) {
-        rc = rx_http_parse_unsafe_uri(r->pool, value, &path, &args);
-    }
-    if (rc == RX_DECLINED) {
-        rx_http_request_log_error_action(r, RX_LOG_ERR, 0, u->action,
-            "unsafe URI \"%.*s\" was detected", (int) value->len, value->data);
-    }
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
-    u->finished = 1;
-    r->write_handler = NULL;
-    if (named) {
-        rx_http_named_location(r, value);
-        return;
-    }
-    if (rc != RX_OK) {
-        rx_http_finalize_request(r, rc == RX_DECLINED ? RX_HTTP_NOT_FOUND
-                                                      : RX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
-    if (r->method != RX_HTTP_HEAD) {
-        r->method = RX_HTTP_GET;
-        rx_str_set(&r->method_name, "GET");
-    }
-    rx_http_internal_redirect(r, &path, args.data ? &args : NULL);
-}
-
 /* The header is complete: another peer, an error page, an internal
  * redirect, or the response goes to the client. */
 static rx_int_t
 process_header(rx_http_upstream_t *u)
 {
     rx_http_request_t *r = u->r;
-    rx_uint_t          status = u->headers_in.status, ft = status_ft(status);
+    rx_uint_t          status = u->headers_in.status, ft = rx_http_upstream_status_ft(status);
     rx_int_t           rc;
 
     u->state->status = status;
     u->state->header_time = rx_current_msec - u->try_start;
-    u->action = "reading upstream";
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_READING);
     if (ft && (u->conf->next_upstream & ft) && u->tries > 1) {
         next_upstream(u, ft);
         return RX_DONE;
     }
-    if (u->conf->intercept_errors && status >= 300 && has_error_page(r, status)) {
+    if (u->conf->intercept_errors && status >= 300 && rx_http_upstream_has_error_page(r, status)) {
         u->keepalive = 0;
         rx_http_upstream_drop_connection(u);
         rx_http_upstream_release_peer(u, false);
-        finalize(u, (rx_int_t) status);
+        rx_http_upstream_finalize(u, (rx_int_t) status);
         return RX_DONE;
     }
     if (u->headers_in.x_accel_redirect
         && !(u->conf->ignore_headers & RX_HTTP_UPSTREAM_IGN_XA_REDIRECT)) {
-        accel_redirect(u, &u->headers_in.x_accel_redirect->value);
+        rx_http_upstream_accel_redirect(u, &u->headers_in.x_accel_redirect->value);
         return RX_DONE;
     }
     if (u->headers_in.x_accel_buffering
@@ -932,8 +479,8 @@ process_header(rx_http_upstream_t *u)
         r->keepalive = 0;
         u->keepalive = 0;
     }
-    if (copy_headers(u) != RX_OK) {
-        finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+    if (rx_http_upstream_copy_headers(u) != RX_OK) {
+        rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
         return RX_DONE;
     }
     if (r->upgrade) {
@@ -952,68 +499,81 @@ process_header(rx_http_upstream_t *u)
     return RX_OK;
 }
 
+/* Bytes of the response header: RX_OK once it is complete (*n of data
+ * went into the header buffer, *used of them were header), RX_AGAIN for
+ * more, RX_DONE when the try failed (next_upstream or finalize ran). */
+static rx_int_t
+read_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *n,
+    size_t *used)
+{
+    rx_int_t rc;
+
+    if (u->header_buf == NULL) {
+        u->header_buf = rx_pnalloc(u->r->pool, u->conf->buffer_size);
+        if (u->header_buf == NULL) {
+            rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+            return RX_DONE;
+        }
+    }
+    *n = rx_min(u->conf->buffer_size - u->header_len, len);
+    memcpy(u->header_buf + u->header_len, data, *n);
+    rc = u->process_header(u, u->header_buf + u->header_len, *n, used);
+    u->header_len += *n;
+    if (rc == RX_AGAIN) {
+        if (u->header_copied) {
+            u->header_len = 0;
+        } else if (u->header_len == u->conf->buffer_size) {
+            rx_http_upstream_log_error(u, RX_LOG_ERR, 0, "upstream sent too "
+                                       "big header");
+            next_upstream(u, RX_HTTP_UPSTREAM_FT_INVALID_HEADER);
+            return RX_DONE;
+        }
+        return RX_AGAIN;
+    }
+    if (rc != RX_OK) {
+        rx_http_upstream_log_error(u, RX_LOG_ERR, 0, u->error ? u->error
+                                   : "upstream sent invalid header");
+        next_upstream(u, RX_HTTP_UPSTREAM_FT_INVALID_HEADER);
+        return RX_DONE;
+    }
+    u->header_done = 1;
+    return RX_OK;
+}
+
+static void
+body_broken(rx_http_upstream_t *u)
+{
+    rx_http_upstream_cut_body(u, u->error ? u->error
+                              : "upstream sent invalid response body", 0);
+}
+
 /* Received bytes of the response: header first, then body. */
 static void
 on_data(rx_http_upstream_t *u, const char *data, size_t len)
 {
-    size_t used = 0, room, n;
-    rx_int_t rc;
+    size_t used = 0, n = 0;
 
     u->state->bytes_received += (int64_t) len;
     if (u->tunnel) {
-        if (rx_http_upstream_body(u, data, len) != RX_OK || rx_http_upstream_flush(u) != RX_OK) {
-            rx_http_upstream_end_tunnel(u);
-            return;
-        }
-        if (u->uc && !u->paused) {
+        if (rx_http_upstream_tunnel_in(u, data, len)
+            && u->uc && !u->paused) {
             rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
         }
         return;
     }
     if (!u->header_done) {
-        if (u->header_buf == NULL) {
-            u->header_buf = rx_pnalloc(u->r->pool, u->conf->buffer_size);
-            if (u->header_buf == NULL) {
-                finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
-                return;
-            }
-        }
-        room = u->conf->buffer_size - u->header_len;
-        n = rx_min(room, len);
-        memcpy(u->header_buf + u->header_len, data, n);
-        rc = u->process_header(u, u->header_buf + u->header_len, n, &used);
-        u->header_len += n;
-        if (rc == RX_AGAIN) {
-            if (u->header_copied) {
-                u->header_len = 0;
-            } else if (u->header_len == u->conf->buffer_size) {
-                rx_http_upstream_log_error(u, RX_LOG_ERR, 0, "upstream sent too big "
-                                   "header");
-                next_upstream(u, RX_HTTP_UPSTREAM_FT_INVALID_HEADER);
-            }
+        if (read_header(u, data, len, &n, &used) != RX_OK) {
             return;
         }
-        if (rc != RX_OK) {
-            rx_http_upstream_log_error(u, RX_LOG_ERR, 0,
-                               u->error ? u->error : "upstream sent invalid header");
-            next_upstream(u, RX_HTTP_UPSTREAM_FT_INVALID_HEADER);
-            return;
-        }
-        u->header_done = 1;
         if (process_header(u) != RX_OK) {
-            if (u->tunnel && !u->finished) {
+            if (u->tunnel && u->phase != RX_HTTP_UPSTREAM_DONE) {
                 /* what followed the 101 belongs to the new protocol */
-                if (used < n && (rx_http_upstream_body(u,
-                        u->header_buf + u->header_len - n + used, n - used) != RX_OK
-                    || rx_http_upstream_flush(u) != RX_OK)) {
-                    rx_http_upstream_end_tunnel(u);
+                if (used < n && !rx_http_upstream_tunnel_in(u,
+                        u->header_buf + u->header_len - n + used, n - used)) {
                     return;
                 }
-                data += n;
-                len -= n;
-                if (len && (rx_http_upstream_body(u, data, len) != RX_OK
-                            || rx_http_upstream_flush(u) != RX_OK)) {
-                    rx_http_upstream_end_tunnel(u);
+                if (len > n) {
+                    (void) rx_http_upstream_tunnel_in(u, data + n, len - n);
                 }
             }
             return;
@@ -1021,14 +581,14 @@ on_data(rx_http_upstream_t *u, const char *data, size_t len)
         if (!u->body_done && used < n
             && u->input_filter(u, u->header_buf + u->header_len - n + used,
                                n - used) != RX_OK) {
-            rx_http_upstream_cut_body(u, u->error ? u->error : "upstream sent invalid response body", 0);
+            body_broken(u);
             return;
         }
         data += n;
         len -= n;
     }
     if (len && !u->body_done && u->input_filter(u, data, len) != RX_OK) {
-        rx_http_upstream_cut_body(u, u->error ? u->error : "upstream sent invalid response body", 0);
+        body_broken(u);
         return;
     }
     if (u->body_done) {
@@ -1057,22 +617,11 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         return;
     }
     if (u->r->conn->state != RX_CONN_ACTIVE) {
-        request_cleanup(u);
+        rx_http_upstream_cleanup(u);
         return;
     }
     if (u->tunnel && len <= 0) {
-        /* the upstream ended: what it sent reaches the client first */
-        rx_chain_t *cl = rx_chain_from_text(u->r->pool, "", 0, true);
-
-        rx_http_upstream_end_state(u);
-        u->finished = 1;
-        u->r->tunnel_read = NULL;
-        u->r->write_handler = NULL;
-        rx_http_upstream_drop_connection(u);
-        rx_http_upstream_release_peer(u, false);
-        if (cl == NULL || rx_http_write_filter(u->r, cl) != RX_OK) {
-            rx_http_close_request(u->r);
-        }
+        rx_http_upstream_tunnel_eof(u);
         return;
     }
     if (len < 0) {
@@ -1136,36 +685,36 @@ static void
 on_free(rx_conn_t *c)
 {
     rx_http_upstream_conn_t *uc = c->data;
+    bool                     idle;
 
     if (uc == NULL) {
         return;
     }
+    idle = uc->u == NULL;
     if (uc->u) {
         uc->u->uc = NULL;
         uc->u = NULL;
-    } else {
-        rx_http_upstream_keepalive_remove(uc);
     }
     c->data = NULL;
-    rx_http_upstream_learn_closed(uc);
-    if (uc->counted) {
-        uc->counted = false;
-        rx_http_upstream_conn_put(uc->us, uc->peer);
-    }
-}
-
-void
-rx_http_upstream_end_state(rx_http_upstream_t *u)
-{
-    if (u->state) {
-        u->state->response_time = rx_current_msec - u->try_start;
-    }
+    rx_http_upstream_conn_closed(uc, idle);
 }
 
 static bool
 idempotent(rx_http_request_t *r)
 {
     return !(r->method & (RX_HTTP_POST | RX_HTTP_LOCK | RX_HTTP_PATCH));
+}
+
+/* Another try: the protocol starts its request afresh (the try's own
+ * fields are reset by connect_peer's rx_http_upstream_try_begin()). */
+static void
+retry(rx_http_upstream_t *u)
+{
+    u->headers_in.status = 0;
+    if (u->reinit_request) {
+        u->reinit_request(u);
+    }
+    connect_peer(u);
 }
 
 /* For the peer's failure counters: what went wrong with this try (a 5xx
@@ -1221,11 +770,7 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
     rx_http_upstream_release_peer(u, failed);
 
     if (retry_free) {
-        u->headers_in.status = 0;
-        if (u->reinit_request) {
-            u->reinit_request(u);
-        }
-        connect_peer(u);
+        retry(u);
         return;
     }
     if (u->tries > 1 && (conf->next_upstream & ft) && !u->header_sent
@@ -1235,11 +780,7 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
         && (conf->next_upstream_timeout == 0
             || rx_current_msec - u->start_msec < conf->next_upstream_timeout)) {
         u->tries--;
-        u->headers_in.status = 0;
-        if (u->reinit_request) {
-            u->reinit_request(u);
-        }
-        connect_peer(u);
+        retry(u);
         return;
     }
     if (ft & (RX_HTTP_UPSTREAM_FT_HTTP_500 | RX_HTTP_UPSTREAM_FT_HTTP_502
@@ -1249,42 +790,17 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
         /* no other peer: the upstream's own response goes out */
         status = u->headers_in.status;
     }
-    finalize(u, (rx_int_t) status);
+    rx_http_upstream_finalize(u, (rx_int_t) status);
 }
 
-static void
-finalize(rx_http_upstream_t *u, rx_int_t rc)
+void
+rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc)
 {
     rx_http_request_t *r = u->r;
 
     rx_http_upstream_queue_remove(u);
     rx_http_upstream_end_state(u);
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
-    u->finished = 1;
+    rx_http_upstream_end(u);
     r->write_handler = NULL;
     rx_http_finalize_request(r, rc);
-}
-
-static void
-rebase(rx_table_elt_t **field, rx_table_elt_t *from, rx_table_elt_t *to)
-{
-    if (*field) {
-        *field = to + (*field - from);
-    }
-}
-
-/* A new header of the upstream's response; when the array grows into new
- * memory, the pointers to headers found earlier move with it. */
-rx_table_elt_t *
-rx_http_upstream_header_push(rx_http_upstream_headers_in_t *h)
-{
-    rx_table_elt_t *old = h->headers.elts, *e = rx_array_push(&h->headers);
-
-    if (e != NULL && h->headers.elts != old) {
-        rebase(&h->location, old, h->headers.elts);
-        rebase(&h->x_accel_redirect, old, h->headers.elts);
-        rebase(&h->x_accel_buffering, old, h->headers.elts);
-    }
-    return e;
 }

@@ -52,127 +52,12 @@
 #define RX_HTTP_UPSTREAM_INVALID_HEADER     40
 
 typedef struct rx_http_upstream_s       rx_http_upstream_t;
+/* The engine's own (http_upstream_int.h): a protocol holds them only by
+ * pointer. */
 typedef struct rx_http_upstream_conn_s  rx_http_upstream_conn_t;
-
-/* One address of a `server` line; its failure state is per worker. */
-typedef struct {
-    rx_sockaddr_t  addr;
-    rx_str_t       name;            /* "127.0.0.1:8080", "unix:/x" */
-    rx_int_t       weight;
-    rx_int_t       effective_weight;
-    rx_int_t       current_weight;  /* smooth weighted round robin */
-    rx_uint_t      max_fails;
-    rx_msec_t      fail_timeout;
-    rx_uint_t      max_conns;       /* 0: no limit */
-    rx_uint_t      conns;           /* busy with a request, this worker */
-    rx_uint_t      open;            /* connections open, this worker */
-    rx_uint_t      idle;            /* of them, idle in the pool */
-    rx_uint_t      shared_index;    /* its counter in the group's shm */
-    rx_uint_t      fails;
-    rx_msec_t      checked;         /* when it last failed or was tried */
-    rx_msec_t      accessed;
-    bool           down;
-    /* `server NAME resolve`: a slot for one of the name's addresses, empty
-     * (absent) until the answer gives it one (http_upstream_resolve.c) */
-    bool           absent;
-    /* in a request's pool (proxy_pass with variables, resolved): no TLS
-     * session is kept for it */
-    bool           transient;
-    void          *ssl_session;     /* TLS: the last session (per worker,
-                                       http_upstream_ssl.c's) */
-    /* the pool's capacity, learned (http_upstream_learn.c), this worker */
-    bool           learn;           /* unix: or loopback, no max_conns */
-    bool           probing;         /* a connection beyond it is out */
-    bool           diag_found;      /* TCP: sock_diag found its sockets */
-    uint8_t        diag_misses;     /* ... or did not, so many times */
-    rx_uint_t      learned;         /* connections it takes; 0: unknown */
-    rx_uint_t      unconfirmed;     /* open, their request not read yet */
-    rx_uint_t      stuck;           /* of them, waiting in the backlog */
-    rx_msec_t      probe_after;
-    rx_msec_t      logged;          /* when it was last said to be full */
-    rx_msec_t      logged_up;       /* ... to take more */
-    /* this worker's counters (http_metrics.h); NULL: not collected */
-    struct rx_http_metrics_peer_s *metrics;
-} rx_http_upstream_peer_t;
-
-/* A `server` line as written. */
-typedef struct {
-    rx_str_t       name;
-    rx_array_t    *addrs;           /* rx_sockaddr_t, all of a hostname's */
-    rx_int_t       weight;
-    rx_uint_t      max_fails;
-    rx_msec_t      fail_timeout;
-    rx_uint_t      max_conns;
-    bool           backup;
-    bool           down;
-    /* `resolve`: host is looked up while running; addrs holds
-     * RX_HTTP_UPSTREAM_RESOLVE_MAX empty slots, their peers are rpeers */
-    bool           resolve;
-    rx_str_t       host;
-    in_port_t      port;
-    rx_http_upstream_peer_t *peers_of;   /* its slots (set by the rr build) */
-    void          *host_state;      /* the lookup (http_upstream_resolve.c) */
-} rx_http_upstream_server_t;
-
-#define RX_HTTP_UPSTREAM_RESOLVE_MAX  16   /* addresses of a resolve server */
-
-typedef struct {
-    rx_http_upstream_peer_t  *peer;
-    rx_uint_t                 n;
-    rx_uint_t                 absent;       /* of them, empty resolve slots */
-    rx_int_t                  total_weight;
-} rx_http_upstream_peers_t;
-
-/* A balancer other than round robin (least_conn, hash, ...): set by its
- * directive in the upstream block. init runs once the peers exist; get
- * picks a peer for a try (NULL: none live) and must skip and mark the
- * peers in u->tried as round robin does (rx_http_upstream_tried/_mark). */
 typedef struct rx_http_upstream_srv_conf_s rx_http_upstream_srv_conf_t;
-
-typedef struct {
-    const char               *name;
-    bool                      backup;     /* supports `backup` servers */
-    rx_int_t                (*init)(rx_conf_t *cf,
-                                    rx_http_upstream_srv_conf_t *us);
-    rx_http_upstream_peer_t *(*get)(rx_http_upstream_t *u);
-} rx_http_upstream_balancer_t;
-
-/* An upstream block (or proxy_pass's implicit one). */
-struct rx_http_upstream_srv_conf_s {
-    rx_str_t                  host;        /* the block's name or the host */
-    in_port_t                 port;        /* implicit ones: the port */
-    bool                      implicit;    /* made by proxy_pass, no block */
-    bool                      no_port;     /* proxy_pass named no port */
-    rx_str_t                  file;
-    rx_uint_t                 line;
-    rx_array_t               *servers;     /* rx_http_upstream_server_t */
-    rx_http_upstream_peers_t  primary;
-    rx_http_upstream_peers_t  backup;
-    const rx_http_upstream_balancer_t *balancer;   /* NULL: round robin */
-    void                     *balancer_conf;       /* the balancer's */
-    /* keepalive: idle connections of this worker */
-    rx_uint_t                 keepalive;   /* 0: no pool */
-    rx_uint_t                 keepalive_requests;
-    rx_msec_t                 keepalive_time;
-    rx_msec_t                 keepalive_timeout;
-    /* max_conns across workers and the queue (http_upstream_queue.c) */
-    struct rx_http_upstream_shared_s *shared;  /* NULL: no limit, no queue */
-    rx_uint_t                 queue_max;   /* 0: no queue */
-    rx_msec_t                 queue_timeout;
-    bool                      per_process; /* fastcgi_pass names it */
-    rx_http_upstream_t       *qhead;       /* this worker's waiters, FIFO */
-    rx_http_upstream_t       *qtail;
-    rx_uint_t                 nqueued;
-    /* `server ... resolve`: the block's resolver (else the http block's) */
-    struct rx_resolver_s     *resolver;
-    rx_msec_t                 resolver_timeout;
-    bool                      resolve;     /* a server line has `resolve` */
-    rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
-    rx_http_upstream_conn_t  *idle_tail;
-    rx_uint_t                 nidle;
-    /* this worker's counters (http_metrics.h); NULL: not collected */
-    struct rx_http_metrics_ups_s *metrics;
-};
+typedef struct rx_http_upstream_peer_s  rx_http_upstream_peer_t;
+typedef struct rx_http_upstream_state_s rx_http_upstream_state_t;
 
 /* TLS to the peers (proxy_pass https://): filled by the protocol's
  * directives (modules/proxy_ssl.c); the engine starts TLS on every new
@@ -226,39 +111,20 @@ typedef struct {
     rx_table_elt_t  *x_accel_buffering;
 } rx_http_upstream_headers_in_t;
 
-/* Per try, for $upstream_* variables (comma-joined as nginx). */
-typedef struct {
-    rx_str_t    peer;
-    rx_uint_t   status;
-    rx_msec_t   connect_time;     /* -1: not connected */
-    rx_msec_t   header_time;      /* -1: no header */
-    rx_msec_t   response_time;
-    int64_t     bytes_received;
-    int64_t     bytes_sent;
-} rx_http_upstream_state_t;
-
-/* A connection to a peer: bound to a request, or idle in the pool. */
-struct rx_http_upstream_conn_s {
-    rx_conn_t                    *c;
-    rx_http_upstream_srv_conf_t  *us;
-    rx_http_upstream_peer_t      *peer;
-    rx_http_upstream_t           *u;          /* NULL while idle */
-    rx_uint_t                     requests;   /* served on it */
-    bool                          counted;    /* in the peer's open count */
-    bool                          tls;        /* TLS was started on it */
-    char                         *ssl_name;   /* the name it was for */
-    rx_msec_t                     start;
-    rx_http_upstream_conn_t      *prev;       /* the idle list */
-    rx_http_upstream_conn_t      *next;
-    /* watched until the peer reads its first request
-     * (http_upstream_learn.c) */
-    bool                          unconfirmed;
-    bool                          stuck;      /* in the listen backlog */
-    bool                          probe;      /* beyond the learned count */
-    rx_msec_t                     sent_at;    /* 0: still going out */
-    rx_http_upstream_conn_t      *wprev;
-    rx_http_upstream_conn_t      *wnext;
-};
+/* A try's lifecycle (u->phase). Each phase with words sets the log's
+ * "while ..." (u->action), as nginx's do; the engine moves it
+ * (rx_http_upstream_set_phase(), http_upstream_try.c). */
+typedef enum {
+    RX_HTTP_UPSTREAM_START = 0,       /* no try yet: the body, a lookup */
+    RX_HTTP_UPSTREAM_QUEUED,          /* waiting for a connection */
+    RX_HTTP_UPSTREAM_CONNECTING,      /* a try began: a peer, a connection */
+    RX_HTTP_UPSTREAM_HANDSHAKING,     /* TLS */
+    RX_HTTP_UPSTREAM_SENDING,
+    RX_HTTP_UPSTREAM_READING_HEADER,
+    RX_HTTP_UPSTREAM_READING,         /* the header is in: the body */
+    RX_HTTP_UPSTREAM_TUNNEL,          /* after a 101 */
+    RX_HTTP_UPSTREAM_DONE             /* the exchange is over */
+} rx_http_upstream_phase_e;
 
 struct rx_http_upstream_s {
     rx_http_request_t               *r;
@@ -328,18 +194,24 @@ struct rx_http_upstream_s {
     rx_array_t                      *states;         /* rx_http_upstream_state_t */
     rx_http_upstream_state_t        *state;          /* this try's */
     rx_uint_t                        tries;          /* left */
-    /* the upstream queue */
     /* the lookup of a host named at run time (http_upstream_resolve.c) */
     struct rx_http_upstream_lookup_s *lookup;
+    /* the upstream queue (http_upstream_queue.c) */
     rx_http_upstream_t              *qnext;
     rx_http_upstream_t              *qprev;
+    /* what the queue calls: a connection may be free, or none came */
+    void                           (*queue_resume)(rx_http_upstream_t *u);
+    void                           (*queue_failed)(rx_http_upstream_t *u,
+                                                   rx_int_t status);
     rx_timer_t                       queue_timer;
     rx_msec_t                        queue_start;
     rx_msec_t                        queue_time;     /* $upstream_queue_time */
     uint64_t                        *tried;          /* bit per peer */
     rx_msec_t                        start_msec;     /* of the first try */
     rx_msec_t                        try_start;
-    const char                      *action;         /* "while ..." */
+    rx_http_upstream_phase_e         phase;
+    const char                      *action;         /* "while ...": the
+                                                        phase's words */
     const char                      *error;          /* the protocol's why */
 
     unsigned                         header_done:1;
@@ -348,11 +220,10 @@ struct rx_http_upstream_s {
     unsigned                         reused:1;       /* a pooled connection */
     unsigned                         request_sent:1;
     unsigned                         paused:1;       /* buffers are full */
-    unsigned                         finished:1;
     unsigned                         header_sent:1;  /* to the client */
     unsigned                         buffering:1;
-    unsigned                         tunnel:1;       /* after a 101 */
-    unsigned                         queued:1;
+    unsigned                         tunnel:1;       /* after a 101 (stays
+                                                        set once DONE) */
     unsigned                         file_body:1;    /* protocol sends file bufs */
     unsigned                         freading:1;     /* a file chunk read runs */
     unsigned                         streaming:1;    /* the body as it comes */
@@ -406,7 +277,10 @@ const char *rx_http_upstream_merge_conf(rx_conf_t *cf,
     rx_http_upstream_conf_t *conf, const rx_http_upstream_conf_t *prev,
     const char *const *default_hide);
 void rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf);
-/* Setters shared by proxy_* and fastcgi_* directives. */
+/* Setters shared by proxy_* and fastcgi_* directives. set_accepted takes
+ * a directive whose effect docs/directives.md describes (nothing to set). */
+const char *rx_http_upstream_set_accepted(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
 const char *rx_http_upstream_set_header_list(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
 const char *rx_http_upstream_set_buffers(rx_conf_t *cf,
@@ -415,116 +289,92 @@ const char *rx_http_upstream_parse_host(const rx_str_t *text, rx_str_t *host,
     in_port_t *port, bool *no_port);
 extern const rx_conf_enum_t rx_http_upstream_ignore_headers_masks[];
 
+/*
+ * The directives of the engine's settings, the same for every protocol on
+ * it (proxy, fastcgi, and those to come): one table, written once, that a
+ * protocol's command table takes with its prefix applied, e.g.
+ *
+ *     RX_HTTP_UPSTREAM_COMMANDS("proxy_",
+ *         offsetof(rx_http_proxy_loc_conf_t, upstream), next_masks),
+ *
+ * gives proxy_connect_timeout and the rest, each writing the
+ * rx_http_upstream_conf_t at offset `up` of the protocol's location conf;
+ * `masks` are the *_next_upstream conditions the protocol knows. Every
+ * name is in docs/directives.md with its prefixes.
+ */
+#define RX_HTTP_UPSTREAM_CMD(prefix, name, arity, set, up, field, post)      \
+    { prefix name, RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF  \
+      | (arity), set, RX_HTTP_LOC_CONF_OFFSET,                              \
+      (up) + offsetof(rx_http_upstream_conf_t, field), post }
+#define RX_HTTP_UPSTREAM_ACCEPTED(prefix, name)                              \
+    { prefix name, RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF  \
+      | RX_CONF_TAKE1, rx_http_upstream_set_accepted,                        \
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL }
 
-/* modules/upstream.c: blocks and implicit upstreams */
+#define RX_HTTP_UPSTREAM_COMMANDS(p, up, masks)                              \
+    RX_HTTP_UPSTREAM_CMD(p, "hide_header", RX_CONF_TAKE1,                    \
+        rx_http_upstream_set_header_list, up, hide_headers, NULL),           \
+    RX_HTTP_UPSTREAM_CMD(p, "pass_header", RX_CONF_TAKE1,                    \
+        rx_http_upstream_set_header_list, up, pass_headers, NULL),           \
+    RX_HTTP_UPSTREAM_CMD(p, "ignore_headers", RX_CONF_1MORE,                 \
+        rx_conf_set_bitmask_slot, up, ignore_headers,                        \
+        rx_http_upstream_ignore_headers_masks),                              \
+    RX_HTTP_UPSTREAM_CMD(p, "pass_request_headers", RX_CONF_FLAG,            \
+        rx_conf_set_flag_slot, up, pass_request_headers, NULL),              \
+    RX_HTTP_UPSTREAM_CMD(p, "pass_request_body", RX_CONF_FLAG,               \
+        rx_conf_set_flag_slot, up, pass_request_body, NULL),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "connect_timeout", RX_CONF_TAKE1,                \
+        rx_conf_set_msec_slot, up, connect_timeout, NULL),                   \
+    RX_HTTP_UPSTREAM_CMD(p, "send_timeout", RX_CONF_TAKE1,                   \
+        rx_conf_set_msec_slot, up, send_timeout, NULL),                      \
+    RX_HTTP_UPSTREAM_CMD(p, "read_timeout", RX_CONF_TAKE1,                   \
+        rx_conf_set_msec_slot, up, read_timeout, NULL),                      \
+    RX_HTTP_UPSTREAM_CMD(p, "next_upstream", RX_CONF_1MORE,                  \
+        rx_conf_set_bitmask_slot, up, next_upstream, masks),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "next_upstream_tries", RX_CONF_TAKE1,            \
+        rx_conf_set_num_slot, up, next_upstream_tries, NULL),                \
+    RX_HTTP_UPSTREAM_CMD(p, "next_upstream_timeout", RX_CONF_TAKE1,          \
+        rx_conf_set_msec_slot, up, next_upstream_timeout, NULL),             \
+    RX_HTTP_UPSTREAM_CMD(p, "buffering", RX_CONF_FLAG,                       \
+        rx_conf_set_flag_slot, up, buffering, NULL),                         \
+    RX_HTTP_UPSTREAM_CMD(p, "request_buffering", RX_CONF_FLAG,               \
+        rx_conf_set_flag_slot, up, request_buffering, NULL),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "buffer_size", RX_CONF_TAKE1,                    \
+        rx_conf_set_size_slot, up, buffer_size, NULL),                       \
+    RX_HTTP_UPSTREAM_CMD(p, "buffers", RX_CONF_TAKE2,                        \
+        rx_http_upstream_set_buffers, up, bufs_num, NULL),                   \
+    RX_HTTP_UPSTREAM_CMD(p, "intercept_errors", RX_CONF_FLAG,                \
+        rx_conf_set_flag_slot, up, intercept_errors, NULL),                  \
+    RX_HTTP_UPSTREAM_CMD(p, "max_temp_file_size", RX_CONF_TAKE1,             \
+        rx_conf_set_off_slot, up, max_temp_file_size, NULL),                 \
+    RX_HTTP_UPSTREAM_CMD(p, "temp_path", RX_CONF_TAKE1234,                   \
+        rx_http_set_temp_path_slot, up, temp_path, NULL),                    \
+    RX_HTTP_UPSTREAM_ACCEPTED(p, "busy_buffers_size"),                       \
+    RX_HTTP_UPSTREAM_ACCEPTED(p, "temp_file_write_size")
+
+/* http_upstream_block.c: the upstream named by a *_pass (a block, or an
+ * implicit one for a literal address), found at load or, for a *_pass with
+ * variables, while running (NULL: none of that name). */
 rx_http_upstream_srv_conf_t *rx_http_upstream_add(rx_conf_t *cf,
     const rx_str_t *host, in_port_t port, bool no_port);
 rx_http_upstream_srv_conf_t *rx_http_upstream_find(rx_http_request_t *r,
     const rx_str_t *host, in_port_t port);
-/* Every upstream group of an http block (its main confs): *n of them. */
-rx_http_upstream_srv_conf_t **rx_http_upstream_groups(void **main_conf,
-    rx_uint_t *n);
-extern rx_module_t rx_http_upstream_module;
-/* For a balancer's directive in an upstream block: installs it (a second
- * one warns "load balancing method redefined", as nginx) and refuses the
- * block's `backup` servers when the balancer has none. Returns RX_CONF_OK
- * or RX_CONF_ERROR (logged). */
-const char *rx_http_upstream_set_balancer(rx_conf_t *cf,
-    const rx_http_upstream_balancer_t *balancer, void *balancer_conf);
-
-/* http_upstream_queue.c */
-rx_int_t rx_http_upstream_init_shared(rx_conf_t *cf,
-    rx_http_upstream_srv_conf_t *us);
-rx_int_t rx_http_upstream_shared_reclaim(rx_cycle_t *cycle);
-rx_uint_t rx_http_upstream_peer_open(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
-bool rx_http_upstream_conn_take(rx_http_upstream_srv_conf_t *us,
-    rx_http_upstream_peer_t *p);
-void rx_http_upstream_conn_put(rx_http_upstream_srv_conf_t *us,
-    rx_http_upstream_peer_t *p);
-bool rx_http_upstream_full(rx_http_upstream_srv_conf_t *us);
-/* p can take a new connection of this worker: under max_conns and this
- * worker's share of it, or under what p was learned to take */
-bool rx_http_upstream_has_room(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
-/* A finished or idle connection closes rather than stay with this worker:
- * a connection waits in its peer's backlog, or others wait and this
- * worker holds more than its share */
-bool rx_http_upstream_give_back(const rx_http_upstream_conn_t *uc);
-rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head);
-void rx_http_upstream_queue_remove(rx_http_upstream_t *u);
-void rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us);
-void rx_http_upstream_queue_idle(rx_http_upstream_srv_conf_t *us);
-void rx_http_upstream_note_pressure(rx_http_upstream_srv_conf_t *us);
-void rx_http_upstream_shared_stuck(rx_http_upstream_srv_conf_t *us,
-    rx_http_upstream_peer_t *p, int delta);
-bool rx_http_upstream_stuck_elsewhere(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
-
-/* http_upstream_learn.c: a unix or loopback pool's capacity, learned */
-bool rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us);
-bool rx_http_upstream_learn_full(const rx_http_upstream_peer_t *p);
-void rx_http_upstream_learn_opened(rx_http_upstream_conn_t *uc);
-int64_t rx_http_upstream_learn_split(const rx_http_upstream_t *u);
-void rx_http_upstream_learn_sent(rx_http_upstream_conn_t *uc);
-void rx_http_upstream_learn_read(rx_http_upstream_conn_t *uc);
-void rx_http_upstream_learn_closed(rx_http_upstream_conn_t *uc);
-bool rx_http_upstream_learn_give_way(const rx_http_upstream_conn_t *uc);
+/* The upstream's peers give each connection a process of their own
+ * (FastCGI): the pool's size may then be learned (http_upstream_learn.c). */
+void rx_http_upstream_set_per_process(rx_http_upstream_srv_conf_t *us);
 
 /* http_upstream_resolve.c. For proxy_pass and fastcgi_pass with variables
  * whose host names no upstream: u gets its own peers, from the address
  * itself (an IP address, unix:) or from the location's resolver when the
- * exchange starts. RX_DECLINED: a name and no resolver (the caller logs
- * nginx's "no resolver defined to resolve"). */
+ * exchange starts. RX_OK, or the status to answer with: 502 for a name
+ * and no resolver (nginx's "no resolver defined to resolve" is logged),
+ * 500. */
 rx_int_t rx_http_upstream_resolve_host(rx_http_upstream_t *u,
     const rx_str_t *host, in_port_t port);
-/* The block's `server ... resolve` lines at load (a resolver is needed),
- * and their lookups in each worker (init_process). */
-rx_int_t rx_http_upstream_resolve_init(rx_conf_t *cf,
-    rx_http_upstream_srv_conf_t *us);
-void rx_http_upstream_resolve_worker(rx_http_upstream_srv_conf_t *us);
 
-/* http_upstream_variables.c */
-rx_int_t rx_http_upstream_add_variables(rx_conf_t *cf);
-
-/* http_upstream_rr.c: peers */
-rx_int_t rx_http_upstream_init_peers(rx_conf_t *cf,
-    rx_http_upstream_srv_conf_t *us);
-rx_http_upstream_peer_t *rx_http_upstream_get_peer(rx_http_upstream_srv_conf_t *us,
-    uint64_t *tried);
-rx_uint_t rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us);
-/* without the empty slots of resolve servers */
-rx_uint_t rx_http_upstream_npresent(const rx_http_upstream_srv_conf_t *us);
-/* For balancers: the peer's index (primary first, then backup), whether a
- * request tried it, marking it tried, and whether it may take a request
- * now (not down, not over max_conns, not failed within fail_timeout). */
-rx_uint_t rx_http_upstream_peer_index(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
-bool rx_http_upstream_tried(const rx_http_upstream_t *u, rx_uint_t index);
-void rx_http_upstream_mark_tried(rx_http_upstream_t *u, rx_uint_t index);
-void rx_http_upstream_mark_untried(rx_http_upstream_t *u,
-    const rx_http_upstream_peer_t *p);
-bool rx_http_upstream_peer_available(const rx_http_upstream_srv_conf_t *us,
-    const rx_http_upstream_peer_t *p);
-/* Takes the peer for a try: counts its connection, notes the time. */
-void rx_http_upstream_take_peer(rx_http_upstream_peer_t *p);
-void rx_http_upstream_free_peer(rx_http_upstream_peer_t *peer, bool failed);
-
-/* http_upstream_ssl.c (with OpenSSL): TLS on a connected peer. start
- * returns RX_OK or RX_ERROR (logged); error logs, in nginx's words, why a
- * TLS connection failed (res: -errno, or 0 for a close) and returns false
- * when TLS had no part in it. */
-rx_int_t rx_http_upstream_ssl_start(rx_http_upstream_t *u);
-bool rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res);
-/* For the SSL_CTX of *_ssl_session_reuse: keep each peer's last session. */
+/* http_upstream_ssl.c: for the SSL_CTX of *_ssl_session_reuse, keep each
+ * peer's last session. */
 void rx_http_upstream_ssl_cache_sessions(void *ssl_ctx);
 
-/* http_upstream_keepalive.c: the idle pool */
-rx_http_upstream_conn_t *rx_http_upstream_keepalive_get(
-    rx_http_upstream_srv_conf_t *us, rx_http_upstream_peer_t *peer);
-/* Keeps the connection when the pool takes it; else closes it. */
-void rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
-void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
-void rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us);
 
 #endif /* RX_HTTP_UPSTREAM_H */

@@ -11,6 +11,7 @@
 #include "http.h"
 #include <arpa/inet.h>
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "resolver.h"
 
 typedef struct {
@@ -191,6 +192,14 @@ rx_http_upstream_add(rx_conf_t *cf, const rx_str_t *host, in_port_t port,
         return all[i];
     }
     return new_upstream(cf, host, port, no_port);
+}
+
+/* fastcgi_pass names it: a FastCGI pool gives each connection a process
+ * of its own, and its size may be learned (http_upstream_learn.c). */
+void
+rx_http_upstream_set_per_process(rx_http_upstream_srv_conf_t *us)
+{
+    us->per_process = true;
 }
 
 /* At run time (proxy_pass with variables): an upstream block by name. */
@@ -609,7 +618,8 @@ init_main_conf(rx_conf_t *cf, void *conf)
             || rx_http_upstream_resolve_init(cf, us) != RX_OK
             || (us->balancer && us->balancer->init
                 && us->balancer->init(cf, us) != RX_OK)
-            || rx_http_upstream_init_shared(cf, us) != RX_OK) {
+            || rx_http_upstream_init_shared(cf, us,
+                                           rx_http_upstream_learn_init(us)) != RX_OK) {
             return RX_CONF_ERROR;
         }
     }

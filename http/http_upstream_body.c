@@ -220,7 +220,7 @@ rx_http_upstream_write_handler(rx_http_request_t *r)
         temp_kick(u);
         return RX_OK;
     }
-    if (!u->finished) {
+    if (u->phase != RX_HTTP_UPSTREAM_DONE) {
         resume_upstream(u);
     }
     return RX_OK;
@@ -234,14 +234,14 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
     rx_http_upstream_conn_t *uc = u->uc;
 
     rx_http_upstream_end_state(u);
-    u->finished = 1;
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_DONE);
     if (uc) {
         uc->requests++;
         if (u->keepalive && u->request_sent && !uc->c->sending) {
             u->uc = NULL;
             uc->u = NULL;
             rx_timer_del(&uc->c->timer);
-            rx_http_upstream_keepalive_put(uc);   /* or closes it */
+            rx_http_upstream_conn_release(uc);   /* or closes it */
         } else {
             rx_http_upstream_drop_connection(u);
         }
@@ -430,7 +430,7 @@ temp_kick(rx_http_upstream_t *u)
         send_last(u);
         return;
     }
-    if (!u->finished) {
+    if (u->phase != RX_HTTP_UPSTREAM_DONE) {
         u->spilling = 0;
         u->disk_paused = 0;
         resume_upstream(u);
@@ -497,21 +497,9 @@ rx_http_upstream_cut_body(rx_http_upstream_t *u, const char *reason, int err)
         rx_http_upstream_log_error(u, RX_LOG_ERR, err, reason);
     }
     rx_http_upstream_end_state(u);
-    u->finished = 1;
     u->spilling = 0;
     r->write_handler = NULL;
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
+    rx_http_upstream_end(u);
     r->keepalive = 0;
     rx_http_close_request(r);       /* a subrequest fails instead */
-}
-
-void
-rx_http_upstream_reset_body(rx_http_upstream_t *u)
-{
-    /* what an earlier try buffered is not this response */
-    u->pending = NULL;
-    u->used = 0;
-    u->fill = u->fill_end = u->slice = NULL;
-    u->body_bytes = 0;
 }

@@ -7,7 +7,7 @@
 #ifndef RX_HTTP_UPSTREAM_CHASH_H
 #define RX_HTTP_UPSTREAM_CHASH_H
 
-#include "http_upstream.h"
+#include "http_upstream_int.h"
 
 #define RX_HTTP_UPSTREAM_CHASH_POINTS  160     /* per unit of weight */
 

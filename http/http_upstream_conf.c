@@ -178,6 +178,16 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     return RX_CONF_OK;
 }
 
+const char *
+rx_http_upstream_set_accepted(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf)
+{
+    (void) cf;
+    (void) cmd;
+    (void) conf;
+    return RX_CONF_OK;
+}
+
 /* *_hide_header / *_pass_header: a list of names (cmd->offset: an
  * rx_array_t * of rx_str_t), lower-cased. */
 const char *

@@ -21,6 +21,7 @@
  */
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "http_upstream_chash.h"
 #include "crc32.h"
 

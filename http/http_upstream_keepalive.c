@@ -9,6 +9,7 @@
  */
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "clock.h"
 
 static void
@@ -64,7 +65,7 @@ idle_timeout(rx_timer_t *t)
     rx_conn_close(c);         /* on_free takes it off the list */
 }
 
-void
+bool
 rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_srv_conf_t *us = uc->us;
@@ -77,7 +78,7 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
         || rx_current_msec - uc->start > us->keepalive_time
         || rx_http_upstream_give_back(uc)) {
         rx_conn_close(c);
-        return;
+        return false;
     }
     if (us->nidle >= us->keepalive) {
         rx_conn_close(us->idle_tail->c);   /* the least recently used */
@@ -98,7 +99,7 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
      * keepalive_timeout, and a full connection table may close it right
      * here (so it comes after everything that arms the connection) */
     rx_conn_set_idle(c, true);
-    rx_http_upstream_queue_idle(us);
+    return true;
 }
 
 /* The idle connections that rx_http_upstream_give_back() says should go,

@@ -206,19 +206,6 @@ rx_http_upstream_learn_init(rx_http_upstream_srv_conf_t *us)
     return learn;
 }
 
-static bool
-may_probe(const rx_http_upstream_peer_t *p)
-{
-    return !p->probing && p->stuck == 0 && rx_current_msec >= p->probe_after;
-}
-
-/* The peer holds all the connections this worker learned it takes. */
-bool
-rx_http_upstream_learn_full(const rx_http_upstream_peer_t *p)
-{
-    return p->learned && p->open >= p->learned && !may_probe(p);
-}
-
 static void
 unwatch(rx_http_upstream_conn_t *uc)
 {
@@ -346,18 +333,8 @@ rx_http_upstream_learn_closed(rx_http_upstream_conn_t *uc)
     }
 }
 
-/* A connection finished its response while another one, of any worker,
- * waits in the backlog: it closes, and its child takes the waiting one. */
-bool
-rx_http_upstream_learn_give_way(const rx_http_upstream_conn_t *uc)
-{
-    return uc->peer->learn && (uc->peer->stuck > 0
-                               || rx_http_upstream_stuck_elsewhere(uc->us,
-                                                                   uc->peer));
-}
-
 static void
-stuck(rx_http_upstream_conn_t *uc)
+mark_stuck(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_srv_conf_t *us = uc->us;
     rx_http_upstream_peer_t     *p = uc->peer;
@@ -445,7 +422,7 @@ tick_handler(rx_timer_t *t)
         if (consumed) {
             confirm(uc);
         } else if (!uc->stuck) {
-            stuck(uc);
+            mark_stuck(uc);
         }
     }
     tick_arm();

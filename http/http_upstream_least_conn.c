@@ -7,6 +7,7 @@
  */
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 
 static const char *set_least_conn(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "clock.h"
 
 #define RANDOM_TRIES  20

@@ -26,6 +26,8 @@ typedef struct rx_http_upstream_lookup_s {
     rx_str_t             host;        /* as written, for the log */
     in_port_t            port;
     rx_resolver_t       *resolver;
+    /* the exchange's, called with the answer (0: u->us is set) */
+    void               (*done)(rx_http_upstream_t *u, rx_int_t status);
 } lookup_t;
 
 /* --- a request's own peers ------------------------------------------- */
@@ -102,8 +104,8 @@ bare(const rx_str_t *host)
     return h;
 }
 
-rx_int_t
-rx_http_upstream_resolve_host(rx_http_upstream_t *u, const rx_str_t *host,
+static rx_int_t
+own_peers(rx_http_upstream_t *u, const rx_str_t *host,
     in_port_t port)
 {
     rx_http_request_t       *r = u->r;
@@ -155,6 +157,21 @@ rx_http_upstream_resolve_host(rx_http_upstream_t *u, const rx_str_t *host,
     return RX_OK;
 }
 
+rx_int_t
+rx_http_upstream_resolve_host(rx_http_upstream_t *u, const rx_str_t *host,
+    in_port_t port)
+{
+    rx_int_t rc = own_peers(u, host, port);
+
+    if (rc == RX_DECLINED) {
+        rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no resolver defined "
+                                  "to resolve %.*s", (int) host->len,
+                                  host->data);
+        return RX_HTTP_BAD_GATEWAY;
+    }
+    return rc == RX_OK ? RX_OK : RX_HTTP_INTERNAL_SERVER_ERROR;
+}
+
 /* The answer for a request: its peers, or 502 with nginx's line. */
 static rx_int_t
 answered(lookup_t *lk)
@@ -182,11 +199,12 @@ lookup_handler(rx_resolver_ctx_t *ctx)
     lookup_t *lk = ctx->data;
     rx_int_t  rc = answered(lk);
 
-    rx_http_upstream_lookup_done(lk->u, rc == RX_OK ? 0 : rc);
+    lk->done(lk->u, rc == RX_OK ? 0 : rc);
 }
 
 rx_int_t
-rx_http_upstream_lookup_start(rx_http_upstream_t *u)
+rx_http_upstream_lookup_start(rx_http_upstream_t *u,
+    void (*done)(rx_http_upstream_t *u, rx_int_t status))
 {
     lookup_t *lk = u->lookup;
     rx_int_t  rc;
@@ -194,6 +212,7 @@ rx_http_upstream_lookup_start(rx_http_upstream_t *u)
     if (lk == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
+    lk->done = done;
     lk->ctx.handler = lookup_handler;
     rc = rx_resolve_name(lk->resolver, &lk->ctx);
     if (rc == RX_AGAIN) {

@@ -9,6 +9,7 @@
  */
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "clock.h"
 
 static rx_int_t
@@ -203,12 +204,6 @@ rx_http_upstream_take_peer(rx_http_upstream_peer_t *p)
     if (rx_current_msec - p->checked > p->fail_timeout) {
         p->checked = rx_current_msec;
     }
-}
-
-rx_uint_t
-rx_http_upstream_npeers(const rx_http_upstream_srv_conf_t *us)
-{
-    return us->primary.n + us->backup.n;
 }
 
 rx_uint_t

@@ -77,7 +77,7 @@ rx_http_upstream_ssl_start(rx_http_upstream_t *u)
     char               *name;
     bool                ip;
 
-    u->action = "SSL handshaking to upstream";
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_HANDSHAKING);
     name = ssl_name(u);
     ip = name && is_ip(name);
     if (u->ssl->server_name && name && !ip) {
@@ -148,7 +148,7 @@ rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res)
     char        msg[512];
 
     if (handshaking) {
-        u->action = "SSL handshaking to upstream";
+        rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_HANDSHAKING);
     }
     if (handshaking && ssl && u->ssl->verify) {
         rc = SSL_get_verify_result(ssl);

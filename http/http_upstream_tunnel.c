@@ -40,17 +40,44 @@ rx_http_upstream_tunnel_free(rx_http_upstream_t *u)
  */
 #define TUNNEL_MAX  (64 * 1024)
 
+/* Bytes of the upgraded protocol from the upstream go to the client:
+ * false when they cannot (the tunnel is ended). */
+bool
+rx_http_upstream_tunnel_in(rx_http_upstream_t *u, const char *data,
+    size_t len)
+{
+    if (rx_http_upstream_body(u, data, len) != RX_OK
+        || rx_http_upstream_flush(u) != RX_OK) {
+        rx_http_upstream_end_tunnel(u);
+        return false;
+    }
+    return true;
+}
+
+/* The upstream ended the tunnel: what it sent reaches the client first. */
+void
+rx_http_upstream_tunnel_eof(rx_http_upstream_t *u)
+{
+    rx_chain_t *cl = rx_chain_from_text(u->r->pool, "", 0, true);
+
+    rx_http_upstream_end_state(u);
+    u->r->tunnel_read = NULL;
+    u->r->write_handler = NULL;
+    rx_http_upstream_end(u);
+    if (cl == NULL || rx_http_write_filter(u->r, cl) != RX_OK) {
+        rx_http_close_request(u->r);
+    }
+}
+
 void
 rx_http_upstream_end_tunnel(rx_http_upstream_t *u)
 {
     rx_http_request_t *r = u->r;
 
     rx_http_upstream_end_state(u);
-    u->finished = 1;
     r->tunnel_read = NULL;
     r->write_handler = NULL;
-    rx_http_upstream_drop_connection(u);
-    rx_http_upstream_release_peer(u, false);
+    rx_http_upstream_end(u);
     rx_http_close_request(r);
 }
 
@@ -120,7 +147,7 @@ tunnel_client_read(rx_http_request_t *r, const char *data, ssize_t len)
 {
     rx_http_upstream_t *u = r->upstream;
 
-    if (u == NULL || u->finished || u->uc == NULL) {
+    if (u == NULL || u->phase == RX_HTTP_UPSTREAM_DONE || u->uc == NULL) {
         return;
     }
     if (len <= 0) {
@@ -168,7 +195,7 @@ rx_http_upstream_start_tunnel(rx_http_upstream_t *u)
     rx_http_connection_t *hc = r->hc;
 
     u->tunnel = 1;
-    u->action = "proxying upgraded connection";
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_TUNNEL);
     r->tunnel_read = tunnel_client_read;
     /* the 101 goes out now, alone if need be: a header otherwise waits in
      * r->out for the first body bytes, but after a 101 either side may be
@@ -179,7 +206,7 @@ rx_http_upstream_start_tunnel(rx_http_upstream_t *u)
         size_t n = hc->in_len - hc->in_parsed;
         hc->in_parsed = hc->in_len;
         tunnel_client_read(r, hc->in + hc->in_len - n, (ssize_t) n);
-        if (u->finished) {
+        if (u->phase == RX_HTTP_UPSTREAM_DONE) {
             return;
         }
     }

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include "http.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"
 #include "http_variables.h"
 #include "clock.h"
 
@@ -129,7 +130,7 @@ var_queue_time(rx_http_request_t *r, rx_http_variable_value_t *v,
         v->not_found = 1;
         return RX_OK;
     }
-    ms = u->queue_time + (u->queued ? rx_current_msec - u->queue_start : 0);
+    ms = u->queue_time + (u->phase == RX_HTTP_UPSTREAM_QUEUED ? rx_current_msec - u->queue_start : 0);
     p = rx_pnalloc(r->pool, 24);
     if (p == NULL) {
         return RX_ERROR;

@@ -12,12 +12,10 @@
 static const char *set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_param(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static void *create_loc_conf(rx_conf_t *cf);
 static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
 
-#define UP(field)  offsetof(rx_http_fastcgi_loc_conf_t, upstream.field)
 #define FL(field)  offsetof(rx_http_fastcgi_loc_conf_t, field)
 
 static const rx_conf_enum_t next_upstream_masks[] = {
@@ -50,47 +48,8 @@ static const rx_command_t fastcgi_commands[] = {
       LOC, FL(keep_conn), NULL },
     { "fastcgi_catch_stderr", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
       rx_conf_set_str_array_slot, LOC, FL(catch_stderr), NULL },
-    { "fastcgi_hide_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
-      LOC, UP(hide_headers), NULL },
-    { "fastcgi_pass_header", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
-      LOC, UP(pass_headers), NULL },
-    { "fastcgi_ignore_headers", RX_FASTCGI_LOC_CONF | RX_CONF_1MORE,
-      rx_conf_set_bitmask_slot, LOC, UP(ignore_headers), rx_http_upstream_ignore_headers_masks },
-    { "fastcgi_pass_request_headers", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
-      rx_conf_set_flag_slot, LOC, UP(pass_request_headers), NULL },
-    { "fastcgi_pass_request_body", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
-      rx_conf_set_flag_slot, LOC, UP(pass_request_body), NULL },
-    { "fastcgi_connect_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_msec_slot, LOC, UP(connect_timeout), NULL },
-    { "fastcgi_send_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_msec_slot, LOC, UP(send_timeout), NULL },
-    { "fastcgi_read_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_msec_slot, LOC, UP(read_timeout), NULL },
-    { "fastcgi_next_upstream", RX_FASTCGI_LOC_CONF | RX_CONF_1MORE,
-      rx_conf_set_bitmask_slot, LOC, UP(next_upstream), next_upstream_masks },
-    { "fastcgi_next_upstream_tries", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_num_slot, LOC, UP(next_upstream_tries), NULL },
-    { "fastcgi_next_upstream_timeout", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_msec_slot, LOC, UP(next_upstream_timeout), NULL },
-    { "fastcgi_buffering", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      LOC, UP(buffering), NULL },
-    { "fastcgi_request_buffering", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
-      rx_conf_set_flag_slot, LOC, UP(request_buffering), NULL },
-    { "fastcgi_buffer_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_size_slot, LOC, UP(buffer_size), NULL },
-    { "fastcgi_buffers", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE2,
-      rx_http_upstream_set_buffers, LOC, UP(bufs_num), NULL },
-    { "fastcgi_intercept_errors", RX_FASTCGI_LOC_CONF | RX_CONF_FLAG,
-      rx_conf_set_flag_slot, LOC, UP(intercept_errors), NULL },
-    /* accepted; their effect is documented in docs/directives.md */
-    { "fastcgi_busy_buffers_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_accepted,
-      LOC, 0, NULL },
-    { "fastcgi_temp_path", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1234,
-      rx_http_set_temp_path_slot, LOC, UP(temp_path), NULL },
-    { "fastcgi_max_temp_file_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_off_slot, LOC, UP(max_temp_file_size), NULL },
-    { "fastcgi_temp_file_write_size", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
-      set_accepted, LOC, 0, NULL },
+    RX_HTTP_UPSTREAM_COMMANDS("fastcgi_",
+        offsetof(rx_http_fastcgi_loc_conf_t, upstream), next_upstream_masks),
     rx_null_command
 };
 
@@ -247,9 +206,7 @@ set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     if (flcf->upstream.upstream == NULL) {
         return RX_CONF_ERROR;
     }
-    /* a FastCGI pool gives each connection a process of its own: its size
-     * may be learned (http_upstream_learn.c) */
-    flcf->upstream.upstream->per_process = true;
+    rx_http_upstream_set_per_process(flcf->upstream.upstream);
     return RX_CONF_OK;
 }
 
@@ -304,13 +261,6 @@ set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
-/* fastcgi_hide_header / fastcgi_pass_header: names, lower-cased. */
-static const char *
-set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    return RX_CONF_OK;
-}
-
 static rx_int_t
 fastcgi_handler(void *data)
 {
@@ -357,14 +307,8 @@ fastcgi_handler(void *data)
             }
             /* an address, or a name for the location's resolver */
             rc = rx_http_upstream_resolve_host(u, &host, port);
-            if (rc == RX_DECLINED) {
-                rx_http_request_log_error(r, RX_LOG_ERR, 0, "no resolver "
-                                          "defined to resolve %.*s",
-                                          (int) host.len, host.data);
-                return RX_HTTP_BAD_GATEWAY;
-            }
             if (rc != RX_OK) {
-                return RX_HTTP_INTERNAL_SERVER_ERROR;
+                return rc;
             }
         }
     }

@@ -49,6 +49,14 @@ typedef struct {
 
 extern rx_module_t rx_http_fastcgi_module;
 
+#define RX_FCGI_ID  1          /* one request per connection at a time */
+
+/* fastcgi_params.c: BEGIN_REQUEST and the PARAMS stream (with its empty
+ * closing record); with end_stdin, the empty STDIN record too. NULL: no
+ * memory. */
+rx_buf_t *rx_http_fastcgi_begin_and_params(rx_http_request_t *r,
+    rx_http_fastcgi_loc_conf_t *flcf, bool end_stdin);
+
 /* fastcgi_upstream.c: the callbacks of the upstream engine */
 rx_int_t rx_http_fastcgi_create_request(rx_http_upstream_t *u);
 rx_int_t rx_http_fastcgi_frame_body(rx_http_upstream_t *u, const char *data,

@@ -12,6 +12,7 @@
 #include "http.h"
 #include "http_metrics.h"
 #include "http_upstream.h"
+#include "http_upstream_int.h"   /* the engine's state the metrics report */
 
 typedef enum {
     RX_METRICS_NONE = 0,

@@ -1,65 +1,24 @@
 /*
- * proxy.c: the proxy module: proxy_pass and its directives, the HTTP/1.x
- * request sent upstream (nginx's URI rules and header defaults), and the
- * response read through http_response_parse.c. The exchange itself (peers,
+ * proxy.c: the proxy module: proxy_pass and its directives (nginx's header
+ * defaults), the content handler that starts the upstream exchange, and
+ * the $proxy_* variables. The protocol (the HTTP/1.x request and the
+ * response) is proxy_upstream.c's; the exchange itself (peers,
  * connections, retries, buffers) is the upstream engine's; proxy_redirect
  * and proxy_cookie_* are proxy_rewrite.c's.
  */
 #include <ctype.h>
-#include "http.h"
-#include "http_upstream.h"
+#include "proxy.h"
 #include "http_temp_file.h"
-#include "http_response_parse.h"
 #include "http_variables.h"
-#include "http_script.h"
 #include "http_location.h"
-#include "proxy_rewrite.h"
 #include "proxy_ssl.h"
 
-typedef struct {
-    rx_str_t                  name;       /* as written */
-    rx_str_t                  lowcase;
-    rx_http_complex_value_t   value;
-} rx_http_proxy_header_t;
-
-typedef struct {
-    rx_http_upstream_conf_t   upstream;
-    rx_str_t                  url;          /* as written */
-    rx_str_t                  host_header;  /* $proxy_host */
-    rx_str_t                  port_text;    /* $proxy_port */
-    rx_str_t                  uri;          /* the URI part, if any */
-    bool                      has_uri;
-    rx_str_t                  location;     /* prefix it replaces */
-    rx_array_t               *set_headers;  /* rx_http_proxy_header_t */
-    rx_array_t               *headers;      /* merged with the defaults */
-    rx_uint_t                 http_version; /* RX_HTTP_VERSION_10/11 */
-    rx_http_complex_value_t  *method;
-    rx_http_proxy_rewrite_conf_t rewrite;   /* proxy_redirect, proxy_cookie_* */
-    rx_http_complex_value_t  *body;         /* proxy_set_body */
-    const rx_http_upstream_ssl_t *ssl;      /* https (or variables): the
-                                               location's proxy_ssl_* */
-    bool                      https;        /* proxy_pass https:// */
-    rx_str_t                  ssl_host;     /* its host, for the SNI */
-} rx_http_proxy_loc_conf_t;
-
-/* A request's view of the target (variables may make it differ per
- * request). */
-typedef struct {
-    rx_str_t                    host_header;
-    rx_str_t                    port_text;
-    rx_str_t                    uri;
-    bool                        has_uri;
-    rx_http_response_parser_t  *parser;
-    rx_str_t                    body;       /* proxy_set_body's value */
-    bool                        body_set;
-} rx_http_proxy_ctx_t;
 
 static const char *set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_http_version(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_method(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static void *create_loc_conf(rx_conf_t *cf);
 static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
@@ -95,16 +54,6 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_method", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_method,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_hide_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
-      RX_HTTP_LOC_CONF_OFFSET, UP(hide_headers), NULL },
-    { "proxy_pass_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_http_upstream_set_header_list,
-      RX_HTTP_LOC_CONF_OFFSET, UP(pass_headers), NULL },
-    { "proxy_ignore_headers", RX_PROXY_LOC_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(ignore_headers), rx_http_upstream_ignore_headers_masks },
-    { "proxy_pass_request_headers", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_headers), NULL },
-    { "proxy_pass_request_body", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(pass_request_body), NULL },
     { "proxy_redirect", RX_PROXY_LOC_CONF | RX_CONF_TAKE12, set_redirect,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_cookie_domain", RX_PROXY_LOC_CONF | RX_CONF_TAKE12,
@@ -119,40 +68,10 @@ static const rx_command_t proxy_commands[] = {
     { "proxy_set_body", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
       rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_proxy_loc_conf_t, body), NULL },
-    { "proxy_connect_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(connect_timeout), NULL },
-    { "proxy_send_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(send_timeout), NULL },
-    { "proxy_read_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(read_timeout), NULL },
-    { "proxy_next_upstream", RX_PROXY_LOC_CONF | RX_CONF_1MORE, rx_conf_set_bitmask_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream), next_upstream_masks },
-    { "proxy_next_upstream_tries", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_num_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_tries), NULL },
-    { "proxy_next_upstream_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_timeout), NULL },
-    { "proxy_buffering", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(buffering), NULL },
-    { "proxy_request_buffering", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(request_buffering), NULL },
-    { "proxy_buffer_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_size_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(buffer_size), NULL },
-    { "proxy_buffers", RX_PROXY_LOC_CONF | RX_CONF_TAKE2,
-      rx_http_upstream_set_buffers, RX_HTTP_LOC_CONF_OFFSET, UP(bufs_num), NULL },
-    { "proxy_intercept_errors", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
-      RX_HTTP_LOC_CONF_OFFSET, UP(intercept_errors), NULL },
     { "proxy_ignore_client_abort", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(ignore_client_abort), NULL },
-    /* accepted; their effect is documented in docs/directives.md */
-    { "proxy_busy_buffers_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_max_temp_file_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
-      rx_conf_set_off_slot, RX_HTTP_LOC_CONF_OFFSET, UP(max_temp_file_size), NULL },
-    { "proxy_temp_file_write_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_accepted,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "proxy_temp_path", RX_PROXY_LOC_CONF | RX_CONF_TAKE1234,
-      rx_http_set_temp_path_slot, RX_HTTP_LOC_CONF_OFFSET, UP(temp_path),
-      NULL },
+    RX_HTTP_UPSTREAM_COMMANDS("proxy_",
+        offsetof(rx_http_proxy_loc_conf_t, upstream), next_upstream_masks),
     rx_null_command
 };
 
@@ -357,8 +276,59 @@ parse_url(const rx_str_t *url, rx_str_t *host, in_port_t *port, bool *no_port,
 }
 
 static rx_int_t proxy_handler(void *data);
-static rx_int_t frame_body(rx_http_upstream_t *u, const char *data, size_t len,
-    bool last);
+
+/* $proxy_host (the host, with the port unless it is the default) and
+ * $proxy_port of a literal proxy_pass. */
+static const char *
+set_host_port(rx_conf_t *cf, rx_http_proxy_loc_conf_t *plcf,
+    const rx_str_t *host, in_port_t port, bool no_port, bool https)
+{
+    char *p = rx_pnalloc(cf->pool, host->len + 7);
+
+    if (p == NULL) {
+        return RX_CONF_ERROR;
+    }
+    if (host->len > 5 && strncmp(host->data, "unix:", 5) == 0) {
+        rx_str_set(&plcf->host_header, "localhost");
+        rx_str_null(&plcf->port_text);
+        return RX_CONF_OK;
+    }
+    plcf->host_header.data = p;
+    plcf->host_header.len = (size_t) sprintf(p, "%.*s", (int) host->len,
+                                             host->data);
+    if (!no_port && port != (https ? 443 : 80)) {
+        plcf->host_header.len += (size_t) sprintf(p + host->len, ":%u",
+                                                  (unsigned) port);
+    }
+    plcf->port_text.data = rx_pnalloc(cf->pool, 6);
+    if (plcf->port_text.data == NULL) {
+        return RX_CONF_ERROR;
+    }
+    plcf->port_text.len = (size_t) sprintf(plcf->port_text.data, "%u",
+                                           (unsigned) port);
+    return RX_CONF_OK;
+}
+
+/* proxy_pass with variables: compiled, parsed per request. */
+static const char *
+set_proxy_pass_variables(rx_conf_t *cf, rx_http_proxy_loc_conf_t *plcf,
+    rx_str_t *url)
+{
+#if (RX_HAVE_OPENSSL)
+    /* it may turn out https at run time */
+    plcf->ssl = rx_http_proxy_ssl_needed(cf);
+    if (plcf->ssl == NULL) {
+        return RX_CONF_ERROR;
+    }
+#endif
+    plcf->upstream.url = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
+    if (plcf->upstream.url == NULL
+        || rx_http_compile_complex_value(cf, url, plcf->upstream.url)
+           != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}
 
 static const char *
 set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
@@ -372,7 +342,6 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     in_port_t                 port;
     bool                      no_port, has_uri, https;
     const char               *err;
-    char                     *p;
 
     if (plcf->url.len) {
         return "is duplicate";
@@ -383,20 +352,7 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
                           && clcf->name.data[clcf->name.len - 1] == '/';
     cmcf->upstreams = true;
     if (memchr(value[1].data, '$', value[1].len)) {
-#if (RX_HAVE_OPENSSL)
-        /* it may turn out https at run time */
-        plcf->ssl = rx_http_proxy_ssl_needed(cf);
-        if (plcf->ssl == NULL) {
-            return RX_CONF_ERROR;
-        }
-#endif
-        plcf->upstream.url = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
-        if (plcf->upstream.url == NULL
-            || rx_http_compile_complex_value(cf, &value[1], plcf->upstream.url)
-               != RX_OK) {
-            return RX_CONF_ERROR;
-        }
-        return RX_CONF_OK;
+        return set_proxy_pass_variables(cf, plcf, &value[1]);
     }
     err = parse_url(&value[1], &host, &port, &no_port, &uri, &has_uri, &https);
     if (err) {
@@ -429,28 +385,7 @@ set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     plcf->has_uri = has_uri;
     plcf->uri = uri;
     plcf->location = clcf->name;
-    /* $proxy_host: the host, with the port unless it is the default */
-    p = rx_pnalloc(cf->pool, host.len + 7);
-    if (p == NULL) {
-        return RX_CONF_ERROR;
-    }
-    if (host.len > 5 && strncmp(host.data, "unix:", 5) == 0) {
-        rx_str_set(&plcf->host_header, "localhost");
-        rx_str_null(&plcf->port_text);
-        return RX_CONF_OK;
-    }
-    plcf->host_header.data = p;
-    plcf->host_header.len = (size_t) sprintf(p, "%.*s", (int) host.len, host.data);
-    if (!no_port && port != (https ? 443 : 80)) {
-        plcf->host_header.len += (size_t) sprintf(p + host.len, ":%u", (unsigned) port);
-    }
-    plcf->port_text.data = rx_pnalloc(cf->pool, 6);
-    if (plcf->port_text.data == NULL) {
-        return RX_CONF_ERROR;
-    }
-    plcf->port_text.len = (size_t) sprintf(plcf->port_text.data, "%u",
-                                           (unsigned) port);
-    return RX_CONF_OK;
+    return set_host_port(cf, plcf, &host, port, no_port, https);
 }
 
 static const char *
@@ -518,348 +453,6 @@ set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return rx_http_proxy_set_redirect(cf, &plcf->rewrite, &target);
 }
 
-static const char *
-set_accepted(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    return RX_CONF_OK;
-}
-
-/* URI escaping for the request line (nginx's "uri" class). */
-static size_t
-escape_uri(char *dst, const char *src, size_t len)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t            n = 0, i;
-
-    for (i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char) src[i];
-        if (ch <= 0x20 || ch >= 0x7f || ch == '#' || ch == '%' || ch == '?'
-            || ch == '"' || ch == '<' || ch == '>' || ch == '\\' || ch == '^'
-            || ch == '`' || ch == '{' || ch == '|' || ch == '}') {
-            if (dst) {
-                dst[n] = '%';
-                dst[n + 1] = hex[ch >> 4];
-                dst[n + 2] = hex[ch & 0xf];
-            }
-            n += 3;
-        } else {
-            if (dst) {
-                dst[n] = (char) ch;
-            }
-            n++;
-        }
-    }
-    return n;
-}
-
-/* The request target sent upstream, by nginx's rules. */
-static rx_int_t
-request_target(rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
-    rx_http_proxy_ctx_t *ctx, rx_str_t *target)
-{
-    rx_str_t  tail;
-    size_t    len;
-    char     *p;
-
-    if (!ctx->has_uri || plcf->upstream.url) {
-        if (ctx->has_uri) {
-            *target = ctx->uri;         /* proxy_pass with variables */
-            return RX_OK;
-        }
-        if (!r->internal && r->unparsed_uri.len && r->unparsed_uri.data[0] == '/') {
-            *target = r->unparsed_uri;  /* as the client sent it */
-            return RX_OK;
-        }
-        tail = r->uri;
-        ctx->uri.len = 0;
-    } else {
-        tail = r->uri;
-        if (plcf->location.len <= tail.len) {
-            tail.data += plcf->location.len;
-            tail.len -= plcf->location.len;
-        }
-    }
-    len = ctx->uri.len + escape_uri(NULL, tail.data, tail.len)
-          + (r->args.len ? r->args.len + 1 : 0);
-    p = rx_pnalloc(r->pool, len);
-    if (p == NULL) {
-        return RX_ERROR;
-    }
-    target->data = p;
-    if (ctx->uri.len) {             /* none after an internal redirect */
-        memcpy(p, ctx->uri.data, ctx->uri.len);
-        p += ctx->uri.len;
-    }
-    p += escape_uri(p, tail.data, tail.len);
-    if (r->args.len) {
-        *p++ = '?';
-        memcpy(p, r->args.data, r->args.len);
-        p += r->args.len;
-    }
-    target->len = (size_t) (p - target->data);
-    return RX_OK;
-}
-
-static bool
-header_is_set(rx_http_proxy_loc_conf_t *plcf, const char *lowcase)
-{
-    rx_http_proxy_header_t *h = plcf->headers->elts;
-    rx_uint_t               i;
-
-    for (i = 0; i < plcf->headers->nelts; i++) {
-        if (strcmp(h[i].lowcase.data, lowcase) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static rx_int_t
-create_request(rx_http_upstream_t *u)
-{
-    rx_http_request_t        *r = u->r;
-    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
-                                        rx_http_proxy_module);
-    rx_http_proxy_ctx_t      *ctx = u->proto;
-    rx_http_proxy_header_t   *h = plcf->headers->elts;
-    rx_table_elt_t           *in = r->headers_in.headers.elts;
-    rx_str_t                  method, target, *values;
-    rx_chain_t               *cl, **ll;
-    rx_buf_t                 *b;
-    size_t                    len;
-    rx_uint_t                 i;
-    char                     *p;
-
-    method = r->method_name;
-    if (plcf->method && rx_http_complex_value(r, plcf->method, &method) != RX_OK) {
-        return RX_ERROR;
-    }
-    if (request_target(r, plcf, ctx, &target) != RX_OK) {
-        return RX_ERROR;
-    }
-    u->uri = target;
-    if (plcf->body) {
-        /* before the headers: $proxy_internal_body_length is its length */
-        if (rx_http_complex_value(r, plcf->body, &ctx->body) != RX_OK) {
-            return RX_ERROR;
-        }
-        ctx->body_set = true;
-    }
-    values = rx_palloc(r->pool, plcf->headers->nelts * sizeof(rx_str_t));
-    if (values == NULL) {
-        return RX_ERROR;
-    }
-    len = method.len + 1 + target.len + sizeof(" HTTP/1.x\r\n") - 1 + 2;
-    for (i = 0; i < plcf->headers->nelts; i++) {
-        if (rx_http_complex_value(r, &h[i].value, &values[i]) != RX_OK) {
-            return RX_ERROR;
-        }
-        if (values[i].len) {
-            len += h[i].name.len + 2 + values[i].len + 2;
-        }
-    }
-    if (plcf->upstream.pass_request_headers) {
-        for (i = 0; i < r->headers_in.headers.nelts; i++) {
-            if (in[i].lowcase_key && !header_is_set(plcf, in[i].lowcase_key)) {
-                len += in[i].key.len + 2 + in[i].value.len + 2;
-            }
-        }
-    }
-    b = rx_create_temp_buf(r->pool, len + ctx->body.len);
-    if (b == NULL) {
-        return RX_ERROR;
-    }
-    p = b->last;
-    p += sprintf(p, "%.*s %.*s HTTP/1.%d\r\n", (int) method.len, method.data,
-                 (int) target.len, target.data,
-                 plcf->http_version == RX_HTTP_VERSION_11 ? 1 : 0);
-    for (i = 0; i < plcf->headers->nelts; i++) {
-        if (values[i].len == 0) {
-            continue;
-        }
-        memcpy(p, h[i].name.data, h[i].name.len);
-        p += h[i].name.len;
-        *p++ = ':';
-        *p++ = ' ';
-        memcpy(p, values[i].data, values[i].len);
-        p += values[i].len;
-        *p++ = '\r';
-        *p++ = '\n';
-    }
-    if (plcf->upstream.pass_request_headers) {
-        for (i = 0; i < r->headers_in.headers.nelts; i++) {
-            if (in[i].lowcase_key == NULL || header_is_set(plcf, in[i].lowcase_key)) {
-                continue;
-            }
-            memcpy(p, in[i].key.data, in[i].key.len);
-            p += in[i].key.len;
-            *p++ = ':';
-            *p++ = ' ';
-            memcpy(p, in[i].value.data, in[i].value.len);
-            p += in[i].value.len;
-            *p++ = '\r';
-            *p++ = '\n';
-        }
-    }
-    *p++ = '\r';
-    *p++ = '\n';
-    if (ctx->body.len) {                          /* proxy_set_body */
-        memcpy(p, ctx->body.data, ctx->body.len);
-        p += ctx->body.len;
-    }
-    b->last = p;
-
-    cl = rx_alloc_chain_link(r->pool);
-    if (cl == NULL) {
-        return RX_ERROR;
-    }
-    cl->buf = b;
-    cl->next = NULL;
-    u->request_bufs = cl;
-    ll = &cl->next;
-    if (plcf->upstream.pass_request_body && r->request_body && !ctx->body_set) {
-        rx_chain_t *body;
-        for (body = r->request_body->bufs; body; body = body->next) {
-            rx_chain_t *link = rx_alloc_chain_link(r->pool);
-            if (link == NULL) {
-                return RX_ERROR;
-            }
-            link->buf = body->buf;
-            link->next = NULL;
-            *ll = link;
-            ll = &link->next;
-        }
-        if (r->request_body->file) {
-            /* the rest of a large body: its temporary file */
-            rx_chain_t *link = rx_alloc_chain_link(r->pool);
-            rx_buf_t   *b = rx_calloc_buf(r->pool);
-
-            if (link == NULL || b == NULL) {
-                return RX_ERROR;
-            }
-            b->in_file = 1;
-            b->fd = r->request_body->file->fd;
-            b->file_pos = 0;
-            b->file_last = r->request_body->file->written;
-            link->buf = b;
-            link->next = NULL;
-            *ll = link;
-        }
-    }
-    return RX_OK;
-}
-
-static rx_int_t
-on_body(void *data, const char *at, size_t len)
-{
-    return rx_http_upstream_body(data, at, len);
-}
-
-static void
-reinit_request(rx_http_upstream_t *u)
-{
-    rx_http_proxy_ctx_t *ctx = u->proto;
-
-    ctx->parser = NULL;        /* a new response, a new parser */
-}
-
-static rx_int_t
-process_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *used)
-{
-    rx_http_proxy_ctx_t *ctx = u->proto;
-    rx_int_t             rc;
-
-    if (ctx->parser == NULL) {
-        ctx->parser = rx_http_response_parser_create(u->r->pool, &u->headers_in,
-                          u->r->method == RX_HTTP_HEAD, on_body, u);
-        if (ctx->parser == NULL) {
-            return RX_ERROR;
-        }
-    }
-    rc = rx_http_response_parse(ctx->parser, data, len, used);
-    switch (rc) {
-    case RX_AGAIN:
-    case RX_OK:
-        return rc;
-    case RX_DONE:
-        u->body_done = 1;
-        u->keepalive = rx_http_response_parser_keepalive(ctx->parser);
-        return RX_OK;
-    default:
-        u->error = rx_http_response_parser_error(ctx->parser);
-        return RX_HTTP_UPSTREAM_INVALID_HEADER;
-    }
-}
-
-static rx_int_t
-input_filter(rx_http_upstream_t *u, const char *data, size_t len)
-{
-    rx_http_proxy_ctx_t *ctx = u->proto;
-    size_t               used;
-
-    switch (rx_http_response_parse(ctx->parser, data, len, &used)) {
-    case RX_DONE:
-        u->body_done = 1;
-        u->keepalive = rx_http_response_parser_keepalive(ctx->parser);
-        return RX_OK;
-    case RX_ERROR:
-        u->error = rx_http_response_parser_error(ctx->parser);
-        return RX_ERROR;
-    default:
-        return RX_OK;
-    }
-}
-
-static rx_int_t
-on_eof(rx_http_upstream_t *u)
-{
-    rx_http_proxy_ctx_t *ctx = u->proto;
-
-    return rx_http_response_parse_eof(ctx->parser) == RX_DONE ? RX_OK : RX_ERROR;
-}
-
-/* proxy_redirect and proxy_cookie_*: modules/proxy_rewrite.c */
-static rx_int_t
-rewrite_redirect(rx_http_upstream_t *u, rx_table_elt_t *h)
-{
-    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(u->r,
-                                        rx_http_proxy_module);
-
-    return rx_http_proxy_rewrite_redirect(u->r, &plcf->rewrite, h);
-}
-
-static rx_int_t
-rewrite_cookie(rx_http_upstream_t *u, rx_table_elt_t *h)
-{
-    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(u->r,
-                                        rx_http_proxy_module);
-
-    return rx_http_proxy_rewrite_cookie(u->r, &plcf->rewrite, h);
-}
-
-/* A streamed request body on the wire: as is, or in HTTP/1.1 chunks. */
-static rx_int_t
-frame_body(rx_http_upstream_t *u, const char *data, size_t len, bool last)
-{
-    char head[24];
-
-    if (u->r->headers_in.content_length_n >= 0) {
-        return len ? rx_http_upstream_out_append(u, data, len) : RX_OK;
-    }
-    if (len) {
-        int n = snprintf(head, sizeof(head), "%zx\r\n", len);
-        if (rx_http_upstream_out_append(u, head, (size_t) n) != RX_OK
-            || rx_http_upstream_out_append(u, data, len) != RX_OK
-            || rx_http_upstream_out_append(u, "\r\n", 2) != RX_OK) {
-            return RX_ERROR;
-        }
-    }
-    if (last) {
-        return rx_http_upstream_out_append(u, "0\r\n\r\n", 5);
-    }
-    return RX_OK;
-}
-
 static rx_int_t
 proxy_handler(void *data)
 {
@@ -904,14 +497,8 @@ proxy_handler(void *data)
             /* an address, or a name for the location's resolver */
             rx_int_t rc = rx_http_upstream_resolve_host(u, &host, port);
 
-            if (rc == RX_DECLINED) {
-                rx_http_request_log_error(r, RX_LOG_ERR, 0, "no resolver "
-                                          "defined to resolve %.*s",
-                                          (int) host.len, host.data);
-                return RX_HTTP_BAD_GATEWAY;
-            }
             if (rc != RX_OK) {
-                return RX_HTTP_INTERNAL_SERVER_ERROR;
+                return rc;
             }
         }
         ctx->host_header = host;
@@ -923,42 +510,16 @@ proxy_handler(void *data)
             rx_str_set(&u->schema, "https://");
         }
     }
-    u->create_request = create_request;
-    u->reinit_request = reinit_request;
-    u->process_header = process_header;
-    u->input_filter = input_filter;
-    u->on_eof = on_eof;
-    if (rx_http_proxy_rewrites_redirects(&plcf->rewrite)) {
-        u->rewrite_redirect = rewrite_redirect;
-    }
-    u->file_body = 1;              /* a large body may come from its file */
-    /* proxy_request_buffering off: a body of known length goes as it
-     * comes; one of unknown length needs HTTP/1.1 chunks */
-    if (!plcf->upstream.request_buffering
-        && (r->headers_in.content_length_n >= 0
-            || plcf->http_version == RX_HTTP_VERSION_11)) {
-        u->frame_body = frame_body;
-    }
-    if (rx_http_proxy_rewrites_cookies(&plcf->rewrite)) {
-        u->rewrite_cookie = rewrite_cookie;
-    }
+    rx_http_proxy_set_protocol(u, plcf);
     return rx_http_upstream_start(u);
 }
 
 /* Variables. */
 
-static rx_http_proxy_ctx_t *
-ctx_of(rx_http_request_t *r)
-{
-    rx_http_upstream_t *u = r->upstream;
-
-    return u && u->create_request == create_request ? u->proto : NULL;
-}
-
 static rx_int_t
 var_proxy_host(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
 {
-    rx_http_proxy_ctx_t *ctx = ctx_of(r);
+    rx_http_proxy_ctx_t *ctx = rx_http_proxy_ctx(r);
     rx_str_t            *s;
 
     if (ctx == NULL) {
@@ -1002,7 +563,7 @@ static rx_int_t
 var_internal_body_length(rx_http_request_t *r, rx_http_variable_value_t *v,
     uintptr_t data)
 {
-    rx_http_proxy_ctx_t *ctx = ctx_of(r);
+    rx_http_proxy_ctx_t *ctx = rx_http_proxy_ctx(r);
     char                *p;
 
     if (ctx && ctx->body_set) {

@@ -95,20 +95,6 @@ rx_http_proxy_rewrites_cookies(const rx_http_proxy_rewrite_conf_t *rc)
 
 /* Load time. */
 
-static rx_int_t
-compile_regex(rx_conf_t *cf, const rx_str_t *pattern, bool caseless,
-    rx_regex_t **re, rx_http_capture_vars_t **names)
-{
-    char err[RX_MAX_ERROR_STR];
-
-    *re = rx_regex_compile(cf->pool, pattern, caseless, err, sizeof(err));
-    if (*re == NULL) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s", err);
-        return RX_ERROR;
-    }
-    return rx_http_regex_capture_vars(cf, *re, names);
-}
-
 /* "~regex" (case-sensitive unless caseless), "~*regex" (case-insensitive)
  * or a text of kind plain; then the replacement. */
 static rx_int_t
@@ -125,8 +111,8 @@ compile_rule(rx_conf_t *cf, rx_http_proxy_rewrite_t *rule, rx_str_t pattern,
             caseless = true;
         }
         rule->kind = RW_REGEX;
-        if (compile_regex(cf, &pattern, caseless, &rule->re, &rule->names)
-            != RX_OK) {
+        if (rx_http_regex_compile(cf, &pattern, caseless, &rule->re,
+                                  &rule->names) != RX_OK) {
             return RX_ERROR;
         }
     } else {
@@ -334,7 +320,8 @@ rx_http_proxy_set_cookie_flags(rx_conf_t *cf, const rx_command_t *cmd,
             name.data++;
             name.len--;
         }
-        if (compile_regex(cf, &name, true, &rule->re, &rule->names) != RX_OK) {
+        if (rx_http_regex_compile(cf, &name, true, &rule->re, &rule->names)
+            != RX_OK) {
             return RX_CONF_ERROR;
         }
     } else if (rx_http_compile_complex_value(cf, &name, &rule->cookie) != RX_OK) {

@@ -93,20 +93,6 @@ rx_http_rewrite_add_step(rx_conf_t *cf, rx_http_rewrite_conf_t *rcf)
     return step;
 }
 
-rx_int_t
-rx_http_rewrite_regex(rx_conf_t *cf, const rx_str_t *pattern, bool caseless,
-    rx_regex_t **re, rx_http_capture_vars_t **names)
-{
-    char err[RX_MAX_ERROR_STR];
-
-    *re = rx_regex_compile(cf->pool, pattern, caseless, err, sizeof(err));
-    if (*re == NULL) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s", err);
-        return RX_ERROR;
-    }
-    return rx_http_regex_capture_vars(cf, *re, names);
-}
-
 static bool
 is_absolute_url(const rx_str_t *s)
 {
@@ -142,7 +128,7 @@ set_rewrite(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     step->type = RX_REWRITE_REWRITE;
     rw = &step->u.rewrite;
-    if (rx_http_rewrite_regex(cf, &value[1], false, &rw->re, &rw->names)
+    if (rx_http_regex_compile(cf, &value[1], false, &rw->re, &rw->names)
         != RX_OK) {
         return RX_CONF_ERROR;
     }

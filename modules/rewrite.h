@@ -106,11 +106,6 @@ extern rx_module_t rx_http_rewrite_module;
 rx_http_rewrite_step_t *rx_http_rewrite_add_step(rx_conf_t *cf,
     rx_http_rewrite_conf_t *rcf);
 
-/* Compiles a regex of `rewrite` or `if`, logging pcre2's message with
- * file:line on error, and registers its named groups as variables. */
-rx_int_t rx_http_rewrite_regex(rx_conf_t *cf, const rx_str_t *pattern,
-    bool caseless, rx_regex_t **re, rx_http_capture_vars_t **names);
-
 /* The `if` directive (rewrite_if.c). */
 const char *rx_http_rewrite_if(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);

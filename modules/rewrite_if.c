@@ -40,7 +40,7 @@ parse_comparison(rx_conf_t *cf, rx_http_rewrite_if_t *cond, const rx_str_t *op,
         || is_str(op, "!~*")) {
         cond->type = RX_REWRITE_COND_REGEX;
         cond->negative = op->data[0] == '!';
-        return rx_http_rewrite_regex(cf, value, op->data[op->len - 1] == '*',
+        return rx_http_regex_compile(cf, value, op->data[op->len - 1] == '*',
                                      &cond->re, &cond->names) == RX_OK
                ? RX_CONF_OK : RX_CONF_ERROR;
     }
