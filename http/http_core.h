@@ -148,6 +148,8 @@ struct rx_http_core_loc_conf_s {
     rx_int_t                  tcp_nopush;
     rx_int_t                  tcp_nodelay;
     size_t                    sendfile_max_chunk;
+    void                     *limit_rate;           /* complex values (sizes), */
+    void                     *limit_rate_after;     /* NULL: none */
     rx_uint_t                 if_modified_since;    /* off/exact/before */
     rx_log_t                 *error_log;            /* NULL: the main one */
     rx_int_t                  etag;

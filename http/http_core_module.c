@@ -171,6 +171,12 @@ static const rx_command_t http_core_commands[] = {
     { "sendfile_max_chunk", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
       rx_conf_set_size_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, sendfile_max_chunk), NULL },
+    { "limit_rate", RX_HTTP_ANY_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+      rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, limit_rate), NULL },
+    { "limit_rate_after", RX_HTTP_ANY_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+      rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, limit_rate_after), NULL },
     { "tcp_nopush", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
       rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, tcp_nopush), NULL },
@@ -364,6 +370,8 @@ create_loc_conf(rx_conf_t *cf)
     clcf->internal = RX_CONF_UNSET;
     clcf->sendfile = RX_CONF_UNSET;
     clcf->sendfile_max_chunk = RX_CONF_UNSET_SIZE;
+    clcf->limit_rate = RX_CONF_UNSET_PTR;
+    clcf->limit_rate_after = RX_CONF_UNSET_PTR;
     clcf->tcp_nopush = RX_CONF_UNSET;
     clcf->tcp_nodelay = RX_CONF_UNSET;
     clcf->if_modified_since = RX_CONF_UNSET_UINT;
@@ -472,6 +480,8 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
     rx_conf_init_value(c->internal, 0);
     rx_conf_merge_value(c->sendfile, p->sendfile, 0);
     rx_conf_merge_size(c->sendfile_max_chunk, p->sendfile_max_chunk, 2 * 1024 * 1024);
+    rx_conf_merge_ptr(c->limit_rate, p->limit_rate, NULL);
+    rx_conf_merge_ptr(c->limit_rate_after, p->limit_rate_after, NULL);
     rx_conf_merge_value(c->tcp_nopush, p->tcp_nopush, 0);
     rx_conf_merge_value(c->tcp_nodelay, p->tcp_nodelay, 1);
     rx_conf_merge_uint(c->if_modified_since, p->if_modified_since,

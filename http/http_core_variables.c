@@ -621,5 +621,8 @@ rx_http_variables_add_core_vars(rx_conf_t *cf)
         v->set = core_vars[i].set;
         v->data = core_vars[i].data;
     }
+    if (rx_http_limit_rate_add_variables(cf) != RX_OK) {
+        return RX_ERROR;
+    }
     return rx_http_proxy_protocol_add_variables(cf);
 }
