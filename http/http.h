@@ -584,6 +584,9 @@ rx_int_t rx_http_parse_buffered_body(rx_http_connection_t *hc);
 void rx_http_connection_resume_input(rx_http_connection_t *hc);
 /* http_request_body_file.c: the body's temporary file */
 rx_int_t rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len);
+/* The path of the body's file when it has one (client_body_in_file_only),
+ * else NULL ($request_body_file). */
+const char *rx_http_request_body_file_name(rx_http_request_t *r);
 /* The whole body is in: post_handler runs (once its file is written). */
 void rx_http_request_body_complete(rx_http_request_t *r);
 

@@ -121,6 +121,10 @@ struct rx_http_core_loc_conf_s {
     size_t                    client_body_buffer_size;
     rx_str_t                  client_body_temp_path; /* NUL-terminated */
     rx_msec_t                 client_body_timeout;
+    rx_uint_t                 client_body_in_file_only; /* RX_HTTP_BODY_FILE_* */
+    rx_int_t                  client_body_in_single_buffer; /* accepted */
+    size_t                    connection_pool_size; /* accepted: sizing hints */
+    size_t                    request_pool_size;    /* ringx's pools grow */
     rx_msec_t                 send_timeout;
     rx_msec_t                 keepalive_timeout;
     rx_msec_t                 keepalive_header;     /* "Keep-Alive: timeout=" */
@@ -157,6 +161,10 @@ struct rx_http_core_loc_conf_s {
     rx_str_t                  file;                 /* where it was defined */
     rx_uint_t                 line;
 };
+
+#define RX_HTTP_BODY_FILE_OFF    0
+#define RX_HTTP_BODY_FILE_ON     1     /* the file stays after the request */
+#define RX_HTTP_BODY_FILE_CLEAN  2     /* ... is removed with it */
 
 #define RX_HTTP_LINGERING_OFF     0
 #define RX_HTTP_LINGERING_ON      1

@@ -198,7 +198,9 @@ var_request_body(rx_http_request_t *r, rx_http_variable_value_t *v,
     size_t      len = 0;
     char       *p;
 
-    if (r->request_body == NULL || r->request_body->bufs == NULL) {
+    if (r->request_body == NULL || r->request_body->bufs == NULL
+        || r->request_body->file) {
+        /* none, or a part (or all) of it is in a file: as nginx */
         v->not_found = 1;
         return RX_OK;
     }
@@ -534,6 +536,22 @@ rx_http_var_init_process(rx_cycle_t *cycle)
     return RX_OK;
 }
 
+/* $request_body_file: the body's file when it has a name
+ * (client_body_in_file_only); a body spilled to an unnamed file has none */
+static rx_int_t
+var_request_body_file(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    const char *name = rx_http_request_body_file_name(r);
+
+    if (name == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    rx_http_var_str(v, name, strlen(name));
+    return RX_OK;
+}
+
 /* ---- the table ---- */
 
 typedef struct {
@@ -565,6 +583,7 @@ static const core_var_t core_vars[] = {
       RQ(headers_in.content_type), 0 },
     { "content_length",      var_content_length, NULL, 0, NC },
     { "request_body",        var_request_body, NULL, 0, NC },
+    { "request_body_file",   var_request_body_file, NULL, 0, NC },
     /* realip may set them as late as the preaccess phase */
     { "remote_addr",         var_addr, NULL, 0, NC },
     { "binary_remote_addr",  var_binary_remote_addr, NULL, 0, NC },
