@@ -370,6 +370,7 @@ struct rx_http_request_s {
     /* a body filter reads the bytes (gzip): producers must pass memory
      * buffers, not file ranges or splices */
     unsigned                  filter_need_in_memory:1;
+    unsigned                  pipeline:1;        /* $pipe: it was pipelined */
     unsigned                  limit_rate_set:1;
     unsigned                  limit_rate_after_set:1;
 };
@@ -406,6 +407,8 @@ struct rx_http_connection_s {
     unsigned                  parse_failed:1; /* the parser is in error */
     unsigned                  held_stopped:1; /* reading stopped: too many
                                                  bytes wait unparsed */
+    unsigned                  pipelined:1;   /* the next request's bytes came
+                                                before its predecessor ended */
     /* a request's held body bytes are to be parsed (http_body.c claims
      * them from inside a handler; the parse runs after it returns) */
     rx_posted_t               body_resume;

@@ -552,6 +552,25 @@ var_request_body_file(rx_http_request_t *r, rx_http_variable_value_t *v,
     return RX_OK;
 }
 
+/* $connection_time: seconds since the connection was accepted, with
+ * milliseconds */
+static rx_int_t
+var_connection_time(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_msec_t ms = r->conn ? rx_current_msec - r->conn->start_msec : 0;
+
+    return rx_http_var_printf(r, v, 24, "%" PRId64 ".%03d",
+                              (int64_t) (ms / 1000), (int) (ms % 1000));
+}
+
+static rx_int_t
+var_pipe(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_http_var_str(v, r->main->pipeline ? "p" : ".", 1);
+    return RX_OK;
+}
+
 /* ---- the table ---- */
 
 typedef struct {
@@ -608,6 +627,8 @@ static const core_var_t core_vars[] = {
     { "time_iso8601",        var_time, NULL, (uintptr_t) rx_iso8601_time, NC },
     { "connection",          var_connection, NULL, 0, 0 },
     { "connection_requests", var_connection_requests, NULL, 0, NC },
+    { "connection_time",     var_connection_time, NULL, 0, NC },
+    { "pipe",                var_pipe, NULL, 0, 0 },
     { "pid",                 var_pid, NULL, 0, 0 },
     { "hostname",            var_hostname, NULL, 0, 0 },
     { "nginx_version",       var_const, NULL,

@@ -235,6 +235,7 @@ typedef struct {
     rx_msec_t   response_time;
     int64_t     bytes_received;
     int64_t     bytes_sent;
+    int64_t     response_length;  /* body bytes, $upstream_response_length */
 } rx_http_upstream_state_t;
 
 /* A connection to a peer: bound to a request, or idle in the pool. */
