@@ -131,6 +131,11 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_tries), NULL },
     { "proxy_next_upstream_timeout", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_msec_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(next_upstream_timeout), NULL },
+    /* hash sizing: ringx's header lists need none */
+    { "proxy_headers_hash_max_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    { "proxy_headers_hash_bucket_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
     { "proxy_buffering", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(buffering), NULL },
     { "proxy_request_buffering", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,

@@ -7,7 +7,8 @@
 # the file after the request, clean removes it. off: no name, and
 # $request_body has the body when it fits in memory, not a part of it when
 # it spilled. client_body_in_single_buffer, connection_pool_size and
-# request_pool_size are accepted.
+# request_pool_size are accepted, and so are proxy_headers_hash_max_size
+# and proxy_headers_hash_bucket_size.
 
 use strict;
 use warnings;
@@ -33,6 +34,8 @@ events { worker_connections 64; }
 http {
     access_log off;
     connection_pool_size 512;
+    proxy_headers_hash_max_size 1024;
+    proxy_headers_hash_bucket_size 128;
     client_body_temp_path $P/body;
     server {
         listen 127.0.0.1:%%PORT_0%%;
