@@ -334,6 +334,12 @@ struct rx_http_request_s {
      * once per request whatever internal redirects follow, as nginx */
     uint8_t                   limit_req_status;
     uint8_t                   limit_conn_status;
+    /* limit_rate (http_limit_rate.c): bytes a second (0: no limit), the
+     * bytes sent before it applies, and the timer of a paced send (NULL
+     * until the first delay); *_set: evaluated, or given by $limit_rate */
+    size_t                    limit_rate;
+    size_t                    limit_rate_after;
+    rx_timer_t               *rate_timer;
 
     unsigned                  keepalive:1;
     unsigned                  header_only:1;     /* HEAD, 204, 304 */
@@ -370,6 +376,9 @@ struct rx_http_request_s {
     /* a body filter reads the bytes (gzip): producers must pass memory
      * buffers, not file ranges or splices */
     unsigned                  filter_need_in_memory:1;
+    unsigned                  pipeline:1;        /* $pipe: it was pipelined */
+    unsigned                  limit_rate_set:1;
+    unsigned                  limit_rate_after_set:1;
 };
 
 /* The HTTP side of a connection (http_connection.c owns the state). */
@@ -404,6 +413,8 @@ struct rx_http_connection_s {
     unsigned                  parse_failed:1; /* the parser is in error */
     unsigned                  held_stopped:1; /* reading stopped: too many
                                                  bytes wait unparsed */
+    unsigned                  pipelined:1;   /* the next request's bytes came
+                                                before its predecessor ended */
     /* a request's held body bytes are to be parsed (http_body.c claims
      * them from inside a handler; the parse runs after it returns) */
     rx_posted_t               body_resume;
@@ -544,6 +555,13 @@ void rx_http_on_sent(rx_conn_t *c, ssize_t res);
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers
  * they emptied dropped from the chain, the next one advanced. */
 void rx_http_out_sent(rx_http_request_t *r, size_t sent);
+
+/* http_limit_rate.c: limit_rate. start evaluates the location's
+ * limit_rate and limit_rate_after (unless $limit_rate was set) when the
+ * header goes; allow says how many of want bytes may be sent now: 0 means
+ * none, and a worker timer calls rx_http_connection_send when some may. */
+void rx_http_limit_rate_start(rx_http_request_t *r);
+size_t rx_http_limit_rate_allow(rx_http_request_t *r, size_t want);
 /* http_body.c: the request body's owner (see rx_http_body_mode_t).
  * Read: KEEP or STREAM as the reader says; the held bytes are parsed at
  * the end of this loop turn. RX_OK, or an HTTP status. */
@@ -575,6 +593,9 @@ rx_int_t rx_http_parse_buffered_body(rx_http_connection_t *hc);
 void rx_http_connection_resume_input(rx_http_connection_t *hc);
 /* http_request_body_file.c: the body's temporary file */
 rx_int_t rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len);
+/* The path of the body's file when it has one (client_body_in_file_only),
+ * else NULL ($request_body_file). */
+const char *rx_http_request_body_file_name(rx_http_request_t *r);
 /* The whole body is in: post_handler runs (once its file is written). */
 void rx_http_request_body_complete(rx_http_request_t *r);
 

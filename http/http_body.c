@@ -193,6 +193,14 @@ rx_http_read_client_request_body(rx_http_request_t *r,
                                                       : RX_HTTP_BODY_KEEP;
     }
     rb->reader = *reader;
+    if (reader->spill) {
+        rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                           rx_http_core_module);
+        /* client_body_in_file_only: every byte to a named file */
+        if (clcf->client_body_in_file_only != RX_HTTP_BODY_FILE_OFF) {
+            rb->reader.file_only = true;
+        }
+    }
     rb->done = false;
     /* the held bytes are parsed, or post_handler runs, after the caller
      * returns: a handler sets up what the pieces need first */

@@ -593,6 +593,7 @@ rx_http_request_done(rx_http_request_t *r)
         memmove(hc->in, hc->in + hc->in_parsed, hc->in_len - hc->in_parsed);
         hc->in_len -= hc->in_parsed;
         hc->in_parsed = 0;
+        hc->pipelined = 1;
         hc->action = "reading client request line";
         set_state(hc, RX_HC_HEADER);
         rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);

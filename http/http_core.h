@@ -125,6 +125,10 @@ struct rx_http_core_loc_conf_s {
     size_t                    client_body_buffer_size;
     rx_str_t                  client_body_temp_path; /* NUL-terminated */
     rx_msec_t                 client_body_timeout;
+    rx_uint_t                 client_body_in_file_only; /* RX_HTTP_BODY_FILE_* */
+    rx_int_t                  client_body_in_single_buffer; /* accepted */
+    size_t                    connection_pool_size; /* accepted: sizing hints */
+    size_t                    request_pool_size;    /* ringx's pools grow */
     rx_msec_t                 send_timeout;
     rx_msec_t                 keepalive_timeout;
     rx_msec_t                 keepalive_header;     /* "Keep-Alive: timeout=" */
@@ -152,6 +156,8 @@ struct rx_http_core_loc_conf_s {
     rx_int_t                  tcp_nopush;
     rx_int_t                  tcp_nodelay;
     size_t                    sendfile_max_chunk;
+    void                     *limit_rate;           /* complex values (sizes), */
+    void                     *limit_rate_after;     /* NULL: none */
     rx_uint_t                 if_modified_since;    /* off/exact/before */
     rx_log_t                 *error_log;            /* NULL: the main one */
     rx_int_t                  etag;
@@ -159,6 +165,10 @@ struct rx_http_core_loc_conf_s {
     rx_str_t                  file;                 /* where it was defined */
     rx_uint_t                 line;
 };
+
+#define RX_HTTP_BODY_FILE_OFF    0
+#define RX_HTTP_BODY_FILE_ON     1     /* the file stays after the request */
+#define RX_HTTP_BODY_FILE_CLEAN  2     /* ... is removed with it */
 
 #define RX_HTTP_LINGERING_OFF     0
 #define RX_HTTP_LINGERING_ON      1

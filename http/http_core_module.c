@@ -42,6 +42,11 @@ static const rx_conf_enum_t lingering_values[] = {
     { "always", RX_HTTP_LINGERING_ALWAYS }, { NULL, 0 }
 };
 
+static const rx_conf_enum_t body_file_values[] = {
+    { "off", RX_HTTP_BODY_FILE_OFF }, { "on", RX_HTTP_BODY_FILE_ON },
+    { "clean", RX_HTTP_BODY_FILE_CLEAN }, { NULL, 0 }
+};
+
 static const rx_conf_enum_t server_tokens_values[] = {
     { "off", 0 }, { "on", 1 }, { "build", 2 }, { NULL, 0 }
 };
@@ -115,6 +120,19 @@ static const rx_command_t http_core_commands[] = {
     { "keepalive_disable", RX_HTTP_ANY_CONF | RX_CONF_TAKE12,
       rx_conf_set_bitmask_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, keepalive_disable), keepalive_disable_values },
+    { "client_body_in_file_only", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
+      rx_conf_set_enum_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, client_body_in_file_only),
+      body_file_values },
+    { "client_body_in_single_buffer", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, client_body_in_single_buffer), NULL },
+    { "connection_pool_size", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_CONF_TAKE1, rx_conf_set_size_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, connection_pool_size), NULL },
+    { "request_pool_size", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF
+      | RX_CONF_TAKE1, rx_conf_set_size_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, request_pool_size), NULL },
     { "lingering_close", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
       rx_conf_set_enum_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, lingering_close), lingering_values },
@@ -171,6 +189,12 @@ static const rx_command_t http_core_commands[] = {
     { "sendfile_max_chunk", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
       rx_conf_set_size_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, sendfile_max_chunk), NULL },
+    { "limit_rate", RX_HTTP_ANY_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+      rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, limit_rate), NULL },
+    { "limit_rate_after", RX_HTTP_ANY_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+      rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_core_loc_conf_t, limit_rate_after), NULL },
     { "tcp_nopush", RX_HTTP_ANY_CONF | RX_CONF_FLAG,
       rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_core_loc_conf_t, tcp_nopush), NULL },
@@ -364,6 +388,12 @@ create_loc_conf(rx_conf_t *cf)
     clcf->internal = RX_CONF_UNSET;
     clcf->sendfile = RX_CONF_UNSET;
     clcf->sendfile_max_chunk = RX_CONF_UNSET_SIZE;
+    clcf->limit_rate = RX_CONF_UNSET_PTR;
+    clcf->client_body_in_file_only = RX_CONF_UNSET_UINT;
+    clcf->client_body_in_single_buffer = RX_CONF_UNSET;
+    clcf->connection_pool_size = RX_CONF_UNSET_SIZE;
+    clcf->request_pool_size = RX_CONF_UNSET_SIZE;
+    clcf->limit_rate_after = RX_CONF_UNSET_PTR;
     clcf->tcp_nopush = RX_CONF_UNSET;
     clcf->tcp_nodelay = RX_CONF_UNSET;
     clcf->if_modified_since = RX_CONF_UNSET_UINT;
@@ -495,6 +525,15 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
     rx_conf_init_value(c->internal, 0);
     rx_conf_merge_value(c->sendfile, p->sendfile, 0);
     rx_conf_merge_size(c->sendfile_max_chunk, p->sendfile_max_chunk, 2 * 1024 * 1024);
+    rx_conf_merge_ptr(c->limit_rate, p->limit_rate, NULL);
+    rx_conf_merge_uint(c->client_body_in_file_only,
+                       p->client_body_in_file_only, RX_HTTP_BODY_FILE_OFF);
+    rx_conf_merge_value(c->client_body_in_single_buffer,
+                        p->client_body_in_single_buffer, 0);
+    rx_conf_merge_size(c->connection_pool_size, p->connection_pool_size,
+                       64 * sizeof(void *));
+    rx_conf_merge_size(c->request_pool_size, p->request_pool_size, 4096);
+    rx_conf_merge_ptr(c->limit_rate_after, p->limit_rate_after, NULL);
     rx_conf_merge_value(c->tcp_nopush, p->tcp_nopush, 0);
     rx_conf_merge_value(c->tcp_nodelay, p->tcp_nodelay, 1);
     rx_conf_merge_uint(c->if_modified_since, p->if_modified_since,

@@ -195,7 +195,9 @@ var_request_body(rx_http_request_t *r, rx_http_variable_value_t *v,
     size_t      len = 0;
     char       *p;
 
-    if (r->request_body == NULL || r->request_body->bufs == NULL) {
+    if (r->request_body == NULL || r->request_body->bufs == NULL
+        || r->request_body->file) {
+        /* none, or a part (or all) of it is in a file: as nginx */
         v->not_found = 1;
         return RX_OK;
     }
@@ -531,6 +533,41 @@ rx_http_var_init_process(rx_cycle_t *cycle)
     return RX_OK;
 }
 
+/* $request_body_file: the body's file when it has a name
+ * (client_body_in_file_only); a body spilled to an unnamed file has none */
+static rx_int_t
+var_request_body_file(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    const char *name = rx_http_request_body_file_name(r);
+
+    if (name == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    rx_http_var_str(v, name, strlen(name));
+    return RX_OK;
+}
+
+/* $connection_time: seconds since the connection was accepted, with
+ * milliseconds */
+static rx_int_t
+var_connection_time(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_msec_t ms = r->conn ? rx_current_msec - r->conn->start_msec : 0;
+
+    return rx_http_var_printf(r, v, 24, "%" PRId64 ".%03d",
+                              (int64_t) (ms / 1000), (int) (ms % 1000));
+}
+
+static rx_int_t
+var_pipe(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
+{
+    rx_http_var_str(v, r->main->pipeline ? "p" : ".", 1);
+    return RX_OK;
+}
+
 /* ---- the table ---- */
 
 typedef struct {
@@ -562,6 +599,7 @@ static const core_var_t core_vars[] = {
       RQ(headers_in.content_type), 0 },
     { "content_length",      var_content_length, NULL, 0, NC },
     { "request_body",        var_request_body, NULL, 0, NC },
+    { "request_body_file",   var_request_body_file, NULL, 0, NC },
     /* realip may set them as late as the preaccess phase */
     { "remote_addr",         var_addr, NULL, 0, NC },
     { "binary_remote_addr",  var_binary_remote_addr, NULL, 0, NC },
@@ -586,6 +624,8 @@ static const core_var_t core_vars[] = {
     { "time_iso8601",        var_time, NULL, (uintptr_t) rx_iso8601_time, NC },
     { "connection",          var_connection, NULL, 0, 0 },
     { "connection_requests", var_connection_requests, NULL, 0, NC },
+    { "connection_time",     var_connection_time, NULL, 0, NC },
+    { "pipe",                var_pipe, NULL, 0, 0 },
     { "pid",                 var_pid, NULL, 0, 0 },
     { "hostname",            var_hostname, NULL, 0, 0 },
     { "nginx_version",       var_const, NULL,
@@ -617,6 +657,9 @@ rx_http_variables_add_core_vars(rx_conf_t *cf)
         v->get = core_vars[i].get;
         v->set = core_vars[i].set;
         v->data = core_vars[i].data;
+    }
+    if (rx_http_limit_rate_add_variables(cf) != RX_OK) {
+        return RX_ERROR;
     }
     return rx_http_proxy_protocol_add_variables(cf);
 }

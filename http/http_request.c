@@ -172,6 +172,8 @@ rx_http_create_request(rx_http_connection_t *hc)
     r->main = r;
     r->hc = hc;
     r->conn = hc->conn;
+    r->pipeline = hc->pipelined;
+    hc->pipelined = 0;
     r->main_conf = hc->server->ctx->main_conf;
     r->srv_conf = hc->server->ctx->srv_conf;
     r->loc_conf = hc->server->ctx->loc_conf;

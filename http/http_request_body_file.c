@@ -67,6 +67,12 @@ rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len)
             return RX_HTTP_INTERNAL_SERVER_ERROR;
         }
         rx_http_temp_init(rb->file, clcf->client_body_temp_path.data);
+        if (clcf->client_body_in_file_only != RX_HTTP_BODY_FILE_OFF
+            && rx_http_temp_set_named(rb->file, r->pool,
+                                      clcf->client_body_in_file_only
+                                      == RX_HTTP_BODY_FILE_ON) != RX_OK) {
+            return RX_HTTP_INTERNAL_SERVER_ERROR;
+        }
         cln->handler = release;
         cln->data = rb->file;
         /* nginx's warning, once per request (not for a body that is
@@ -84,6 +90,14 @@ rx_http_body_spill(rx_http_request_t *r, const char *data, size_t len)
     rx_http_temp_kick(r, rb->file);
     check_pause(r);
     return RX_OK;
+}
+
+const char *
+rx_http_request_body_file_name(rx_http_request_t *r)
+{
+    rx_http_request_body_t *rb = r->request_body;
+
+    return rb && rb->file ? rb->file->name : NULL;
 }
 
 void

@@ -46,6 +46,7 @@ rx_http_send_header(rx_http_request_t *r)
     if (r->subrequest) {
         return rx_http_subrequest_header(r);    /* nothing reaches the client */
     }
+    rx_http_limit_rate_start(r);
     return rx_http_top_header_filter(r);
 }
 

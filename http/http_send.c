@@ -12,6 +12,31 @@
 _Static_assert(IOV_BATCH == sizeof(((rx_http_request_t *) 0)->send_iov)
                / sizeof(struct iovec), "r->send_iov holds IOV_BATCH entries");
 
+/* limit_rate: cuts the batch to what may go now; 0 when nothing may (a
+ * timer sends later). */
+static int
+paced(rx_http_request_t *r, int n)
+{
+    size_t total = 0, allow;
+    int    i;
+
+    for (i = 0; i < n; i++) {
+        total += r->send_iov[i].iov_len;
+    }
+    allow = rx_http_limit_rate_allow(r, total);
+    if (allow == total) {
+        return n;
+    }
+    for (i = 0; i < n && allow; i++) {
+        if (r->send_iov[i].iov_len >= allow) {
+            r->send_iov[i].iov_len = allow;
+            return i + 1;
+        }
+        allow -= r->send_iov[i].iov_len;
+    }
+    return 0;
+}
+
 /* Sends what the request has queued, one send in flight at a time. */
 void
 rx_http_connection_send(rx_http_connection_t *hc)
@@ -40,6 +65,10 @@ rx_http_connection_send(rx_http_connection_t *hc)
             rx_timer_del(&c->timer);
             rx_http_request_done(r);
         }
+        return;
+    }
+    if (r->limit_rate && (n = paced(r, n)) == 0) {
+        rx_timer_del(&c->timer);     /* waiting on the rate, not the client */
         return;
     }
     c->transport->send(c, r->send_iov, n);

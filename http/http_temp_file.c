@@ -14,6 +14,33 @@ rx_http_temp_init(rx_http_temp_file_t *tf, const char *dir)
     tf->fd = -1;
 }
 
+#define NAME_TRIES  16
+
+/* The next name: a per-worker sequence started from the pid, so that the
+ * workers' names rarely meet (EEXIST moves on to the next). */
+static void
+next_name(rx_http_temp_file_t *tf)
+{
+    static uint32_t seq;
+
+    if (seq == 0) {
+        seq = (uint32_t) getpid() * 7919u;
+    }
+    sprintf(tf->name, "%s/%010u", tf->dir, ++seq % 1000000000u);
+}
+
+rx_int_t
+rx_http_temp_set_named(rx_http_temp_file_t *tf, rx_pool_t *pool, bool keep)
+{
+    tf->name = rx_pnalloc(pool, strlen(tf->dir) + 12);
+    if (tf->name == NULL) {
+        return RX_ERROR;
+    }
+    tf->keep = keep;
+    next_name(tf);
+    return RX_OK;
+}
+
 rx_int_t
 rx_http_temp_append(rx_http_temp_file_t *tf, const char *data, size_t len)
 {
@@ -43,8 +70,15 @@ rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf)
     if (tf->fd == -1) {
         if (!tf->opening) {
             tf->opening = 1;
-            rx_ring_openat(AT_FDCWD, tf->dir, O_TMPFILE | O_RDWR | O_CLOEXEC,
-                           0600, rx_http_op_ud(r, RX_OP_OPEN));
+            if (tf->name) {
+                rx_ring_openat(AT_FDCWD, tf->name,
+                               O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600,
+                               rx_http_op_ud(r, RX_OP_OPEN));
+            } else {
+                rx_ring_openat(AT_FDCWD, tf->dir,
+                               O_TMPFILE | O_RDWR | O_CLOEXEC, 0600,
+                               rx_http_op_ud(r, RX_OP_OPEN));
+            }
         }
         return;
     }
@@ -67,6 +101,10 @@ rx_http_temp_handle(rx_http_temp_file_t *tf, const rx_cqe_t *cqe, int *err,
             return RX_DECLINED;
         }
         tf->opening = 0;
+        if (cqe->res == -EEXIST && tf->name && ++tf->name_tries < NAME_TRIES) {
+            next_name(tf);
+            return RX_OK;               /* fd still -1: the kick opens */
+        }
         if (cqe->res < 0) {
             *err = -cqe->res;
             *what = "creating";
@@ -164,6 +202,9 @@ rx_http_temp_free(rx_http_temp_file_t *tf)
     if (tf->fd != -1) {
         close(tf->fd);
         tf->fd = -1;
+        if (tf->name && !tf->keep) {
+            (void) unlink(tf->name);    /* a directory entry: no I/O wait */
+        }
     }
     free(tf->wbuf[0]);
     free(tf->wbuf[1]);

@@ -28,9 +28,19 @@ typedef struct rx_http_temp_file_s {
     unsigned     wcur;           /* the one filling */
     unsigned     opening:1;
     unsigned     writing:1;
+    /* a named file (client_body_in_file_only): its path, NULL for an
+     * O_TMPFILE one; keep: left in place when freed, else unlinked */
+    char        *name;
+    unsigned     keep:1;
+    unsigned     name_tries;     /* EEXIST: the next number is tried */
 } rx_http_temp_file_t;
 
 void rx_http_temp_init(rx_http_temp_file_t *tf, const char *dir);
+/* Makes tf (before its first kick) a file with a name in its directory,
+ * ten digits as nginx's, for $request_body_file: kept when freed if keep.
+ * RX_OK or RX_ERROR (memory). */
+rx_int_t rx_http_temp_set_named(rx_http_temp_file_t *tf, rx_pool_t *pool,
+    bool keep);
 /* Copies bytes into the filling buffer. RX_OK or RX_ERROR (memory). */
 rx_int_t rx_http_temp_append(rx_http_temp_file_t *tf, const char *data,
     size_t len);
@@ -70,7 +80,8 @@ void rx_http_temp_rewind(rx_http_temp_file_t *tf);
  * absolute and created by the master at start). */
 const char *rx_http_set_temp_path_slot(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
-/* Closes the fd and frees the buffers (the request's pool cleanup). */
+/* Closes the fd and frees the buffers (the request's pool cleanup); a
+ * named file not kept is unlinked. */
 void rx_http_temp_free(rx_http_temp_file_t *tf);
 
 #endif /* RX_HTTP_TEMP_FILE_H */

@@ -108,6 +108,9 @@ rx_int_t
 rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
 {
     u->body_bytes += (int64_t) len;
+    if (u->state) {
+        u->state->response_length += (int64_t) len;
+    }
     if (u->r->header_only && !u->tunnel) {
         return RX_OK;          /* HEAD: the body is read and dropped */
     }

@@ -143,6 +143,7 @@ struct rx_http_upstream_state_s {
     rx_msec_t   response_time;
     int64_t     bytes_received;
     int64_t     bytes_sent;
+    int64_t     response_length;  /* body bytes, $upstream_response_length */
 };
 
 /* A connection to a peer: bound to a request, or idle in the pool. */

@@ -39,6 +39,10 @@ rx_int_t rx_http_var_init_process(rx_cycle_t *cycle);
  * the core variables). */
 rx_int_t rx_http_proxy_protocol_add_variables(rx_conf_t *cf);
 
+/* http_limit_rate.c: registers $limit_rate (called with the core
+ * variables). */
+rx_int_t rx_http_limit_rate_add_variables(rx_conf_t *cf);
+
 /* http_prefix_variables.c: the getters of $http_*, $sent_http_*,
  * $cookie_* and $arg_* (data: the variable's whole name, an rx_str_t). */
 rx_int_t rx_http_var_http(rx_http_request_t *r, rx_http_variable_value_t *v,

@@ -68,6 +68,11 @@ static const rx_command_t proxy_commands[] = {
     { "proxy_set_body", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
       rx_http_set_complex_value_slot, RX_HTTP_LOC_CONF_OFFSET,
       offsetof(rx_http_proxy_loc_conf_t, body), NULL },
+    /* hash sizing: ringx's header lists need none */
+    { "proxy_headers_hash_max_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
+    { "proxy_headers_hash_bucket_size", RX_PROXY_LOC_CONF | RX_CONF_TAKE1,
+      rx_conf_set_ignored, 0, 0, "ringx sizes its lookup tables itself" },
     { "proxy_ignore_client_abort", RX_PROXY_LOC_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, UP(ignore_client_abort), NULL },
     RX_HTTP_UPSTREAM_COMMANDS("proxy_",

@@ -100,6 +100,70 @@ get_curve(rx_http_request_t *r, SSL *ssl, rx_http_variable_value_t *v)
     return set_text(r, v, OBJ_nid2sn(nid));
 }
 
+/* Appends one name (or 0xNNNN for one OpenSSL does not know) and ':'. */
+static char *
+list_add(char *p, const char *name, unsigned code)
+{
+    if (name) {
+        size_t n = strlen(name);
+        memcpy(p, name, n);
+        p += n;
+    } else {
+        p += sprintf(p, "0x%04x", code);
+    }
+    *p++ = ':';
+    return p;
+}
+
+/* $ssl_ciphers: the ciphers the client offered, ':'-separated */
+static rx_int_t
+get_ciphers(rx_http_request_t *r, SSL *ssl, rx_http_variable_value_t *v)
+{
+    const unsigned char *raw;
+    size_t               n = SSL_get0_raw_cipherlist(ssl, &raw), i;
+    char                *p;
+
+    if (n == 0 || raw == NULL) {
+        return set_text(r, v, "");
+    }
+    p = v->data = rx_pnalloc(r->pool, n / 2 * 64 + 1);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    for (i = 0; i + 1 < n; i += 2) {
+        const SSL_CIPHER *c = SSL_CIPHER_find(ssl, raw + i);
+        p = list_add(p, c ? SSL_CIPHER_get_name(c) : NULL,
+                     (unsigned) raw[i] << 8 | raw[i + 1]);
+    }
+    v->len = (size_t) (p - v->data) - 1;
+    return RX_OK;
+}
+
+/* $ssl_curves: the groups the client offered, ':'-separated */
+static rx_int_t
+get_curves(rx_http_request_t *r, SSL *ssl, rx_http_variable_value_t *v)
+{
+    int   n = SSL_get1_groups(ssl, NULL), i, *groups;
+    char *p;
+
+    if (n <= 0) {
+        return set_text(r, v, "");
+    }
+    groups = rx_palloc(r->pool, (size_t) n * sizeof(int));
+    p = v->data = rx_pnalloc(r->pool, (size_t) n * 64 + 1);
+    if (groups == NULL || p == NULL) {
+        return RX_ERROR;
+    }
+    n = SSL_get1_groups(ssl, groups);
+    for (i = 0; i < n; i++) {
+        int nid = groups[i];
+        p = list_add(p, nid & TLSEXT_nid_unknown ? NULL : OBJ_nid2sn(nid),
+                     (unsigned) nid & 0xffff);
+    }
+    v->len = p > v->data ? (size_t) (p - v->data) - 1 : 0;
+    return RX_OK;
+}
+
 static rx_int_t
 get_session_id(rx_http_request_t *r, SSL *ssl, rx_http_variable_value_t *v)
 {
@@ -293,6 +357,8 @@ rx_http_ssl_add_variables(rx_conf_t *cf)
         { "ssl_protocol", get_protocol },
         { "ssl_cipher", get_cipher },
         { "ssl_curve", get_curve },
+        { "ssl_ciphers", get_ciphers },
+        { "ssl_curves", get_curves },
         { "ssl_session_id", get_session_id },
         { "ssl_session_reused", get_session_reused },
         { "ssl_server_name", get_server_name },
