@@ -27,6 +27,31 @@ for my $file (sort map { glob "$root/$_/*.c" } qw(core event http modules)) {
     }
 }
 
+# The directives the upstream protocols share are written once, in
+# http/http_upstream.h's RX_HTTP_UPSTREAM_COMMANDS(prefix, ...), each as
+# RX_HTTP_UPSTREAM_CMD(p, "name", ...) or RX_HTTP_UPSTREAM_ACCEPTED(p,
+# "name"); a protocol's table takes them with its prefix.
+{
+    my $hdr = "$root/http/http_upstream.h";
+    open(my $fh, '<', $hdr) or die "$hdr: $!\n";
+    my $src = do { local $/; <$fh> };
+    close $fh;
+    my ($macro) = $src =~ /^(#define RX_HTTP_UPSTREAM_COMMANDS\(.*?)(?=^\S)/ms;
+    my @shared = ($macro // '') =~ /RX_HTTP_UPSTREAM_(?:CMD|ACCEPTED)\(p,\s*"([a-z_0-9]+)"/g;
+    cmp_ok(scalar @shared, '>=', 10, 'the shared upstream directives were read')
+        or diag('found: ' . join(' ', @shared));
+    for my $file (sort map { glob "$root/modules/*.c" } 1) {
+        open(my $m, '<', $file) or die "$file: $!\n";
+        my $msrc = do { local $/; <$m> };
+        close $m;
+        (my $rel = $file) =~ s{^\Q$root\E/}{};
+        while ($msrc =~ /RX_HTTP_UPSTREAM_COMMANDS\("([a-z_]+)"/g) {
+            my $prefix = $1;
+            $where{"$prefix$_"} //= "$rel (shared table)" for @shared;
+        }
+    }
+}
+
 my @names = sort keys %where;
 cmp_ok(scalar @names, '>=', 10, 'found at least 10 directives in the command tables')
     or diag('found: ' . join(' ', @names));
