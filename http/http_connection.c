@@ -378,6 +378,69 @@ parse_error(rx_http_connection_t *hc)
     rx_http_finalize_request(r, (rx_int_t) status);
 }
 
+/* The header is in: the request runs its phases. False when the
+ * connection moved on (a response finished it) or closed meanwhile. */
+static bool
+header_done(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+
+    rx_timer_del(&hc->conn->timer);
+    set_state(hc, RX_HC_PROCESS);
+    hc->action = NULL;
+    rx_http_parser_resume(hc->parser);
+    rx_http_stat_request();
+    rx_http_run_phases(r);
+    if (hc->r != r || hc->state != RX_HC_PROCESS) {
+        return false;
+    }
+    if (!r->body_read && rx_http_body_claimed(r)
+        && !rx_timer_is_set(&hc->conn->timer) && !hc->conn->sending) {
+        rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                           rx_http_core_module);
+        rx_timer_add(&hc->conn->timer, clcf->client_body_timeout);
+    }
+    return true;
+}
+
+/* The whole message is in: its reader gets the body, and a response
+ * already sent ends the request. */
+static void
+message_done(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+
+    r->body_read = 1;
+    if (!hc->conn->sending && rx_timer_is_set(&hc->conn->timer)) {
+        rx_timer_del(&hc->conn->timer);
+    }
+    if (r->request_body && r->request_body->reader.post_handler
+        && !r->request_body->done) {
+        rx_http_request_body_complete(r);
+    }
+    if (hc->r && hc->r->response_done && !hc->conn->sending
+        && hc->r->out == NULL) {
+        rx_http_request_done(hc->r);
+    }
+}
+
+/* Whether the input must wait: pipelined bytes for the current response,
+ * body bytes for the handler that claims them (http_body.c), both within
+ * bounds (reading stops beyond PIPELINE_MAX). */
+static bool
+input_waits(rx_http_connection_t *hc)
+{
+    if (hc->state != RX_HC_PROCESS
+        || (hc->r && !hc->r->body_read && rx_http_body_claimed(hc->r))) {
+        return false;
+    }
+    if (hc->in_len - hc->in_parsed > PIPELINE_MAX) {
+        hc->held_stopped = 1;
+        hc->conn->transport->stop_read(hc->conn);
+    }
+    return true;
+}
+
 static void
 process_input(rx_http_connection_t *hc)
 {
@@ -396,27 +459,15 @@ process_input(rx_http_connection_t *hc)
     while (hc->in_parsed < hc->in_len
            || (hc->state == RX_HC_PROCESS && hc->r && !hc->r->body_read
                && !rx_http_parser_idle(hc->parser))) {
-        if (hc->state == RX_HC_PROCESS
-            && (hc->r == NULL || hc->r->body_read
-                || !rx_http_body_claimed(hc->r))) {
-            /* pipelined bytes wait for the current response, and body
-             * bytes for the handler that claims them (http_body.c), both
-             * within bounds */
-            if (hc->in_len - hc->in_parsed > PIPELINE_MAX) {
-                hc->held_stopped = 1;
-                hc->conn->transport->stop_read(hc->conn);
-            }
+        if (input_waits(hc)) {
             break;
         }
         if (hc->state == RX_HC_CLOSED || hc->state == RX_HC_LINGER) {
             return;
         }
-        if (hc->r == NULL) {
-            hc->r = rx_http_create_request(hc);
-            if (hc->r == NULL) {
-                close_connection(hc);
-                return;
-            }
+        if (hc->r == NULL && (hc->r = rx_http_create_request(hc)) == NULL) {
+            close_connection(hc);
+            return;
         }
         rc = rx_http_parser_execute(hc->parser, hc->in_parsed,
                                     hc->in_len - hc->in_parsed, &n);
@@ -430,39 +481,13 @@ process_input(rx_http_connection_t *hc)
         switch (rc) {
         case RX_HTTP_PARSE_AGAIN:
             return;
-        case RX_HTTP_PARSE_HEADER_DONE: {
-            rx_http_request_t *r = hc->r;
-
-            rx_timer_del(&hc->conn->timer);
-            set_state(hc, RX_HC_PROCESS);
-            hc->action = NULL;
-            rx_http_parser_resume(hc->parser);
-            rx_http_stat_request();
-            rx_http_run_phases(r);
-            if (hc->r != r || hc->state != RX_HC_PROCESS) {
-                return;        /* the connection moved on or closed */
-            }
-            if (!r->body_read && rx_http_body_claimed(r)
-                && !rx_timer_is_set(&hc->conn->timer) && !hc->conn->sending) {
-                rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                                   rx_http_core_module);
-                rx_timer_add(&hc->conn->timer, clcf->client_body_timeout);
+        case RX_HTTP_PARSE_HEADER_DONE:
+            if (!header_done(hc)) {
+                return;
             }
             break;
-        }
         case RX_HTTP_PARSE_MESSAGE_DONE:
-            hc->r->body_read = 1;
-            if (!hc->conn->sending && rx_timer_is_set(&hc->conn->timer)) {
-                rx_timer_del(&hc->conn->timer);
-            }
-            if (hc->r->request_body && hc->r->request_body->reader.post_handler
-                && !hc->r->request_body->done) {
-                rx_http_request_body_complete(hc->r);
-            }
-            if (hc->r && hc->r->response_done && !hc->conn->sending
-                && hc->r->out == NULL) {
-                rx_http_request_done(hc->r);
-            }
+            message_done(hc);
             return;
         case RX_HTTP_PARSE_ERROR:
             parse_error(hc);

@@ -493,48 +493,36 @@ rx_http_on_request_line(void *data)
     return RX_OK;
 }
 
-rx_int_t
-rx_http_on_headers_complete(void *data)
+/* Framing and version: what the request's body and protocol may be. */
+static rx_int_t
+check_framing(rx_http_request_t *r, const rx_http_message_info_t *info)
 {
-    rx_http_connection_t    *hc = data;
-    rx_http_request_t       *r = hc->r;
-    rx_http_message_info_t   info;
-    rx_http_core_loc_conf_t *clcf;
+    rx_table_elt_t *te = r->headers_in.transfer_encoding;
 
-    rx_http_parser_info(hc->parser, &info);
-    if (r->request_line.len == 0 && build_request_line(r, &info) != RX_OK) {
-        return RX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    r->header_size = r->request_length;
-    if (r->headers_in.transfer_encoding
-        && r->http_version < RX_HTTP_VERSION_11) {
+    if (te && r->http_version < RX_HTTP_VERSION_11) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent HTTP/1.0 "
                                   "request with \"Transfer-Encoding\" header");
         return RX_HTTP_BAD_REQUEST;
     }
-    if (r->headers_in.transfer_encoding
-        && !(r->headers_in.transfer_encoding->value.len == 7
-             && strncasecmp(r->headers_in.transfer_encoding->value.data,
-                            "chunked", 7) == 0)) {
+    if (te && !(te->value.len == 7
+                && strncasecmp(te->value.data, "chunked", 7) == 0)) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent unknown "
-            "\"Transfer-Encoding\": \"%s\"",
-            r->headers_in.transfer_encoding->value.data);
+            "\"Transfer-Encoding\": \"%s\"", te->value.data);
         return RX_HTTP_NOT_IMPLEMENTED;
     }
-    if (info.http_major != 1) {
+    if (info->http_major != 1) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent unsupported "
                                   "HTTP version");
-        return info.http_major > 1 ? RX_HTTP_VERSION_NOT_SUPPORTED
-                                   : RX_HTTP_BAD_REQUEST;
+        return info->http_major > 1 ? RX_HTTP_VERSION_NOT_SUPPORTED
+                                    : RX_HTTP_BAD_REQUEST;
     }
-    if (r->uri.data == NULL) {
-        return RX_HTTP_BAD_REQUEST;
-    }
-    r->headers_in.content_length_n = info.content_length;
-    r->headers_in.chunked = info.chunked;
-    r->header_only = r->method == RX_HTTP_HEAD;
+    return r->uri.data == NULL ? RX_HTTP_BAD_REQUEST : RX_OK;
+}
 
-    /* Host: the absolute-form wins, then the header (RFC 9112 3.2.2) */
+/* Host: the absolute-form wins, then the header (RFC 9112 3.2.2). */
+static rx_int_t
+find_host(rx_http_request_t *r)
+{
     if (r->host.len) {
         r->headers_in.server = r->host;
     } else if (r->headers_in.host) {
@@ -549,13 +537,15 @@ rx_http_on_headers_complete(void *data)
                                   "request without \"Host\" header");
         return RX_HTTP_BAD_REQUEST;
     }
-    select_server(r);
-    if (rx_http_tls_hooks.check_request) {
-        rx_int_t rc = rx_http_tls_hooks.check_request(r);
-        if (rc != RX_OK) {
-            return rc;
-        }
-    }
+    return RX_OK;
+}
+
+/* CONNECT and TRACE are refused; an Expect other than 100-continue is
+ * 417. */
+static rx_int_t
+check_method_and_expect(rx_http_request_t *r)
+{
+    rx_table_elt_t *e = r->headers_in.expect;
 
     if (r->method & (RX_HTTP_CONNECT | RX_HTTP_TRACE)) {
         rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent %s method",
@@ -563,27 +553,67 @@ rx_http_on_headers_complete(void *data)
                                                                : "TRACE");
         return RX_HTTP_NOT_ALLOWED;
     }
-    if (r->headers_in.expect && r->http_version >= RX_HTTP_VERSION_11
-        && !(r->headers_in.expect->value.len == 12
-             && strncasecmp(r->headers_in.expect->value.data, "100-continue", 12)
-                == 0)) {
+    if (e && r->http_version >= RX_HTTP_VERSION_11
+        && !(e->value.len == 12
+             && strncasecmp(e->value.data, "100-continue", 12) == 0)) {
         return RX_HTTP_EXPECTATION_FAILED;
     }
+    return RX_OK;
+}
 
-    clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
-    r->keepalive = info.keep_alive && clcf->keepalive_timeout > 0
-                   && hc->requests < (rx_uint_t) clcf->keepalive_requests
-                   && rx_current_msec - hc->conn->start_msec
-                      < clcf->keepalive_time;
+/* Whether the connection may serve another request after this one. */
+static bool
+keepalive_of(rx_http_request_t *r, const rx_http_message_info_t *info)
+{
+    rx_http_connection_t    *hc = r->hc;
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    if (!info->keep_alive || clcf->keepalive_timeout == 0
+        || hc->requests >= (rx_uint_t) clcf->keepalive_requests
+        || rx_current_msec - hc->conn->start_msec >= clcf->keepalive_time) {
+        return false;
+    }
     /* nginx: old MSIE loses keep-alive once it sends a POST */
     if (r->headers_in.msie6 && r->method == RX_HTTP_POST
         && (clcf->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_MSIE6)) {
-        r->keepalive = 0;
+        return false;
     }
-    if (r->headers_in.safari
-        && (clcf->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_SAFARI)) {
-        r->keepalive = 0;
+    return !(r->headers_in.safari
+             && (clcf->keepalive_disable & RX_HTTP_KEEPALIVE_DISABLE_SAFARI));
+}
+
+rx_int_t
+rx_http_on_headers_complete(void *data)
+{
+    rx_http_connection_t   *hc = data;
+    rx_http_request_t      *r = hc->r;
+    rx_http_message_info_t  info;
+    rx_int_t                rc;
+
+    rx_http_parser_info(hc->parser, &info);
+    if (r->request_line.len == 0 && build_request_line(r, &info) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
+    r->header_size = r->request_length;
+    if ((rc = check_framing(r, &info)) != RX_OK) {
+        return rc;
+    }
+    r->headers_in.content_length_n = info.content_length;
+    r->headers_in.chunked = info.chunked;
+    r->header_only = r->method == RX_HTTP_HEAD;
+    if ((rc = find_host(r)) != RX_OK) {
+        return rc;
+    }
+    select_server(r);
+    if (rx_http_tls_hooks.check_request
+        && (rc = rx_http_tls_hooks.check_request(r)) != RX_OK) {
+        return rc;
+    }
+    if ((rc = check_method_and_expect(r)) != RX_OK) {
+        return rc;
+    }
+    r->keepalive = keepalive_of(r, &info);
     return RX_OK;
 }
 
