@@ -205,6 +205,12 @@ const char *rx_http_core_set_error_log(rx_conf_t *cf, const rx_command_t *cmd,
 const char *rx_http_core_limit_except(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 
+/* http_core_blocks.c: the server and location blocks' directives */
+const char *rx_http_core_server_block(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_core_location_block(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+
 /* listen (http_listen.c) */
 const char *rx_http_core_listen(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);

@@ -1,5 +1,6 @@
 /*
- * http_parse.c: the only file that includes llhttp. Strict parsing, span
+ * http_parse.c: llhttp's callbacks (with http_parse_exec.c, the only
+ * files that include llhttp). Strict parsing, span
  * joining across reads, the header's size limits, and translation of
  * llhttp's errors into HTTP statuses and reasons for the log.
  *
@@ -17,66 +18,19 @@
 #include <llhttp.h>
 #include "http.h"
 #include "http_parse.h"
-
-typedef enum { SPAN_NONE = 0, SPAN_URL, SPAN_FIELD, SPAN_VALUE } span_kind_t;
-
-struct rx_http_parser_s {
-    llhttp_t                        llhttp;
-    const rx_http_parse_handlers_t *h;
-    void                           *data;
-    char                          **base;        /* owner's buffer */
-    size_t                          max_url;
-    size_t                          max_header_line;
-    /* spans as offsets into *base: the buffer may move between reads */
-    size_t                          url_off, url_len;
-    size_t                          field_off, field_len;
-    size_t                          value_off, value_len;
-    span_kind_t                     last;
-    rx_uint_t                       status;      /* when we stopped it */
-    const char                     *reason;
-    bool                            in_message;
-    bool                            in_header;   /* before headers complete */
-    /* nginx's header buffers, modelled: lines fill the first buffer, then
-     * large ones; a line never spans two buffers */
-    size_t                          first_size;
-    size_t                          large_size;
-    rx_uint_t                       large_num;
-    size_t                          first_used;
-    size_t                          large_used;
-    rx_uint_t                       large_count;
-    size_t                          line_start;  /* offset of the next line */
-    size_t                          header_max;  /* the header's bytes, at most */
-    /* hostile-input checks llhttp (even strict) leaves to us */
-    size_t                          method_end;  /* offset after the method */
-    size_t                          version_off; /* offset of "1.1" */
-    size_t                          version_len;
-    size_t                          ext_len;     /* chunk extension bytes */
-    size_t                          trailer_len; /* trailer section bytes */
-    const char                     *exec_start;  /* this execute's input */
-    const char                     *exec_end;
-    size_t                          real_end;    /* offset past the last
-                                                    byte of ours llhttp has
-                                                    (not our CR) */
-    char                            prev_byte;   /* last byte of the one before */
-    char                            prev_nonws;  /* its last byte not SP/HT */
-    bool                            have_field;  /* this line has a name */
-    bool                            line_counted; /* the request line's */
-    bool                            url_done;     /* the target was read */
-    bool                            fields;       /* request line done */
-    char                            reason_buf[256];
-};
+#include "http_parse_int.h"
 
 static llhttp_settings_t request_settings;
 
 /* The CR fed to llhttp before a bare LF of the head (execute_head()). */
-static const char bare_lf_cr[1] = { '\r' };
+const char rx_http_parse_bare_lf_cr[1] = { '\r' };
 
 /* A piece llhttp hands over from that CR: empty, not in the owner's
  * buffer, and at a line's end. */
-static bool
-injected(const char *at)
+bool
+rx_http_parse_injected(const char *at)
 {
-    return at == bare_lf_cr;
+    return at == rx_http_parse_bare_lf_cr;
 }
 
 static rx_http_parser_t *
@@ -94,8 +48,8 @@ fail(rx_http_parser_t *p, rx_uint_t status, const char *reason)
 }
 
 /* The byte before `at`, which may have ended the previous execute. */
-static char
-byte_before(rx_http_parser_t *p, const char *at)
+char
+rx_http_parse_byte_before(rx_http_parser_t *p, const char *at)
 {
     return at > p->exec_start ? at[-1] : p->prev_byte;
 }
@@ -166,7 +120,7 @@ on_method(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
-    if (injected(at)) {
+    if (rx_http_parse_injected(at)) {
         return 0;               /* "GET\n": llhttp refuses the CR */
     }
     p->method_end = (size_t) (at + n - *p->base);
@@ -178,7 +132,7 @@ on_url(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
-    if (injected(at)) {
+    if (rx_http_parse_injected(at)) {
         /* "GET /x\n": the target ends the line (below, for a CR) */
         return fail(p, RX_HTTP_BAD_REQUEST, "client sent HTTP/0.9 request");
     }
@@ -209,7 +163,7 @@ on_version(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
-    if (injected(at)) {
+    if (rx_http_parse_injected(at)) {
         return 0;
     }
     if (p->version_len == 0) {
@@ -290,8 +244,8 @@ obs_fold(rx_http_parser_t *p, const char *at, size_t n)
 }
 
 /* Notes how the input [start, end) ended, for the checks above. */
-static void
-remember_tail(rx_http_parser_t *p, const char *start, const char *end)
+void
+rx_http_parse_remember_tail(rx_http_parser_t *p, const char *start, const char *end)
 {
     const char *b;
 
@@ -329,8 +283,8 @@ request_line_counted(rx_http_parser_t *p)
 /* Where the first header line starts, for an error found at offset pos
  * (llhttp drops a span that ends in an error, so the first field's
  * piece may never have come to count the request line). */
-static void
-request_line_end(rx_http_parser_t *p, size_t pos)
+void
+rx_http_parse_request_line_end(rx_http_parser_t *p, size_t pos)
 {
     size_t end = p->version_off + p->version_len;
 
@@ -352,7 +306,7 @@ on_header_field(llhttp_t *l, const char *at, size_t n)
         return trailer_bytes(p, n);
     }
 
-    if (injected(at)) {
+    if (rx_http_parse_injected(at)) {
         return 0;               /* "X\n": llhttp refuses the CR */
     }
     if (request_line_counted(p) != 0) {
@@ -374,7 +328,7 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
 {
     rx_http_parser_t *p = from(l);
 
-    if (injected(at)) {
+    if (rx_http_parse_injected(at)) {
         /* the value ends at a bare LF; an empty one lies there */
         if (p->value_len == 0) {
             p->value_off = p->real_end;
@@ -575,268 +529,3 @@ rx_http_parser_create_request(rx_log_t *log, const rx_http_parse_handlers_t *h,
 }
 
 /* llhttp's findings in nginx's words where nginx has words for them. */
-static const char *
-nginx_reason(rx_http_parser_t *p, llhttp_errno_t err, const char *end)
-{
-    const char *reason = llhttp_get_error_reason(&p->llhttp);
-    const char *pos = llhttp_get_error_pos(&p->llhttp), *v;
-
-    if (injected(pos)) {
-        pos = NULL;             /* at our CR: no value to quote */
-    }
-
-    if (reason == NULL) {
-        return "client sent invalid request";
-    }
-    if (strcmp(reason, "Content-Length can't be present with Transfer-Encoding") == 0
-        || strcmp(reason, "Transfer-Encoding can't be present with Content-Length") == 0) {
-        return "client sent \"Content-Length\" and \"Transfer-Encoding\" "
-               "headers at the same time";
-    }
-    if (err == HPE_INVALID_CHUNK_SIZE || err == HPE_CB_CHUNK_HEADER
-        || err == HPE_CB_CHUNK_COMPLETE
-        || (p->llhttp.flags & F_CHUNKED && !p->in_header)) {
-        return "client sent invalid chunked body";
-    }
-    if (err == HPE_INVALID_CONTENT_LENGTH) {
-        return "client sent invalid \"Content-Length\" header";
-    }
-    if (err == HPE_INVALID_HEADER_TOKEN) {
-        /* a control byte in a value, a bad byte in a name, a bare LF */
-        return "client sent invalid header line";
-    }
-    if (strcmp(reason, "Duplicate Content-Length") == 0 && pos) {
-        /* the new value starts where llhttp stopped */
-        for (v = pos; v < end && (*v == ' ' || *v == '\t'); v++) { }
-        const char *e = v;
-        while (e < end && *e >= '0' && *e <= '9') e++;
-        snprintf(p->reason_buf, sizeof(p->reason_buf), "client sent duplicate "
-                 "header line: \"Content-Length: %.*s\", previous value: "
-                 "\"Content-Length: %" PRIu64 "\"", (int) (e - v), v,
-                 p->llhttp.content_length);
-        return p->reason_buf;
-    }
-    snprintf(p->reason_buf, sizeof(p->reason_buf), "client sent invalid "
-             "request: %s", reason);
-    return p->reason_buf;
-}
-
-void
-rx_http_parser_free(rx_http_parser_t *p)
-{
-    free(p);
-}
-
-/* The next LF in [s, end) that no CR precedes, or NULL. */
-static const char *
-bare_lf(rx_http_parser_t *p, const char *s, const char *end)
-{
-    const char *q;
-
-    for (q = memchr(s, '\n', (size_t) (end - s)); q != NULL;
-         q = memchr(q + 1, '\n', (size_t) (end - q - 1))) {
-        if ((q > s ? q[-1] : p->prev_byte) != '\r') {
-            return q;
-        }
-        if (q + 1 == end) {
-            break;
-        }
-    }
-    return NULL;
-}
-
-/* In the head (before a request's header is complete), or between
- * requests: where a bare LF ends a line. */
-static bool
-in_head(rx_http_parser_t *p)
-{
-    return !p->in_message || p->in_header;
-}
-
-/*
- * llhttp_execute() over [start, end), with a CR of ours before each bare
- * LF of the head (see the top of the file). Which LF gets one depends on
- * the byte before it, which prev_byte keeps across reads, and on the
- * parser's state at it: not on where a read ended. *stop gets where
- * llhttp stopped, in [start, end]: a stop at our CR is at its LF.
- */
-static llhttp_errno_t
-execute_head(rx_http_parser_t *p, const char *start, const char *end,
-    const char **stop)
-{
-    const char     *s = start, *lf;
-    llhttp_errno_t  err;
-
-    for (;;) {
-        lf = in_head(p) ? bare_lf(p, s, end) : NULL;
-        p->exec_start = s;
-        p->exec_end = lf ? lf : end;
-        p->real_end = (size_t) (p->exec_end - *p->base);
-        err = llhttp_execute(&p->llhttp, s, (size_t) (p->exec_end - s));
-        if (err != HPE_OK) {
-            *stop = llhttp_get_error_pos(&p->llhttp);
-            return err;
-        }
-        remember_tail(p, s, p->exec_end);
-        if (lf == NULL) {
-            *stop = end;
-            return HPE_OK;
-        }
-        /* still in the head: llhttp pauses when the header ends */
-        p->exec_start = bare_lf_cr;
-        p->exec_end = bare_lf_cr + 1;
-        err = llhttp_execute(&p->llhttp, bare_lf_cr, 1);
-        if (err != HPE_OK) {
-            *stop = lf;
-            return err;
-        }
-        remember_tail(p, bare_lf_cr, bare_lf_cr + 1);
-        s = lf;
-    }
-}
-
-rx_http_parse_rc_t
-rx_http_parser_execute(rx_http_parser_t *p, size_t from_off, size_t len,
-    size_t *consumed)
-{
-    const char     *start = *p->base + from_off, *pos;
-    llhttp_errno_t  err;
-    bool            chunked = p->llhttp.flags & F_CHUNKED;
-    size_t          room = len;
-
-    if ((!p->in_message || p->in_header) && from_off + len > p->header_max) {
-        /* the header as a whole fits client_header_buffer_size + number x
-         * size, as nginx's buffers: what lies past that is not parsed, so
-         * a bad byte there is not found first in one read and missed when
-         * a read ends before it */
-        room = from_off < p->header_max ? p->header_max - from_off : 0;
-    }
-    err = execute_head(p, start, start + room, &pos);
-    switch (err) {
-    case HPE_OK:
-        *consumed = room;
-        if (room < len) {
-            /* nginx: the request line is a too long URI, a header
-             * that needs one more buffer is a too large request */
-            p->status = p->fields ? RX_HTTP_REQUEST_HEADER_TOO_LARGE
-                                  : RX_HTTP_REQUEST_URI_TOO_LARGE;
-            p->reason = p->fields ? "client sent too large request"
-                                  : "client sent too long URI";
-            return RX_HTTP_PARSE_ERROR;
-        }
-        return RX_HTTP_PARSE_AGAIN;
-    case HPE_PAUSED:
-    case HPE_PAUSED_UPGRADE:
-        *consumed = (size_t) (pos - start);
-        /* the empty line that ends a chunked body's trailer was just
-         * read: llhttp also ends it at a bare LF, where a stricter parser
-         * in front would still be reading the trailer (the head's bare
-         * LFs got their CR above) */
-        if (!p->in_message && chunked && pos > start
-            && byte_before(p, pos - 1) != '\r') {
-            p->status = RX_HTTP_BAD_REQUEST;
-            p->reason = "client sent invalid chunked body";
-            return RX_HTTP_PARSE_ERROR;
-        }
-        remember_tail(p, start, pos);
-        return p->in_message ? RX_HTTP_PARSE_HEADER_DONE
-                             : RX_HTTP_PARSE_MESSAGE_DONE;
-    case HPE_USER:
-        *consumed = (size_t) (pos - start);
-        return RX_HTTP_PARSE_ERROR;
-    default:
-        *consumed = (size_t) (pos - start);
-        if (p->in_header) {
-            request_line_end(p, (size_t) (pos - *p->base));
-        }
-        if (p->status == 0 && p->method_end && !p->url_done
-            && (size_t) (pos - *p->base) > p->method_end + 1 + p->max_url) {
-            /* a bad byte found past the URL limit: the limit decides, as
-             * in nginx, whatever the reads' cuts (fuzz finding F5) */
-            p->status = RX_HTTP_REQUEST_URI_TOO_LARGE;
-            p->reason = "client sent too long URI";
-        } else if (p->status == 0 && p->in_header && p->fields
-                   && (size_t) (pos - *p->base) > p->line_start + p->large_size) {
-            /* the same for a header line */
-            p->status = RX_HTTP_REQUEST_HEADER_TOO_LARGE;
-            p->reason = "client sent too long header line";
-        }
-        if (p->status == 0) {
-            /* llhttp's own finding; a callback's status stays as it is */
-            p->status = RX_HTTP_BAD_REQUEST;   /* every llhttp finding */
-            p->reason = nginx_reason(p, err, start + len);
-        }
-        return RX_HTTP_PARSE_ERROR;
-    }
-}
-
-void
-rx_http_parser_resume(rx_http_parser_t *p)
-{
-    if (llhttp_get_errno(&p->llhttp) == HPE_PAUSED_UPGRADE) {
-        llhttp_resume_after_upgrade(&p->llhttp);
-    } else {
-        llhttp_resume(&p->llhttp);
-    }
-}
-
-static const struct { uint8_t llhttp; rx_uint_t method; } methods[] = {
-    { HTTP_GET, RX_HTTP_GET }, { HTTP_HEAD, RX_HTTP_HEAD },
-    { HTTP_POST, RX_HTTP_POST }, { HTTP_PUT, RX_HTTP_PUT },
-    { HTTP_DELETE, RX_HTTP_DELETE }, { HTTP_MKCOL, RX_HTTP_MKCOL },
-    { HTTP_COPY, RX_HTTP_COPY }, { HTTP_MOVE, RX_HTTP_MOVE },
-    { HTTP_OPTIONS, RX_HTTP_OPTIONS }, { HTTP_PROPFIND, RX_HTTP_PROPFIND },
-    { HTTP_PROPPATCH, RX_HTTP_PROPPATCH }, { HTTP_LOCK, RX_HTTP_LOCK },
-    { HTTP_UNLOCK, RX_HTTP_UNLOCK }, { HTTP_PATCH, RX_HTTP_PATCH },
-    { HTTP_TRACE, RX_HTTP_TRACE }, { HTTP_CONNECT, RX_HTTP_CONNECT },
-};
-
-void
-rx_http_parser_info(rx_http_parser_t *p, rx_http_message_info_t *info)
-{
-    llhttp_t *l = &p->llhttp;
-    size_t    i;
-
-    info->method = RX_HTTP_UNKNOWN;
-    for (i = 0; i < rx_nelems(methods); i++) {
-        if (methods[i].llhttp == l->method) {
-            info->method = methods[i].method;
-            break;
-        }
-    }
-    info->method_name = llhttp_method_name((llhttp_method_t) l->method);
-    info->http_major = l->http_major;
-    info->http_minor = l->http_minor;
-    info->content_length = (l->flags & F_CONTENT_LENGTH)
-                           ? (int64_t) l->content_length : -1;
-    info->chunked = (l->flags & F_CHUNKED) != 0;
-    info->keep_alive = llhttp_should_keep_alive(l) != 0;
-    info->upgrade = l->upgrade != 0;
-}
-
-rx_uint_t
-rx_http_parser_status(rx_http_parser_t *p)
-{
-    return p->status ? p->status : RX_HTTP_BAD_REQUEST;
-}
-
-/* How loud the reason is: nginx logs a broken chunked body at error. */
-unsigned
-rx_http_parser_reason_level(rx_http_parser_t *p)
-{
-    return p->reason && strcmp(p->reason, "client sent invalid chunked body") == 0
-           ? RX_LOG_ERR : RX_LOG_INFO;
-}
-
-const char *
-rx_http_parser_reason(rx_http_parser_t *p)
-{
-    /* a status a callback chose was logged by that callback */
-    return p->reason;
-}
-
-bool
-rx_http_parser_idle(rx_http_parser_t *p)
-{
-    return p == NULL || !p->in_message;
-}

@@ -1,5 +1,5 @@
 /*
- * http_parse.h: the llhttp glue. llhttp is included only by http_parse.c;
+ * http_parse.h: the llhttp glue. llhttp is included only by http_parse*.c;
  * the rest of ringx sees a parser that reports a message's parts through
  * callbacks and stops (pauses) after the header and after the message so
  * that the caller decides what happens next. Strict mode: no lenient flags.

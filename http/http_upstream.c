@@ -717,21 +717,6 @@ retry(rx_http_upstream_t *u)
     connect_peer(u);
 }
 
-/* For the peer's failure counters: what went wrong with this try (a 5xx
- * is counted with the try, by its status). */
-static rx_http_metrics_fail_t
-metrics_fail_kind(const rx_http_upstream_t *u, rx_uint_t ft)
-{
-    if (ft == RX_HTTP_UPSTREAM_FT_TIMEOUT) {
-        return RX_HTTP_METRICS_FAIL_TIMEOUT;
-    }
-    if (ft == RX_HTTP_UPSTREAM_FT_ERROR && u->state
-        && u->state->connect_time == (rx_msec_t) -1) {
-        return RX_HTTP_METRICS_FAIL_CONNECT;
-    }
-    return RX_HTTP_METRICS_FAIL_ERROR;
-}
-
 static void
 next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
 {
@@ -764,7 +749,12 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
                                    | RX_HTTP_UPSTREAM_FT_HTTP_429));
     if (!retry_free && u->peer && (ft & (RX_HTTP_UPSTREAM_FT_ERROR
             | RX_HTTP_UPSTREAM_FT_TIMEOUT | RX_HTTP_UPSTREAM_FT_INVALID_HEADER))) {
-        rx_http_metrics_peer_failed(u->peer->metrics, metrics_fail_kind(u, ft));
+        /* what went wrong with this try (a 5xx is counted with the try) */
+        rx_http_metrics_peer_failed(u->peer->metrics,
+            ft == RX_HTTP_UPSTREAM_FT_TIMEOUT ? RX_HTTP_METRICS_FAIL_TIMEOUT
+            : ft == RX_HTTP_UPSTREAM_FT_ERROR && u->state
+              && u->state->connect_time == (rx_msec_t) -1
+            ? RX_HTTP_METRICS_FAIL_CONNECT : RX_HTTP_METRICS_FAIL_ERROR);
     }
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, failed);
