@@ -93,12 +93,19 @@ is $s->{"ringx_upstream_queue_depth{$Q}"}, 0, 'nothing waits at first';
 # the first burst teaches each worker the pool's size (until then the
 # connections beyond it wait in the socket's backlog, where no queue sees
 # them); the second one queues in ringx
+# (a burst teaches a worker only when one of its requests waited unread
+# past the threshold: on a loaded machine that may take another burst)
 Test::PhpFpm::reset_counters($t);
-my @c = start(8, '/q/?ms=200');
-$_->read_response(timeout => 30) for @c;
-$s = scrape();
-my $learned = 0;
-$learned += $s->{"ringx_upstream_peer_learned_connections{$PEER,worker=\"$_\"}"} // 0 for 0, 1;
+my ($learned, @c) = (0);
+for my $burst (1 .. 5) {
+    @c = start(8, '/q/?ms=200');
+    $_->read_response(timeout => 30) for @c;
+    $s = scrape();
+    $learned = 0;
+    $learned += $s->{"ringx_upstream_peer_learned_connections{$PEER,worker=\"$_\"}"} // 0
+        for 0, 1;
+    last if $learned;
+}
 cmp_ok $learned, '>=', 1, 'the learned pool size is shown (per worker)';
 cmp_ok $learned, '<=', 4, '... and it is the pool, two children per worker at most';
 my $tries = $s->{"ringx_upstream_peer_requests_total{$PEER}"};
