@@ -84,7 +84,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c = &w->conns[slot];
     /* small: an idle keepalive connection holds only its protocol's state
      * (HTTP: its connection and the peer's address) in one block; what a
-     * request needs lives in the request's pool. 320 bytes keep an idle
+     * request needs lives in the request's pool. 304 bytes keep an idle
      * connection below nginx's ~527 bytes (docs/performance.md) */
     c->pool = rx_pool_create(304, w->cycle->log);
     if (c->pool == NULL) {

@@ -58,14 +58,41 @@ resolver_cleanup(void *data)
     r->nnodes = 0;
 }
 
+/* The name servers, and their names for the log. */
+static rx_int_t
+name_servers(rx_conf_t *cf, rx_resolver_t *r, rx_array_t *addrs)
+{
+    rx_sockaddr_t *a;
+    rx_uint_t      j;
+
+    r->nservers = addrs->nelts;
+    r->servers = addrs->elts;
+    r->names = rx_pcalloc(cf->pool, r->nservers * sizeof(rx_str_t));
+    r->udp = rx_pcalloc(cf->pool, r->nservers * sizeof(rx_dns_ep_t *));
+    if (r->names == NULL || r->udp == NULL) {
+        return RX_ERROR;
+    }
+    a = r->servers;
+    for (j = 0; j < r->nservers; j++) {
+        char   text[RX_SOCKADDR_STRLEN];
+        size_t len = rx_sock_ntop(&a[j], text, sizeof(text), true);
+
+        r->names[j].data = rx_pstrdup_c(cf->pool, text, len);
+        if (r->names[j].data == NULL) {
+            return RX_ERROR;
+        }
+        r->names[j].len = len;
+    }
+    return RX_OK;
+}
+
 rx_resolver_t *
 rx_resolver_create(rx_conf_t *cf, const rx_str_t *args, rx_uint_t n)
 {
     rx_resolver_t *r = rx_pcalloc(cf->pool, sizeof(*r));
     rx_pool_cleanup_t *cln;
     rx_array_t    *addrs = rx_array_create(cf->pool, 2, sizeof(rx_sockaddr_t));
-    rx_sockaddr_t *a;
-    rx_uint_t      i, j;
+    rx_uint_t      i;
     const char    *err;
 
     if (r == NULL || addrs == NULL) {
@@ -121,23 +148,8 @@ rx_resolver_create(rx_conf_t *cf, const rx_str_t *args, rx_uint_t n)
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "no name servers defined");
         return NULL;
     }
-    r->nservers = addrs->nelts;
-    r->servers = addrs->elts;
-    r->names = rx_pcalloc(cf->pool, r->nservers * sizeof(rx_str_t));
-    r->udp = rx_pcalloc(cf->pool, r->nservers * sizeof(rx_dns_ep_t *));
-    if (r->names == NULL || r->udp == NULL) {
+    if (name_servers(cf, r, addrs) != RX_OK) {
         return NULL;
-    }
-    a = r->servers;
-    for (j = 0; j < r->nservers; j++) {
-        char   text[RX_SOCKADDR_STRLEN];
-        size_t len = rx_sock_ntop(&a[j], text, sizeof(text), true);
-
-        r->names[j].data = rx_pstrdup_c(cf->pool, text, len);
-        if (r->names[j].data == NULL) {
-            return NULL;
-        }
-        r->names[j].len = len;
     }
     return r;
 

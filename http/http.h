@@ -267,6 +267,10 @@ struct rx_http_request_s {
      * the connection's peer. Read it through rx_http_remote_addr(). */
     const rx_sockaddr_t      *remote_addr;
     rx_http_body_mode_t       body_mode;         /* who has the body */
+    /* its held body bytes are to be parsed (http_body.c claims them from
+     * inside a handler; the parse runs after it returns): in the request,
+     * so that an idle connection stays small */
+    rx_posted_t               body_resume;
 
     rx_msec_t                 start_msec;        /* monotonic */
     int64_t                   start_usec;        /* wall clock, $request_start_us */
@@ -415,9 +419,6 @@ struct rx_http_connection_s {
                                                  bytes wait unparsed */
     unsigned                  pipelined:1;   /* the next request's bytes came
                                                 before its predecessor ended */
-    /* a request's held body bytes are to be parsed (http_body.c claims
-     * them from inside a handler; the parse runs after it returns) */
-    rx_posted_t               body_resume;
 };
 
 /* Content handler registered by a location's directive (stub_status...). */

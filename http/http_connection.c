@@ -29,6 +29,7 @@ static void process_input(rx_http_connection_t *hc);
 
 static void on_op(rx_conn_t *c, const rx_cqe_t *cqe);
 static void release_input(rx_http_connection_t *hc);
+
 static void body_resume(rx_posted_t *p);
 
 static const rx_conn_ops_t http_conn_ops = { on_read, rx_http_on_sent, on_free,
@@ -72,8 +73,6 @@ rx_http_init_connection(rx_conn_t *c)
         return;
     }
     hc->conn = c;
-    hc->body_resume.handler = body_resume;
-    hc->body_resume.data = hc;
     /* a wildcard socket may serve several addresses: then the local
      * address picks the server names */
     hc->names = rx_http_listening_names(c->listening,
@@ -166,7 +165,6 @@ on_free(rx_conn_t *c)
         }
         hc->r = NULL;
     }
-    rx_post_cancel(&hc->body_resume);
     set_state(hc, RX_HC_CLOSED);
     rx_http_stat_accepted(-1);
     release_input(hc);
@@ -501,17 +499,21 @@ process_input(rx_http_connection_t *hc)
 void
 rx_http_connection_resume_input(rx_http_connection_t *hc)
 {
-    rx_post(&hc->body_resume);
+    if (hc->r) {
+        hc->r->body_resume.handler = body_resume;
+        hc->r->body_resume.data = hc->r;
+        rx_post(&hc->r->body_resume);
+    }
 }
 
 static void
 body_resume(rx_posted_t *p)
 {
-    rx_http_connection_t   *hc = p->data;
-    rx_http_request_t      *r = hc->r;
+    rx_http_request_t      *r = p->data;
+    rx_http_connection_t   *hc = r->hc;
     rx_http_request_body_t *rb;
 
-    if (r == NULL || hc->state != RX_HC_PROCESS
+    if (hc->r != r || hc->state != RX_HC_PROCESS
         || hc->conn->state != RX_CONN_ACTIVE) {
         return;
     }

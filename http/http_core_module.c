@@ -466,22 +466,11 @@ merge_body_temp_path(rx_conf_t *cf, rx_http_core_loc_conf_t *p,
     return RX_OK;
 }
 
-static const char *
-merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
+/* The connection's timeouts, keepalive and lingering close, and the
+ * resolver. */
+static void
+merge_connection(rx_http_core_loc_conf_t *p, rx_http_core_loc_conf_t *c)
 {
-    rx_http_core_loc_conf_t *p = prev, *c = conf;
-
-    if (merge_root(cf, p, c) != RX_OK) {
-        return RX_CONF_ERROR;
-    }
-    rx_conf_merge_value(c->client_max_body_size, p->client_max_body_size,
-                        1024 * 1024);
-    rx_conf_merge_size(c->client_body_buffer_size, p->client_body_buffer_size,
-                       16384);
-    rx_conf_merge_msec(c->client_body_timeout, p->client_body_timeout, 60000);
-    if (merge_body_temp_path(cf, p, c) != RX_OK) {
-        return RX_CONF_ERROR;
-    }
     rx_conf_merge_msec(c->send_timeout, p->send_timeout, 60000);
     rx_conf_merge_msec(c->keepalive_timeout, p->keepalive_timeout, 75000);
     rx_conf_merge_msec(c->keepalive_header, p->keepalive_header, 0);
@@ -505,6 +494,25 @@ merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
     rx_conf_merge_msec(c->resolver_timeout, p->resolver_timeout, 30000);
     rx_conf_merge_value(c->reset_timedout_connection,
                         p->reset_timedout_connection, 0);
+}
+
+static const char *
+merge_loc_conf(rx_conf_t *cf, void *prev, void *conf)
+{
+    rx_http_core_loc_conf_t *p = prev, *c = conf;
+
+    if (merge_root(cf, p, c) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    rx_conf_merge_value(c->client_max_body_size, p->client_max_body_size,
+                        1024 * 1024);
+    rx_conf_merge_size(c->client_body_buffer_size, p->client_body_buffer_size,
+                       16384);
+    rx_conf_merge_msec(c->client_body_timeout, p->client_body_timeout, 60000);
+    if (merge_body_temp_path(cf, p, c) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    merge_connection(p, c);
     rx_conf_merge_uint(c->server_tokens, p->server_tokens, 1);
     rx_conf_merge_str(c->default_type, p->default_type, "text/plain");
     if (c->types == RX_CONF_UNSET_PTR) {

@@ -118,6 +118,7 @@ rx_http_request_log_error_action(rx_http_request_t *r, unsigned level,
 void
 rx_http_request_free(rx_http_request_t *r)
 {
+    rx_post_cancel(&r->body_resume);     /* the request is over */
     r->freed = 1;
     if (r->holds == 0) {
         rx_pool_destroy(r->pool);

@@ -339,48 +339,15 @@ resolve_server(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us,
     return RX_OK;
 }
 
-/* server address [weight=N] [max_fails=N] [fail_timeout=T] [max_conns=N]
- *        [backup] [down] */
+/* A server line's parameters after its address (weight=, max_fails=,
+ * max_conns=, fail_timeout=, backup, down; resolve was taken already). */
 static const char *
-set_server(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+server_params(rx_conf_t *cf, rx_http_upstream_srv_conf_t *us,
+    rx_http_upstream_server_t *s)
 {
-    rx_http_upstream_srv_conf_t *us = conf;
-    rx_http_upstream_server_t   *s;
-    rx_str_t                    *value = cf->args->elts, v;
-    const char                  *err;
-    rx_uint_t                    i;
-    rx_int_t                     n;
-
-    s = rx_array_push(us->servers);
-    if (s == NULL) {
-        return RX_CONF_ERROR;
-    }
-    memset(s, 0, sizeof(*s));
-    s->name = value[1];
-    s->weight = 1;
-    s->max_fails = 1;
-    s->fail_timeout = 10000;
-    s->addrs = rx_array_create(cf->pool, 1, sizeof(rx_sockaddr_t));
-    if (s->addrs == NULL) {
-        return RX_CONF_ERROR;
-    }
-    for (i = 2; i < cf->args->nelts; i++) {
-        if (rx_str_eq(&value[i], "resolve")) {
-            rx_int_t rc = resolve_server(cf, us, s, &value[1]);
-
-            if (rc == RX_ERROR) {
-                return RX_CONF_ERROR;
-            }
-            break;
-        }
-    }
-    err = s->resolve ? NULL : rx_parse_addr(cf->pool, &value[1], 80, false,
-                                            s->addrs);
-    if (err != NULL) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in upstream \"%s\"", err,
-                          value[1].data);
-        return RX_CONF_ERROR;
-    }
+    rx_str_t  *value = cf->args->elts, v;
+    rx_uint_t  i;
+    rx_int_t   n;
 
     for (i = 2; i < cf->args->nelts; i++) {
         if (strncmp(value[i].data, "weight=", 7) == 0) {
@@ -425,6 +392,51 @@ not_supported:
     rx_conf_log_error(RX_LOG_EMERG, cf, 0, "balancing method does not support "
                       "parameter \"%s\"", value[i].data);
     return RX_CONF_ERROR;
+}
+
+/* server address [weight=N] [max_fails=N] [fail_timeout=T] [max_conns=N]
+ *        [backup] [down] */
+static const char *
+set_server(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_upstream_srv_conf_t *us = conf;
+    rx_http_upstream_server_t   *s;
+    rx_str_t                    *value = cf->args->elts;
+    const char                  *err;
+    rx_uint_t                    i;
+
+    s = rx_array_push(us->servers);
+    if (s == NULL) {
+        return RX_CONF_ERROR;
+    }
+    memset(s, 0, sizeof(*s));
+    s->name = value[1];
+    s->weight = 1;
+    s->max_fails = 1;
+    s->fail_timeout = 10000;
+    s->addrs = rx_array_create(cf->pool, 1, sizeof(rx_sockaddr_t));
+    if (s->addrs == NULL) {
+        return RX_CONF_ERROR;
+    }
+    for (i = 2; i < cf->args->nelts; i++) {
+        if (rx_str_eq(&value[i], "resolve")) {
+            rx_int_t rc = resolve_server(cf, us, s, &value[1]);
+
+            if (rc == RX_ERROR) {
+                return RX_CONF_ERROR;
+            }
+            break;
+        }
+    }
+    err = s->resolve ? NULL : rx_parse_addr(cf->pool, &value[1], 80, false,
+                                            s->addrs);
+    if (err != NULL) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in upstream \"%s\"", err,
+                          value[1].data);
+        return RX_CONF_ERROR;
+    }
+
+    return server_params(cf, us, s);
 }
 
 const char *

@@ -163,6 +163,39 @@ if_range_holds(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     return rx_http_parse_date(v->data, v->len) == ctx->mtime;
 }
 
+/* Several ranges: multipart/byteranges with a known length. */
+static rx_int_t
+plan_multipart(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_uint_t i;
+    int64_t   len;
+
+    ctx->multipart = true;
+    {
+        /* unique enough within the response: it must only not occur in
+         * the parts, which are bytes of one file */
+        static uint64_t seq;
+        uint64_t b = ((uint64_t) rx_time_msec * 7919 + ++seq) % 10000000000ULL;
+        snprintf(ctx->boundary, sizeof(ctx->boundary), "%010" PRIu64, b);
+    }
+    ctx->content_type = r->headers_out.content_type;
+    len = 0;
+    for (i = 0; i < ctx->nranges; i++) {
+        len += (int64_t) rx_http_static_part_header(r, ctx, i).len
+               + ctx->ranges[i].end - ctx->ranges[i].start;
+    }
+    len += (int64_t) (sizeof("\r\n--") - 1 + strlen(ctx->boundary)
+                      + sizeof("--\r\n") - 1);
+    r->headers_out.content_length_n = len;
+    r->headers_out.content_type.data = rx_pnalloc(r->pool, 64);
+    if (r->headers_out.content_type.data == NULL) return RX_ERROR;
+    r->headers_out.content_type.len = (size_t) sprintf(
+        r->headers_out.content_type.data,
+        "multipart/byteranges; boundary=%s", ctx->boundary);
+    return RX_OK;
+
+}
+
 /* Decides 200 / 206 / 416 and the body's extent; sets the headers. */
 static rx_int_t
 plan_ranges(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
@@ -170,8 +203,6 @@ plan_ranges(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     rx_http_static_conf_t *scf = rx_http_get_module_loc_conf(r,
                                      rx_http_static_module);
     rx_int_t               rc;
-    rx_uint_t              i;
-    int64_t                len;
     char                  *cr;
 
     ctx->nranges = 0;
@@ -209,30 +240,7 @@ plan_ranges(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
         r->headers_out.content_length_n = ctx->ranges[0].end - ctx->ranges[0].start;
         return RX_OK;
     }
-    /* several ranges: multipart/byteranges with a known length */
-    ctx->multipart = true;
-    {
-        /* unique enough within the response: it must only not occur in
-         * the parts, which are bytes of one file */
-        static uint64_t seq;
-        uint64_t b = ((uint64_t) rx_time_msec * 7919 + ++seq) % 10000000000ULL;
-        snprintf(ctx->boundary, sizeof(ctx->boundary), "%010" PRIu64, b);
-    }
-    ctx->content_type = r->headers_out.content_type;
-    len = 0;
-    for (i = 0; i < ctx->nranges; i++) {
-        len += (int64_t) rx_http_static_part_header(r, ctx, i).len
-               + ctx->ranges[i].end - ctx->ranges[i].start;
-    }
-    len += (int64_t) (sizeof("\r\n--") - 1 + strlen(ctx->boundary)
-                      + sizeof("--\r\n") - 1);
-    r->headers_out.content_length_n = len;
-    r->headers_out.content_type.data = rx_pnalloc(r->pool, 64);
-    if (r->headers_out.content_type.data == NULL) return RX_ERROR;
-    r->headers_out.content_type.len = (size_t) sprintf(
-        r->headers_out.content_type.data,
-        "multipart/byteranges; boundary=%s", ctx->boundary);
-    return RX_OK;
+    return plan_multipart(r, ctx);
 
 whole:
     /* as nginx: announced on the whole file only, not on a 206 or 416 */
