@@ -73,3 +73,68 @@ rx_chain_size(const rx_chain_t *cl)
     }
     return n;
 }
+
+rx_chain_t *
+rx_chain_get_free_link(rx_pool_t *pool, rx_chain_t **free)
+{
+    rx_chain_t *cl = *free;
+
+    if (cl) {
+        *free = cl->next;
+        cl->next = NULL;
+        return cl;
+    }
+    return rx_alloc_chain_link(pool);
+}
+
+rx_int_t
+rx_chain_take_links(rx_pool_t *pool, rx_chain_t **free, rx_chain_t *in,
+    rx_chain_t ***tail)
+{
+    rx_chain_t *cl;
+
+    for (; in; in = in->next) {
+        if (in->buf->in_file && !in->buf->memory) {
+            return RX_DECLINED;
+        }
+        cl = rx_chain_get_free_link(pool, free);
+        if (cl == NULL) {
+            return RX_ERROR;
+        }
+        cl->buf = in->buf;
+        **tail = cl;
+        *tail = &cl->next;
+    }
+    return RX_OK;
+}
+
+rx_buf_t *
+rx_buf_get_free(rx_pool_t *pool, rx_buf_t ***bufs, rx_int_t *nbufs,
+    rx_int_t num, size_t size)
+{
+    rx_int_t  i;
+    rx_buf_t *b;
+
+    for (i = 0; i < *nbufs; i++) {
+        b = (*bufs)[i];
+        if (b->pos == b->last) {
+            b->pos = b->last = b->start;
+            b->flush = b->last_buf = 0;
+            return b;
+        }
+    }
+    if (*nbufs == num) {
+        return NULL;
+    }
+    if (*bufs == NULL) {
+        *bufs = rx_palloc(pool, (size_t) num * sizeof(rx_buf_t *));
+        if (*bufs == NULL) {
+            return NULL;
+        }
+    }
+    b = rx_create_temp_buf(pool, size);
+    if (b) {
+        (*bufs)[(*nbufs)++] = b;
+    }
+    return b;
+}

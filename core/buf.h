@@ -42,6 +42,21 @@ struct rx_chain_s {
 rx_buf_t *rx_create_temp_buf(rx_pool_t *pool, size_t size);
 rx_buf_t *rx_calloc_buf(rx_pool_t *pool);
 rx_chain_t *rx_alloc_chain_link(rx_pool_t *pool);
+
+/* For a filter that keeps its spare links in *free: one of them, else a
+ * new one from pool. NULL when out of memory. */
+rx_chain_t *rx_chain_get_free_link(rx_pool_t *pool, rx_chain_t **free);
+/* A filter's queue of input: a link (from *free) for each buffer of in
+ * appended at **tail, the buffers staying the producer's. RX_DECLINED
+ * when a buffer is a file range (the producer ignored
+ * filter_need_in_memory: the caller logs it), RX_ERROR out of memory. */
+rx_int_t rx_chain_take_links(rx_pool_t *pool, rx_chain_t **free,
+    rx_chain_t *in, rx_chain_t ***tail);
+/* A filter's output buffers, at most num of size bytes in (*bufs)[0..
+ * *nbufs): one the writer has sent (pos == last), reset, else a new one.
+ * NULL when all num are in flight, or out of memory. */
+rx_buf_t *rx_buf_get_free(rx_pool_t *pool, rx_buf_t ***bufs, rx_int_t *nbufs,
+    rx_int_t num, size_t size);
 /* A chain of one memory buffer holding a copy of text. */
 rx_chain_t *rx_chain_from_text(rx_pool_t *pool, const char *text, size_t len,
     bool last_buf);

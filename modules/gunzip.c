@@ -222,38 +222,22 @@ gunzip_header_filter(rx_http_request_t *r)
 static rx_chain_t *
 get_link(rx_http_request_t *r, gunzip_ctx_t *ctx)
 {
-    rx_chain_t *cl = ctx->free;
-
-    if (cl) {
-        ctx->free = cl->next;
-        cl->next = NULL;
-        return cl;
-    }
-    return rx_alloc_chain_link(r->pool);
+    return rx_chain_get_free_link(r->pool, &ctx->free);
 }
 
 /* Takes the links of in (the buffers stay the producer's). */
 static rx_int_t
 queue_input(rx_http_request_t *r, gunzip_ctx_t *ctx, rx_chain_t *in)
 {
-    rx_chain_t *cl;
+    rx_int_t rc = rx_chain_take_links(r->pool, &ctx->free, in, &ctx->in_tail);
 
-    for (; in; in = in->next) {
-        if (in->buf->in_file && !in->buf->memory) {
-            rx_http_request_log_error(r, RX_LOG_ALERT, 0, "gunzip filter got "
-                                      "a file buffer: its producer ignored "
-                                      "filter_need_in_memory");
-            return RX_ERROR;
-        }
-        cl = get_link(r, ctx);
-        if (cl == NULL) {
-            return RX_ERROR;
-        }
-        cl->buf = in->buf;
-        *ctx->in_tail = cl;
-        ctx->in_tail = &cl->next;
+    if (rc == RX_DECLINED) {
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "gunzip filter got a "
+                                  "file buffer: its producer ignored "
+                                  "filter_need_in_memory");
+        return RX_ERROR;
     }
-    return RX_OK;
+    return rc;
 }
 
 /* Moves inflate to the next input buffer; false when none is queued. */
@@ -286,31 +270,8 @@ next_input(gunzip_ctx_t *ctx)
 static rx_buf_t *
 get_buf(rx_http_request_t *r, gunzip_ctx_t *ctx)
 {
-    rx_int_t  i, num = ctx->conf->bufs_num;
-    rx_buf_t *b;
-
-    for (i = 0; i < ctx->nbufs; i++) {
-        b = ctx->bufs[i];
-        if (b->pos == b->last) {
-            b->pos = b->last = b->start;
-            b->flush = b->last_buf = 0;
-            return b;
-        }
-    }
-    if (ctx->nbufs == num) {
-        return NULL;
-    }
-    if (ctx->bufs == NULL) {
-        ctx->bufs = rx_palloc(r->pool, (size_t) num * sizeof(rx_buf_t *));
-        if (ctx->bufs == NULL) {
-            return NULL;
-        }
-    }
-    b = rx_create_temp_buf(r->pool, ctx->conf->bufs_size);
-    if (b) {
-        ctx->bufs[ctx->nbufs++] = b;
-    }
-    return b;
+    return rx_buf_get_free(r->pool, &ctx->bufs, &ctx->nbufs,
+                           ctx->conf->bufs_num, (size_t) ctx->conf->bufs_size);
 }
 
 /* Passes the current output buffer on (or an empty one for flags). */

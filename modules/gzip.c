@@ -430,39 +430,23 @@ gzip_header_filter(rx_http_request_t *r)
 rx_chain_t *
 rx_http_gzip_get_link(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
 {
-    rx_chain_t *cl = ctx->free;
-
-    if (cl) {
-        ctx->free = cl->next;
-        cl->next = NULL;
-        return cl;
-    }
-    return rx_alloc_chain_link(r->pool);
+    return rx_chain_get_free_link(r->pool, &ctx->free);
 }
 
 /* Takes the links of in (the buffers stay the producer's). */
 static rx_int_t
 queue_input(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx, rx_chain_t *in)
 {
-    rx_chain_t *cl;
+    rx_int_t rc = rx_chain_take_links(r->pool, &ctx->free, in, &ctx->in_tail);
 
-    for (; in; in = in->next) {
-        if (in->buf->in_file && !in->buf->memory) {
-            /* r->filter_need_in_memory asks producers for memory */
-            rx_http_request_log_error(r, RX_LOG_ALERT, 0, "gzip filter got a "
-                                      "file buffer: its producer ignored "
-                                      "filter_need_in_memory");
-            return RX_ERROR;
-        }
-        cl = rx_http_gzip_get_link(r, ctx);
-        if (cl == NULL) {
-            return RX_ERROR;
-        }
-        cl->buf = in->buf;
-        *ctx->in_tail = cl;
-        ctx->in_tail = &cl->next;
+    if (rc == RX_DECLINED) {
+        /* r->filter_need_in_memory asks producers for memory */
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "gzip filter got a file "
+                                  "buffer: its producer ignored "
+                                  "filter_need_in_memory");
+        return RX_ERROR;
     }
-    return RX_OK;
+    return rc;
 }
 
 rx_buf_t *

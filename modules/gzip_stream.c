@@ -56,31 +56,8 @@ deflate_start(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
 static rx_buf_t *
 get_buf(rx_http_request_t *r, rx_http_gzip_ctx_t *ctx)
 {
-    rx_int_t  i, num = ctx->conf->bufs_num;
-    rx_buf_t *b;
-
-    for (i = 0; i < ctx->nbufs; i++) {
-        b = ctx->bufs[i];
-        if (b->pos == b->last) {
-            b->pos = b->last = b->start;
-            b->flush = b->last_buf = 0;
-            return b;
-        }
-    }
-    if (ctx->nbufs == num) {
-        return NULL;
-    }
-    if (ctx->bufs == NULL) {
-        ctx->bufs = rx_palloc(r->pool, (size_t) num * sizeof(rx_buf_t *));
-        if (ctx->bufs == NULL) {
-            return NULL;
-        }
-    }
-    b = rx_create_temp_buf(r->pool, ctx->conf->bufs_size);
-    if (b) {
-        ctx->bufs[ctx->nbufs++] = b;
-    }
-    return b;
+    return rx_buf_get_free(r->pool, &ctx->bufs, &ctx->nbufs,
+                           ctx->conf->bufs_num, ctx->conf->bufs_size);
 }
 
 /* Moves deflate to the next input buffer; false when none is queued. */
