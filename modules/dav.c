@@ -594,8 +594,11 @@ delete_removed(rx_http_request_t *r, rx_http_dav_ctx_t *ctx, int res)
     rx_http_dav_finish(r, ctx, RX_OK);
 }
 
-static void
-delete_walked(rx_http_request_t *r, rx_http_dav_ctx_t *ctx, rx_int_t rc)
+/* A tree's contents are gone (DELETE, or MOVE's source after its copy):
+ * now its directory, and the answer. */
+void
+rx_http_dav_tree_walked(rx_http_request_t *r, rx_http_dav_ctx_t *ctx,
+    rx_int_t rc)
 {
     if (rc != RX_OK) {
         rx_http_dav_finish(r, ctx, rc);
@@ -632,7 +635,7 @@ delete_stat(rx_http_request_t *r, rx_http_dav_ctx_t *ctx, int res)
             rx_http_dav_finish(r, ctx, RX_HTTP_BAD_REQUEST);
             return;
         }
-        rx_http_dav_walk(r, ctx, ctx->path, NULL, delete_walked);
+        rx_http_dav_walk(r, ctx, ctx->path, NULL, rx_http_dav_tree_walked);
         return;
     }
     depth = rx_http_dav_depth(r, 0);

@@ -128,4 +128,9 @@ void rx_http_dav_op(rx_http_request_t *r, const rx_cqe_t *cqe);
 /* nginx's ngx_dir_access: x where r is given */
 #define rx_http_dav_dir_access(a)  ((a) | ((a) & 0444) >> 2)
 
+/* dav.c: a walked tree's directory removed, then the answer (the end of
+ * DELETE, and of MOVE's source after a copy). */
+void rx_http_dav_tree_walked(rx_http_request_t *r, rx_http_dav_ctx_t *ctx,
+    rx_int_t rc);
+
 #endif /* RX_DAV_H */

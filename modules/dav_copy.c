@@ -104,38 +104,13 @@ cm_done(rx_http_request_t *r, rx_http_dav_ctx_t *ctx, rx_int_t rc)
 }
 
 static void
-cm_source_removed(rx_http_request_t *r, rx_http_dav_ctx_t *ctx, int res)
-{
-    if (res < 0) {
-        rx_http_dav_finish(r, ctx, rx_http_dav_error(r, -res,
-            RX_HTTP_NOT_FOUND, ctx->failed, ctx->path));
-        return;
-    }
-    rx_http_dav_finish(r, ctx, RX_OK);
-}
-
-/* MOVE after a copy: the source goes (a tree, then its directory). */
-static void
-cm_source_walked(rx_http_request_t *r, rx_http_dav_ctx_t *ctx, rx_int_t rc)
-{
-    if (rc != RX_OK) {
-        rx_http_dav_finish(r, ctx, rc);
-        return;
-    }
-    ctx->failed = "rmdir()";
-    ctx->next = cm_source_removed;
-    rx_ring_unlinkat(AT_FDCWD, ctx->path, AT_REMOVEDIR,
-                     rx_http_op_ud(r, RX_OP_FS));
-}
-
-static void
 cm_tree_copied(rx_http_request_t *r, rx_http_dav_ctx_t *ctx, rx_int_t rc)
 {
     if (rc != RX_OK || r->method != RX_HTTP_MOVE) {
         rx_http_dav_finish(r, ctx, rc);
         return;
     }
-    rx_http_dav_walk(r, ctx, ctx->path, NULL, cm_source_walked);
+    rx_http_dav_walk(r, ctx, ctx->path, NULL, rx_http_dav_tree_walked);
 }
 
 static void
