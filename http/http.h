@@ -140,6 +140,10 @@ typedef struct {
     rx_table_elt_t   *server;           /* an upstream's, passed
                                            (proxy_pass_header Server):
                                            then not ringx's own */
+    /* rx_table_elt_t: add_trailer's (modules/headers.c, filled when the
+     * last buffer passes), sent by http_chunked_filter.c after the last
+     * chunk; NULL: none */
+    rx_array_t       *trailers;
 } rx_http_headers_out_t;
 
 /* Request body state (http_body.c owns it). */
@@ -383,6 +387,9 @@ struct rx_http_request_s {
     unsigned                  pipeline:1;        /* $pipe: it was pipelined */
     unsigned                  limit_rate_set:1;
     unsigned                  limit_rate_after_set:1;
+    /* add_trailer applies (modules/headers.c): an HTTP/1.1 response is
+     * chunked even with a known length, so the trailer can follow */
+    unsigned                  expect_trailers:1;
 };
 
 /* The HTTP side of a connection (http_connection.c owns the state). */

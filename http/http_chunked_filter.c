@@ -1,7 +1,8 @@
 /*
  * http_chunked_filter.c: chunked transfer coding for responses whose
  * length is unknown when the header goes out (HTTP/1.1 clients only; an
- * HTTP/1.0 client gets a close-delimited body instead).
+ * HTTP/1.0 client gets a close-delimited body instead), and the trailer
+ * section add_trailer asked for after the last chunk.
  */
 #include "http.h"
 
@@ -45,11 +46,17 @@ chunked_header_filter(rx_http_request_t *r)
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
 
-    if (r->headers_out.content_length_n == -1 && has_body(r)) {
+    if ((r->headers_out.content_length_n == -1 || r->expect_trailers)
+        && has_body(r)) {
         if (r->http_version >= RX_HTTP_VERSION_11
             && clcf->chunked_transfer_encoding) {
+            /* a trailer can only follow a chunked body: a known length
+             * gives way to it, as in nginx */
+            if (r->expect_trailers) {
+                rx_http_clear_content_length(r);
+            }
             r->chunked = 1;
-        } else {
+        } else if (r->headers_out.content_length_n == -1) {
             r->keepalive = 0;     /* the end of the body is the close */
         }
     }
@@ -95,6 +102,48 @@ chunk_size_line(char *out, size_t size)
     return n + 2;
 }
 
+/* The last chunk and the trailer section: "0\r\n", a "name: value\r\n"
+ * line per trailer, "\r\n". Returns the link or NULL. */
+static rx_chain_t *
+last_chunk(rx_http_request_t *r)
+{
+    rx_array_t     *t = r->headers_out.trailers;
+    rx_table_elt_t *h;
+    rx_chain_t     *cl;
+    rx_buf_t       *b;
+    rx_uint_t       i;
+    size_t          len = sizeof("0\r\n\r\n") - 1;
+
+    if (t == NULL || t->nelts == 0) {
+        return rx_chain_from_text(r->pool, "0\r\n\r\n", len, false);
+    }
+    h = t->elts;
+    for (i = 0; i < t->nelts; i++) {
+        len += h[i].key.len + sizeof(": \r\n") - 1 + h[i].value.len;
+    }
+    b = rx_create_temp_buf(r->pool, len);
+    cl = b ? rx_alloc_chain_link(r->pool) : NULL;
+    if (cl == NULL) {
+        return NULL;
+    }
+    cl->buf = b;
+    memcpy(b->last, "0\r\n", 3);
+    b->last += 3;
+    for (i = 0; i < t->nelts; i++) {
+        memcpy(b->last, h[i].key.data, h[i].key.len);
+        b->last += h[i].key.len;
+        *b->last++ = ':';
+        *b->last++ = ' ';
+        memcpy(b->last, h[i].value.data, h[i].value.len);
+        b->last += h[i].value.len;
+        *b->last++ = '\r';
+        *b->last++ = '\n';
+    }
+    *b->last++ = '\r';
+    *b->last++ = '\n';
+    return cl;
+}
+
 static rx_int_t
 chunked_body_filter(rx_http_request_t *r, rx_chain_t *in)
 {
@@ -123,10 +172,12 @@ chunked_body_filter(rx_http_request_t *r, rx_chain_t *in)
         }
     }
     if (last) {
-        end = append(r, &ll, NULL, "0\r\n\r\n", 5);
+        end = last_chunk(r);
         if (end == NULL) {
             return RX_ERROR;
         }
+        *ll = end;
+        ll = &end->next;
         end->buf->last_buf = 1;
     }
     if (out == NULL) {

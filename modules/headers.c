@@ -1,7 +1,10 @@
 /*
  * headers.c: add_header and expires, as a header filter that runs before
- * the header is serialised. A level that has add_header replaces its
- * parent's list, as in nginx.
+ * the header is serialised, and add_trailer: the header filter marks the
+ * response (expect_trailers, so http_chunked_filter.c chunks it) and a
+ * body filter evaluates the values when the last buffer passes (so
+ * $request_time and the like are final). A level that has add_header
+ * (add_trailer) replaces its parent's list, as in nginx.
  */
 #include "http.h"
 #include "http_script.h"
@@ -24,6 +27,8 @@ typedef struct {
 typedef struct {
     rx_array_t  *headers;       /* rx_http_add_header_t; NULL: none */
     bool         headers_set;
+    rx_array_t  *trailers;      /* rx_http_add_header_t; NULL: none */
+    bool         trailers_set;
     rx_uint_t    expires;
     int64_t      expires_time;  /* seconds (may be negative) */
 } rx_http_headers_conf_t;
@@ -39,6 +44,8 @@ static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 static const rx_command_t headers_commands[] = {
     { "add_header", ANY_LOC | RX_CONF_TAKE23, set_add_header,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "add_trailer", ANY_LOC | RX_CONF_TAKE23, set_add_header,
+      RX_HTTP_LOC_CONF_OFFSET, 1, NULL },
     { "expires", ANY_LOC | RX_CONF_TAKE12, set_expires,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     rx_null_command
@@ -56,6 +63,7 @@ rx_module_t rx_http_headers_module = {
 };
 
 static rx_http_output_header_filter_pt next_header;
+static rx_http_output_body_filter_pt   next_body;
 
 static void *
 create_conf(rx_conf_t *cf)
@@ -77,6 +85,10 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
         c->headers = p->headers;
         c->headers_set = p->headers_set;
     }
+    if (!c->trailers_set) {
+        c->trailers = p->trailers;
+        c->trailers_set = p->trailers_set;
+    }
     if (c->expires == EXPIRES_UNSET) {
         c->expires = p->expires == EXPIRES_UNSET ? EXPIRES_OFF : p->expires;
         c->expires_time = p->expires_time;
@@ -84,21 +96,27 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     return RX_CONF_OK;
 }
 
+/* add_header (cmd->offset 0) and add_trailer (1): the same syntax. */
 static const char *
 set_add_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
     rx_http_headers_conf_t *hcf = conf;
     rx_str_t               *value = cf->args->elts;
     rx_http_add_header_t   *h;
+    rx_array_t            **list = cmd->offset ? &hcf->trailers : &hcf->headers;
 
-    if (hcf->headers == NULL) {
-        hcf->headers = rx_array_create(cf->pool, 4, sizeof(rx_http_add_header_t));
-        if (hcf->headers == NULL) {
+    if (*list == NULL) {
+        *list = rx_array_create(cf->pool, 4, sizeof(rx_http_add_header_t));
+        if (*list == NULL) {
             return RX_CONF_ERROR;
         }
     }
-    hcf->headers_set = true;
-    h = rx_array_push(hcf->headers);
+    if (cmd->offset) {
+        hcf->trailers_set = true;
+    } else {
+        hcf->headers_set = true;
+    }
+    h = rx_array_push(*list);
     if (h == NULL) {
         return RX_CONF_ERROR;
     }
@@ -283,7 +301,69 @@ headers_filter(rx_http_request_t *r)
             }
         }
     }
+    if (hcf->trailers && r == r->main) {
+        h = hcf->trailers->elts;
+        for (i = 0; i < hcf->trailers->nelts; i++) {
+            if (applies || h[i].always) {
+                r->expect_trailers = 1;
+                break;
+            }
+        }
+    }
     return next_header(r);
+}
+
+/* Evaluates add_trailer's values once, when the last buffer passes (the
+ * chunked filter after this one writes them). */
+static rx_int_t
+trailers_filter(rx_http_request_t *r, rx_chain_t *in)
+{
+    rx_http_headers_conf_t *hcf;
+    rx_http_add_header_t   *h;
+    rx_table_elt_t         *t;
+    rx_chain_t             *cl;
+    rx_uint_t               i;
+    rx_str_t                value;
+    bool                    applies;
+
+    if (!r->expect_trailers || r != r->main
+        || r->headers_out.trailers != NULL) {
+        return next_body(r, in);
+    }
+    for (cl = in; cl && !cl->buf->last_buf; cl = cl->next) {
+        /* look for the last buffer */
+    }
+    if (cl == NULL) {
+        return next_body(r, in);
+    }
+    hcf = rx_http_get_module_loc_conf(r, rx_http_headers_module);
+    r->headers_out.trailers = rx_array_create(r->pool, 2,
+                                              sizeof(rx_table_elt_t));
+    if (r->headers_out.trailers == NULL || hcf->trailers == NULL) {
+        return r->headers_out.trailers ? next_body(r, in) : RX_ERROR;
+    }
+    applies = status_gets_headers(r->headers_out.status);
+    h = hcf->trailers->elts;
+    for (i = 0; i < hcf->trailers->nelts; i++) {
+        if (!applies && !h[i].always) {
+            continue;
+        }
+        if (rx_http_complex_value(r, &h[i].value, &value) != RX_OK) {
+            return RX_ERROR;
+        }
+        if (value.len == 0) {
+            continue;                /* as add_header: nothing to add */
+        }
+        t = rx_array_push(r->headers_out.trailers);
+        if (t == NULL) {
+            return RX_ERROR;
+        }
+        t->key = h[i].name;
+        t->value = value;
+        t->lowcase_key = NULL;
+        t->deleted = false;
+    }
+    return next_body(r, in);
 }
 
 static void
@@ -291,4 +371,6 @@ init_filters(rx_http_filters_t *top)
 {
     next_header = top->header;
     top->header = headers_filter;
+    next_body = top->body;
+    top->body = trailers_filter;
 }
