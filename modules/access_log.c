@@ -8,11 +8,16 @@
  * file is local, and one write per line (or per buffer) keeps lines whole
  * between workers without a ring round trip holding request memory. A
  * syslog line is one datagram on a non-blocking socket (core/syslog.c).
+ * With gzip[=level] each write (a flushed buffer, or a line longer than
+ * it) is one gzip member (modules/gzip_log.c), as in nginx.
  */
 #include "http.h"
 #include "http_script.h"
 #include "clock.h"
 #include "syslog.h"
+#if (RX_HTTP_GZIP)
+#include "gzip_log.h"
+#endif
 
 typedef enum {
     ESC_DEFAULT = 0,     /* '"', '\', < 0x20, >= 0x7f as \xXX; absent: "-" */
@@ -33,6 +38,7 @@ typedef struct {
     char            *pos;
     char            *end;
     rx_msec_t        flush;             /* 0: no flush timer */
+    rx_int_t         gzip;              /* 0: plain; else the level */
     rx_timer_t       timer;             /* armed when data enters */
     rx_log_limit_t   limit;             /* write() errors */
 } log_file_t;
@@ -119,6 +125,27 @@ write_fd(int fd, const char *name, const char *p, size_t n,
     }
 }
 
+/* Bytes to a log file: as they are, or as one gzip member. */
+static void
+write_file(log_file_t *lf, const char *p, size_t n, rx_log_t *log)
+{
+#if (RX_HTTP_GZIP)
+    char   *z;
+    size_t  zlen;
+
+    if (lf->gzip) {
+        z = rx_gzip_log_member((int) lf->gzip, p, n, &zlen, log);
+        if (z == NULL) {
+            return;                 /* logged; the lines are lost, as nginx */
+        }
+        write_fd(lf->file->fd, lf->file->name.data, z, zlen, &lf->limit, log);
+        free(z);
+        return;
+    }
+#endif
+    write_fd(lf->file->fd, lf->file->name.data, p, n, &lf->limit, log);
+}
+
 static void
 flush_file(log_file_t *lf, rx_log_t *log)
 {
@@ -126,8 +153,7 @@ flush_file(log_file_t *lf, rx_log_t *log)
         rx_timer_del(&lf->timer);
     }
     if (lf->pos > lf->start) {
-        write_fd(lf->file->fd, lf->file->name.data, lf->start,
-                 (size_t) (lf->pos - lf->start), &lf->limit, log);
+        write_file(lf, lf->start, (size_t) (lf->pos - lf->start), log);
         lf->pos = lf->start;
     }
 }
@@ -415,8 +441,7 @@ write_line(rx_http_request_t *r, log_t *log, rx_log_t *elog)
     }
     end = render(r, log->format, line);
     if (lf) {
-        write_fd(lf->file->fd, lf->file->name.data, line, (size_t) (end - line),
-                 &lf->limit, elog);
+        write_file(lf, line, (size_t) (end - line), elog);
     } else {
         write_path(r, log, line, (size_t) (end - line), elog);
     }
@@ -605,9 +630,11 @@ get_file(rx_conf_t *cf, const rx_str_t *name)
     return lf;
 }
 
-/* buffer=, flush=, gzip, if= of one access_log line. */
+/* buffer=, flush=, gzip[=level], if= of one access_log line. gzip alone
+ * means level 1 and, without buffer=, a 64k buffer (nginx's defaults). */
 static const char *
-set_params(rx_conf_t *cf, log_t *log, ssize_t *size, rx_int_t *flush)
+set_params(rx_conf_t *cf, log_t *log, ssize_t *size, rx_int_t *flush,
+    rx_int_t *gzip)
 {
     rx_str_t  *value = cf->args->elts, s;
     rx_uint_t  i;
@@ -634,10 +661,27 @@ set_params(rx_conf_t *cf, log_t *log, ssize_t *size, rx_int_t *flush)
             }
         } else if (strcmp(s.data, "gzip") == 0
                    || strncmp(s.data, "gzip=", 5) == 0) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "the \"gzip\" parameter of "
-                              "\"access_log\" is not supported by ringx; "
-                              "compress rotated logs instead");
+#if (RX_HTTP_GZIP)
+            if (*size == 0) {
+                *size = 64 * 1024;
+            }
+            if (s.len == 4) {
+                *gzip = 1;
+                continue;
+            }
+            s.data += 5;
+            s.len -= 5;
+            *gzip = rx_atoi(s.data, s.len);
+            if (*gzip < 1 || *gzip > 9) {
+                rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid compression "
+                                  "level \"%s\"", s.data);
+                return RX_CONF_ERROR;
+            }
+#else
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "ringx was built without "
+                              "zlib support");
             return RX_CONF_ERROR;
+#endif
         } else if (strncmp(s.data, "if=", 3) == 0) {
             s.data += 3;
             s.len -= 3;
@@ -658,7 +702,8 @@ set_params(rx_conf_t *cf, log_t *log, ssize_t *size, rx_int_t *flush)
 /* Attaches a buffer to the log's file; several lines naming one file must
  * agree on it. */
 static const char *
-set_buffer(rx_conf_t *cf, log_t *log, ssize_t size, rx_int_t flush)
+set_buffer(rx_conf_t *cf, log_t *log, ssize_t size, rx_int_t flush,
+    rx_int_t gzip)
 {
     rx_str_t   *value = cf->args->elts;
     log_file_t *lf = log->file;
@@ -682,7 +727,8 @@ set_buffer(rx_conf_t *cf, log_t *log, ssize_t size, rx_int_t flush)
         return RX_CONF_ERROR;
     }
     if (lf->start) {
-        if (lf->end - lf->start != size || lf->flush != flush) {
+        if (lf->end - lf->start != size || lf->flush != flush
+            || lf->gzip != gzip) {
             rx_conf_log_error(RX_LOG_EMERG, cf, 0, "access_log \"%s\" already "
                               "defined with conflicting parameters",
                               value[1].data);
@@ -697,10 +743,12 @@ set_buffer(rx_conf_t *cf, log_t *log, ssize_t size, rx_int_t flush)
     lf->pos = lf->start;
     lf->end = lf->start + size;
     lf->flush = flush;
+    lf->gzip = gzip;
     return RX_CONF_OK;
 }
 
-/* access_log path [format [buffer=size] [flush=time] [if=condition]];
+/* access_log path [format [buffer=size] [gzip[=level]] [flush=time]
+ *     [if=condition]];
  * access_log syslog:server=... [format [if=condition]];
  * access_log off; */
 static const char *
@@ -711,7 +759,7 @@ set_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     rx_str_t        *value = cf->args->elts, path, combined = rx_string("combined");
     log_t           *log;
     ssize_t          size = 0;
-    rx_int_t         flush = 0;
+    rx_int_t         flush = 0, gzip = 0;
     const char      *rv;
 
     if (rx_str_eq(&value[1], "off")) {
@@ -758,8 +806,8 @@ set_log(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
                           value[2].data);
         return RX_CONF_ERROR;
     }
-    rv = set_params(cf, log, &size, &flush);
-    return rv == RX_CONF_OK ? set_buffer(cf, log, size, flush) : rv;
+    rv = set_params(cf, log, &size, &flush, &gzip);
+    return rv == RX_CONF_OK ? set_buffer(cf, log, size, flush, gzip) : rv;
 }
 
 static void *
