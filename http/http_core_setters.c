@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include "http.h"
+#include "http_script.h"
 
 const char *
 rx_http_core_set_large_buffers(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
@@ -132,6 +133,7 @@ rx_http_core_set_error_page(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     rx_http_core_loc_conf_t *clcf = conf;
     rx_str_t                *value = cf->args->elts, *uri;
     rx_http_err_page_t      *err;
+    rx_http_complex_value_t *cv = NULL;
     rx_uint_t                i, n = cf->args->nelts - 1;
     rx_int_t                 overwrite = -1;
 
@@ -155,6 +157,14 @@ rx_http_core_set_error_page(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     if (n < 2) {
         return "invalid number of arguments";
     }
+    if (memchr(uri->data, '$', uri->len)) {
+        /* "/err?u=$uri", "$scheme://host$uri": made per request, as in
+         * nginx; one compiled value serves every code of the line */
+        cv = rx_pcalloc(cf->pool, sizeof(*cv));
+        if (cv == NULL || rx_http_compile_complex_value(cf, uri, cv) != RX_OK) {
+            return RX_CONF_ERROR;
+        }
+    }
     for (i = 1; i < n; i++) {
         rx_int_t code = rx_atoi(value[i].data, value[i].len);
 
@@ -175,7 +185,7 @@ rx_http_core_set_error_page(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         err->status = (rx_uint_t) code;
         err->overwrite = overwrite;
         err->uri = *uri;
-        err->value = NULL;
+        err->value = cv;
     }
     return RX_CONF_OK;
 }

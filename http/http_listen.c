@@ -252,7 +252,21 @@ add_one(rx_conf_t *cf, rx_http_listen_opt_t *lo)
         if (ls->servers == NULL) {
             return RX_ERROR;
         }
-    } else if (lo->set && rx_sockaddr_eq(&ls->addr, &lo->addr)) {
+    } else {
+        /* the same address twice in one server: nginx's first complaint,
+         * ahead of the options and default_server clashes it implies */
+        others = ((rx_array_t *) ls->servers)->elts;
+        for (i = 0; i < ((rx_array_t *) ls->servers)->nelts; i++) {
+            if (others[i]->server == lo->server
+                && rx_sockaddr_eq(&others[i]->addr, &lo->addr)) {
+                rx_log_error(RX_LOG_EMERG, cf->log, 0, "a duplicate listen "
+                    "%s in %s:%lu", lo->addr_text.data, lo->file.data,
+                    (unsigned long) lo->line);
+                return RX_ERROR;
+            }
+        }
+    }
+    if (lo->set && rx_sockaddr_eq(&ls->addr, &lo->addr)) {
         others = ((rx_array_t *) ls->servers)->elts;
         for (i = 0; i < ((rx_array_t *) ls->servers)->nelts; i++) {
             if (others[i]->set && rx_sockaddr_eq(&others[i]->addr, &lo->addr)) {

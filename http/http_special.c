@@ -4,6 +4,7 @@
  * or nginx's built-in page for the status.
  */
 #include "http.h"
+#include "http_script.h"
 
 typedef struct {
     rx_uint_t   status;
@@ -73,21 +74,27 @@ send_error_page(rx_http_request_t *r, const rx_http_err_page_t *err)
 {
     rx_str_t   uri = err->uri, args;
     char      *q;
+    char       first;
 
+    if (err->value != NULL
+        && rx_http_complex_value(r, err->value, &uri) != RX_OK) {
+        return RX_ERROR;
+    }
+    first = uri.len ? uri.data[0] : '\0';
     if (err->overwrite > 0 && !(err->overwrite >= 301 && err->overwrite <= 308
-                                && uri.data[0] != '/' && uri.data[0] != '@')) {
+                                && first != '/' && first != '@')) {
         r->err_status = (rx_uint_t) err->overwrite;
     } else if (err->overwrite == 0) {
         r->err_status = 0;     /* "=": whatever the target answers */
     }
     r->error_page = 1;
 
-    if (uri.data[0] == '@') {
+    if (first == '@') {
         /* the method goes on as it came, as in nginx: a named location is
          * where the request itself is handled again (proxied, say) */
         return rx_http_named_location(r, &uri);
     }
-    if (uri.data[0] == '/') {
+    if (first == '/') {
         rx_str_null(&args);
         q = memchr(uri.data, '?', uri.len);
         if (q) {

@@ -20,6 +20,8 @@ static const char *set_password_file(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static const char *set_conf_command(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
+static const char *set_enable(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
 static const char *set_verify(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
@@ -49,6 +51,8 @@ static const rx_conf_enum_t verify_modes[] = {
 static const rx_conf_bounds_t depth_bounds = { 0, INT_MAX };
 
 static const rx_command_t ssl_commands[] = {
+    { "ssl", SRV | RX_CONF_FLAG, set_enable,
+      RX_HTTP_SRV_CONF_OFFSET, OFF(enable), NULL },
     { "ssl_certificate", SRV | RX_CONF_TAKE1, set_file_list,
       RX_HTTP_SRV_CONF_OFFSET, OFF(certificates), NULL },
     { "ssl_certificate_key", SRV | RX_CONF_TAKE1, set_file_list,
@@ -244,6 +248,25 @@ set_verify(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return rv;
 }
 
+/* `ssl on;`: deprecated in nginx (a warning) but still honoured there, so
+ * old configs keep speaking TLS: postconfiguration marks the server's
+ * listen lines as `listen ... ssl`. */
+static const char *
+set_enable(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_ssl_srv_conf_t *sscf = conf;
+    const char             *rv = rx_conf_set_flag_slot(cf, cmd, conf);
+
+    if (rv != RX_CONF_OK) {
+        return rv;
+    }
+    sscf->enable_pos.file = cf->conf_file->name;
+    sscf->enable_pos.line = cf->conf_file->line;
+    rx_conf_log_error(RX_LOG_WARN, cf, 0, "the \"ssl\" directive is "
+        "deprecated, use the \"listen ... ssl\" directive instead");
+    return RX_CONF_OK;
+}
+
 /* ---- confs --------------------------------------------------------------- */
 
 static void *
@@ -254,6 +277,7 @@ create_srv_conf(rx_conf_t *cf)
     if (sscf == NULL) {
         return NULL;
     }
+    sscf->enable = RX_CONF_UNSET;
     sscf->passwords = RX_CONF_UNSET_PTR;
     sscf->prefer_server_ciphers = RX_CONF_UNSET;
     sscf->builtin_session_cache = RX_SSL_SCACHE_UNSET;
@@ -290,6 +314,10 @@ merge_srv_conf(rx_conf_t *cf, void *parent, void *child)
     rx_http_ssl_srv_conf_t *prev = parent, *conf = child;
     rx_pool_cleanup_t      *cln;
 
+    if (conf->enable == RX_CONF_UNSET) {
+        conf->enable = prev->enable == RX_CONF_UNSET ? 0 : prev->enable;
+        conf->enable_pos = prev->enable_pos;
+    }
     if (conf->certificates == NULL) {
         /* certificates and keys go down together, as nginx */
         conf->certificates = prev->certificates;
@@ -333,6 +361,13 @@ merge_srv_conf(rx_conf_t *cf, void *parent, void *child)
     rx_conf_merge_size(conf->buffer_size, prev->buffer_size, 16384);
 
     if (conf->certificates == NULL && !conf->reject_handshake) {
+        if (conf->enable) {
+            rx_log_error(RX_LOG_EMERG, cf->log, 0, "no \"ssl_certificate\" "
+                "is defined for the \"ssl\" directive in %s:%lu",
+                conf->enable_pos.file.data,
+                (unsigned long) conf->enable_pos.line);
+            return RX_CONF_ERROR;
+        }
         return RX_CONF_OK;          /* no TLS in this server */
     }
     if (rx_tls_init(cf->log) != RX_OK) {
@@ -378,6 +413,13 @@ postconfiguration(rx_conf_t *cf)
     rx_http_tls_hooks.init_connection = init_connection;
     rx_http_tls_hooks.check_request = check_request;
 
+    /* `ssl on;` in a server: its addresses speak TLS, as its listen lines
+     * had said `ssl` */
+    for (i = 0; lo && i < cmcf->listens.nelts; i++) {
+        if (rx_http_ssl_srv_conf(lo[i].server)->enable == 1) {
+            lo[i].ssl = true;
+        }
+    }
     for (i = 0; lo && i < cmcf->listens.nelts; i++) {
         for (j = 0; j < i && !rx_sockaddr_eq(&lo[j].addr, &lo[i].addr); j++) {
             /* the address's first listen line? */

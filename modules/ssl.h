@@ -61,6 +61,8 @@ typedef struct {
 
 typedef struct {
     SSL_CTX         *ctx;               /* NULL: this server has no TLS */
+    rx_int_t         enable;            /* the deprecated `ssl on|off` */
+    rx_ssl_pos_t     enable_pos;        /* where it was written */
     rx_http_core_srv_conf_t *server;    /* back pointer (SNI, checks) */
 
     rx_array_t      *certificates;      /* rx_ssl_file_t; NULL unset */

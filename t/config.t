@@ -145,6 +145,19 @@ worker_processes 2;   # <-
 EOF
     msg => '"worker_processes" directive is duplicate');
 
+# error_page's target is a complex value: its variables are checked at load
+conf_error(name => 'error_page: unknown variable', conf => <<'EOF',
+daemon off;
+events { worker_connections 64; }
+http {
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        error_page 404 /err?u=$nosuch;   # <-
+    }
+}
+EOF
+    msg => 'unknown "nosuch" variable');
+
 conf_error(name => 'unexpected }', conf => <<'EOF',
 daemon off;
 events {

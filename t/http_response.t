@@ -77,6 +77,23 @@ http {
             error_page 500 =301 http://e.x/moved;
             return 500;
         }
+        location /epvar/ {
+            error_page 404 /epshow?u=$uri&s=$status;
+            return 404;
+        }
+        location /epvarurl/ {
+            error_page 404 $scheme://e.x$uri?q=$arg_q;
+            return 404;
+        }
+        location /epvarcode/ {
+            error_page 404 =301 http://e.x$uri;
+            return 404;
+        }
+        location /epvarto/ {
+            error_page 404 $arg_to;
+            return 404;
+        }
+        location = /epshow { return 200 "shown $uri $args"; }
         location /eploop {
             error_page 404 /missing;
             return 404;
@@ -337,6 +354,25 @@ sub http_date_epoch {
     $r = req($P[0], '/ep500code');
     is($r->{status}, 301, 'error_page 500 =301 URL: 301');
     is($r->{headers}{location}, 'http://e.x/moved', 'error_page 500 =301 URL: Location');
+
+    # variables in the target: evaluated for each request, as in nginx
+    $r = req($P[0], '/epvar/one');
+    is("$r->{status} $r->{body}", '404 shown /epshow u=/epvar/one&s=404',
+       'error_page 404 /epshow?u=$uri&s=$status: the URI and its args made per request');
+    $r = req($P[0], '/epvar/two');
+    is($r->{body}, 'shown /epshow u=/epvar/two&s=404', 'error_page with $uri: another request, its own URI');
+    $r = req($P[0], '/epvarurl/a?q=7');
+    is($r->{status}, 302, 'error_page 404 $scheme://e.x$uri?q=$arg_q: 302');
+    is($r->{headers}{location}, 'http://e.x/epvarurl/a?q=7',
+       'error_page 404 $scheme://e.x$uri?q=$arg_q: Location made from the request');
+    $r = req($P[0], '/epvarcode/b');
+    is($r->{status}, 301, 'error_page 404 =301 http://e.x$uri: 301');
+    is($r->{headers}{location}, 'http://e.x/epvarcode/b', 'error_page 404 =301 http://e.x$uri: Location');
+    $r = req($P[0], '/epvarto/c?to=/epshow?k=v');
+    is("$r->{status} $r->{body}", '404 shown /epshow k=v',
+       'error_page 404 $arg_to: a value that starts with / is an internal redirect');
+    $r = req($P[0], '/epvarto/d?to=');
+    is($r->{status}, 302, 'error_page 404 $arg_to, empty: a 302 as in nginx');
 
     $r = req($P[0], '/eploop');
     is($r->{status}, 404, 'error_page to a location that 404s too: 404');

@@ -60,6 +60,20 @@ is($rc, 0, 'the default server has one: fine') or diag $err;
 ($rc, $err) = check("server { listen 127.0.0.1:1 ssl default_server; ssl_reject_handshake on; }\n server { listen 127.0.0.1:1 ssl; server_name b; $C }\n");
 is($rc, 0, 'a default server with ssl_reject_handshake needs none') or diag $err;
 
+# the deprecated `ssl on;`: nginx's warning with FILE:LINE, and its own
+# complaint when the server has no certificate
+($rc, $err) = check("server { listen 127.0.0.1:1;\n ssl on; }\n");
+like($err, qr{\[warn\] the "ssl" directive is deprecated, use the "listen \.\.\. ssl" directive instead in \S+try\.conf:7$}m,
+     'ssl on: the deprecation warning, FILE:LINE');
+like($err, qr{\[emerg\] no "ssl_certificate" is defined for the "ssl" directive in \S+try\.conf:7$}m,
+     'ssl on without a certificate: nginx\'s words, where ssl was written');
+isnt($rc, 0, 'and -t fails');
+($rc, $err) = check("ssl on;\n server { listen 127.0.0.1:1; $C }\n");
+is($rc, 0, 'ssl on in http, a certificate in the server: -t passes') or diag $err;
+like($err, qr{\[warn\] the "ssl" directive is deprecated.* in \S+try\.conf:6$}m, 'with the warning');
+($rc, $err) = check("server { listen 127.0.0.1:1; ssl off; }\n");
+is($rc, 0, 'ssl off: accepted, no certificate needed') or diag $err;
+
 ($rc, $err) = check("server { listen 127.0.0.1:1 ssl; $C\n ssl_verify_client on; }\n");
 like($err, qr{\[emerg\] no ssl_client_certificate or ssl_trusted_certificate for ssl_verify_client in \S+try\.conf:7$}m,
      'ssl_verify_client without CAs');
@@ -139,6 +153,30 @@ like($o, qr/^on plain$/m, 'a server without a certificate on it is served with t
 
 like(Test::Ringx::Certs::s_client($t->port(0), '-servername tls', "GET / HTTP/1.0\r\nHost: tls\r\n\r\n"),
      qr/^on tls$/m, 'and the server works without early data');
+
+{
+    # `ssl on;` is honoured: the server's listen socket speaks TLS
+    my $t2 = Test::Ringx->new;
+    Test::Ringx::Certs::make($t2->prefix . '/conf/certs', 'localhost');
+    $t2->write_config($head . <<'EOF2' . "}\n");
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        server_name on.test;
+        ssl on;
+        ssl_certificate certs/ec-localhost.crt;
+        ssl_certificate_key certs/ec-localhost.key;
+        location / { return 200 "https=$https scheme=$scheme\n"; }
+    }
+EOF2
+    $t2->run;
+    like(Test::Ringx::Certs::s_client($t2->port(0), '-servername on.test',
+                                      "GET / HTTP/1.0\r\nHost: on.test\r\n\r\n"),
+         qr/^https=on scheme=https$/m, 'ssl on: the listen socket speaks TLS');
+    my $raw = $t2->http($t2->port(0), "GET / HTTP/1.0\r\nHost: on.test\r\n\r\n", timeout => 3) // '';
+    like($raw, qr{^HTTP/1\.1 400 .*The plain HTTP request was sent to HTTPS port}s,
+         'ssl on: plain HTTP there gets nginx\'s 400');
+    $t2->stop;
+}
 
 my (undef, undef, $v) = $t->ringx('-V');
 like($v, qr/--with-http_ssl_module/, '-V lists --with-http_ssl_module');

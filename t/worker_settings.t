@@ -482,6 +482,56 @@ http {
 EOF
     ($rc, $out, $err) = $t->ringx('-t');
     is($rc, 0, 'options and default_server given once per address: -t passes') or diag($err);
+
+    # the same address twice in one server: nginx's "a duplicate listen",
+    # named before any options or default_server clash the pair also makes
+    for my $c (['',                 '',                 'plain'],
+               [' default_server',  ' default_server',  'both default_server'],
+               [' backlog=8',       ' rcvbuf=65536',    'both with options']) {
+        $t->write_config(<<"EOF");
+$EVENTS
+http {
+    server {
+        listen 127.0.0.1:%%PORT_0%%$c->[0];
+        listen 127.0.0.1:%%PORT_0%%$c->[1];
+    }
+}
+EOF
+        ($rc, $out, $err) = $t->ringx('-t');
+        isnt($rc, 0, "same listen twice in one server ($c->[2]): -t fails");
+        like($err, qr/\[emerg\] a duplicate listen 127\.0\.0\.1:$port in \Q$conf\E:8$/m,
+             "same listen twice in one server ($c->[2]): [emerg] a duplicate listen, file:line")
+            or diag($err);
+    }
+
+    # `listen PORT` and `listen *:PORT` are one address
+    $t->write_config(<<"EOF");
+$EVENTS
+http {
+    server {
+        listen %%PORT_0%%;
+        listen *:%%PORT_0%%;
+    }
+}
+EOF
+    ($rc, $out, $err) = $t->ringx('-t');
+    like($err, qr/\[emerg\] a duplicate listen 0\.0\.0\.0:$port in \Q$conf\E:8$/m,
+         'listen PORT and listen *:PORT in one server: a duplicate listen 0.0.0.0:PORT')
+        or diag($err);
+
+    # a wildcard and a specific address on one port in one server: fine
+    $t->write_config(<<"EOF");
+$EVENTS
+http {
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        listen %%PORT_0%%;
+    }
+}
+EOF
+    ($rc, $out, $err) = $t->ringx('-t');
+    is($rc, 0, 'a specific address and the wildcard on one port in one server: -t passes')
+        or diag($err);
 }
 
 ###########################################################################
