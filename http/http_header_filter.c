@@ -135,6 +135,33 @@ status_line(rx_http_request_t *r, rx_uint_t status, bool relayed, char *line,
     return sl;
 }
 
+/* A header value with a CR or LF (a variable made of the client's
+ * decoded URI: error_page, return, add_header with $uri and %0d%0a) would
+ * end its line and start another: response splitting. nginx writes it as
+ * it is; ringx drops the header and says so. */
+static void
+drop_split_headers(rx_http_request_t *r)
+{
+    rx_table_elt_t *h = r->headers_out.headers.elts;
+    rx_uint_t       i;
+
+    for (i = 0; i < r->headers_out.headers.nelts; i++) {
+        if (h[i].deleted || h[i].key.len == 0
+            || (memchr(h[i].value.data, '\r', h[i].value.len) == NULL
+                && memchr(h[i].value.data, '\n', h[i].value.len) == NULL)) {
+            continue;
+        }
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "response header \"%.*s\" "
+            "has a CR or LF in its value: not sent (use $request_uri, which "
+            "keeps them escaped, rather than $uri)", (int) h[i].key.len,
+            h[i].key.data);
+        h[i].deleted = 1;
+        if (r->headers_out.location == &h[i]) {
+            r->headers_out.location = NULL;
+        }
+    }
+}
+
 /* What the header takes after its status line (an upper bound). */
 static size_t
 header_size(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
@@ -245,6 +272,7 @@ rx_http_header_filter(rx_http_request_t *r)
     relayed = ho->status_line.len >= 3
               && rx_atoi(ho->status_line.data, 3) == (rx_int_t) status;
     bodyless_status(r, status, relayed);
+    drop_split_headers(r);
     keepalive = r->keepalive && !r->hc->close_after && !rx_worker.quit;
     r->keepalive = keepalive;
     sl = status_line(r, status, relayed, line, &ll);

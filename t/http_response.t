@@ -365,6 +365,16 @@ sub http_date_epoch {
     is($r->{status}, 302, 'error_page 404 $scheme://e.x$uri?q=$arg_q: 302');
     is($r->{headers}{location}, 'http://e.x/epvarurl/a?q=7',
        'error_page 404 $scheme://e.x$uri?q=$arg_q: Location made from the request');
+    # response splitting: a decoded CR LF in $uri would end the Location
+    # line and start a header of the client's; nginx sends it, ringx drops
+    # the header and logs why
+    $r = req($P[0], '/epvarurl/a%0d%0aX-Injected:%20yes');
+    is($r->{status}, 302, 'a CR LF in $uri: still the 302');
+    ok(!exists $r->{headers}{'x-injected'}, 'a CR LF in $uri: no header of the client\'s')
+        or diag($r->{raw});
+    ok(!exists $r->{headers}{location}, 'a CR LF in $uri: the split Location is not sent');
+    ok($t->log_contains(qr/response header "Location" has a CR or LF in its value: not sent/),
+       'a CR LF in $uri: logged');
     $r = req($P[0], '/epvarcode/b');
     is($r->{status}, 301, 'error_page 404 =301 http://e.x$uri: 301');
     is($r->{headers}{location}, 'http://e.x/epvarcode/b', 'error_page 404 =301 http://e.x$uri: Location');
