@@ -15,21 +15,10 @@
 #include "http_script.h"
 #include "clock.h"
 #include "syslog.h"
+#include "access_log.h"
 #if (RX_HTTP_GZIP)
 #include "gzip_log.h"
 #endif
-
-typedef enum {
-    ESC_DEFAULT = 0,     /* '"', '\', < 0x20, >= 0x7f as \xXX; absent: "-" */
-    ESC_JSON,            /* JSON string escapes; absent: nothing */
-    ESC_NONE             /* raw; absent: nothing */
-} log_escape_t;
-
-typedef struct {
-    rx_str_t                 name;
-    log_escape_t             escape;
-    rx_http_complex_value_t  cv;        /* literals and variables */
-} log_fmt_t;
 
 /* A log file as every access_log naming it shares it, with its buffer. */
 typedef struct {
@@ -193,161 +182,6 @@ exit_process(rx_cycle_t *cycle)
     flush_all(cycle);
 }
 
-/* ---- formatting ---- */
-
-static size_t
-escaped_len(log_escape_t escape, const char *s, size_t n)
-{
-    size_t len = n, i;
-
-    if (escape == ESC_NONE) {
-        return n;
-    }
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char) s[i];
-
-        if (escape == ESC_DEFAULT) {
-            len += (c == '"' || c == '\\' || c < 0x20 || c >= 0x7f) ? 3 : 0;
-        } else if (c == '"' || c == '\\' || c == '\n' || c == '\r'
-                   || c == '\t' || c == '\b' || c == '\f') {
-            len += 1;
-        } else if (c < 0x20) {
-            len += 5;                       /* \u00XX */
-        }
-    }
-    return len;
-}
-
-static char *
-escape_copy(log_escape_t escape, char *d, const char *s, size_t n)
-{
-    static const char HEX[] = "0123456789ABCDEF", hex[] = "0123456789abcdef";
-    size_t            i;
-
-    if (escape == ESC_NONE) {
-        memcpy(d, s, n);
-        return d + n;
-    }
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char) s[i];
-        const char   *two = NULL;
-
-        if (escape == ESC_DEFAULT) {
-            if (c == '"' || c == '\\' || c < 0x20 || c >= 0x7f) {
-                *d++ = '\\'; *d++ = 'x'; *d++ = HEX[c >> 4]; *d++ = HEX[c & 15];
-            } else {
-                *d++ = (char) c;
-            }
-            continue;
-        }
-        switch (c) {
-        case '"':  two = "\\\""; break;
-        case '\\': two = "\\\\"; break;
-        case '\n': two = "\\n"; break;
-        case '\r': two = "\\r"; break;
-        case '\t': two = "\\t"; break;
-        case '\b': two = "\\b"; break;
-        case '\f': two = "\\f"; break;
-        }
-        if (two) {
-            *d++ = two[0]; *d++ = two[1];
-        } else if (c < 0x20) {
-            memcpy(d, "\\u00", 4);
-            d += 4;
-            *d++ = hex[c >> 4]; *d++ = hex[c & 15];
-        } else {
-            *d++ = (char) c;
-        }
-    }
-    return d;
-}
-
-/* The raw value of a non-literal part; NULL data when it has none. */
-static rx_str_t
-part_value(rx_http_request_t *r, const rx_http_cv_part_t *part)
-{
-    rx_http_variable_value_t *v;
-    rx_str_t                  s = rx_null_string;
-    int                       n = (int) part->index;
-
-    if (part->type == RX_HTTP_CV_CAPTURE) {
-        if (n < r->ncaptures && r->captures_data && r->captures[2 * n] >= 0
-            && r->captures[2 * n + 1] >= r->captures[2 * n]) {
-            s.data = (char *) r->captures_data + r->captures[2 * n];
-            s.len = (size_t) (r->captures[2 * n + 1] - r->captures[2 * n]);
-        }
-        return s;
-    }
-    v = rx_http_get_indexed_variable(r, part->index);
-    if (v && !v->not_found) {
-        s.data = v->data;
-        s.len = v->len;
-    }
-    return s;
-}
-
-/*
- * The length of the line (with its '\n'). Non-cacheable variables are
- * recomputed first, so that this pass and render() read the same cached
- * values and agree on every byte.
- */
-static size_t
-line_len(rx_http_request_t *r, const log_fmt_t *fmt)
-{
-    const rx_http_complex_value_t *cv = &fmt->cv;
-    rx_str_t                       s;
-    rx_uint_t                      i;
-    size_t                         len = 1;
-
-    if (cv->parts == NULL) {
-        return cv->value.len + 1;
-    }
-    for (i = 0; i < cv->nparts; i++) {
-        if (cv->parts[i].type == RX_HTTP_CV_VARIABLE) {
-            rx_http_get_flushed_variable(r, cv->parts[i].index);
-        }
-    }
-    for (i = 0; i < cv->nparts; i++) {
-        if (cv->parts[i].type == RX_HTTP_CV_LITERAL) {
-            len += cv->parts[i].text.len;
-            continue;
-        }
-        s = part_value(r, &cv->parts[i]);
-        len += s.data ? escaped_len(fmt->escape, s.data, s.len)
-                      : fmt->escape == ESC_DEFAULT;
-    }
-    return len;
-}
-
-/* Writes the line measured by line_len() at d; returns its end. */
-static char *
-render(rx_http_request_t *r, const log_fmt_t *fmt, char *d)
-{
-    const rx_http_complex_value_t *cv = &fmt->cv;
-    rx_str_t                       s;
-    rx_uint_t                      i;
-
-    if (cv->parts == NULL) {
-        memcpy(d, cv->value.data, cv->value.len);
-        d += cv->value.len;
-    }
-    for (i = 0; cv->parts && i < cv->nparts; i++) {
-        if (cv->parts[i].type == RX_HTTP_CV_LITERAL) {
-            memcpy(d, cv->parts[i].text.data, cv->parts[i].text.len);
-            d += cv->parts[i].text.len;
-            continue;
-        }
-        s = part_value(r, &cv->parts[i]);
-        if (s.data) {
-            d = escape_copy(fmt->escape, d, s.data, s.len);
-        } else if (fmt->escape == ESC_DEFAULT) {
-            *d++ = '-';
-        }
-    }
-    *d++ = '\n';
-    return d;
-}
-
 /* A path with variables: nginx's rules (no buffer, the request's root must
  * exist, opened and closed per line), and no "/../" out of the tree. */
 static void
@@ -401,14 +235,14 @@ write_path(rx_http_request_t *r, log_t *log, const char *line, size_t len,
 static void
 write_syslog(rx_http_request_t *r, log_t *log, rx_log_t *elog)
 {
-    size_t  len = line_len(r, log->format), size;
+    size_t  len = rx_http_log_line_len(r, log->format), size;
     char   *line = rx_pnalloc(r->pool, RX_SYSLOG_HEADER_MAX + len);
 
     if (line == NULL) {
         return;
     }
     size = rx_syslog_header(log->syslog, log->syslog->severity, line);
-    size = (size_t) (render(r, log->format, line + size) - line) - 1;
+    size = (size_t) (rx_http_log_render(r, log->format, line + size) - line) - 1;
     if (rx_syslog_send(log->syslog, line, size) < 0
         && rx_log_limit_allow(&log->limit, 1000)) {
         rx_log_error(RX_LOG_WARN, elog, 0, "send() to syslog failed");
@@ -419,7 +253,7 @@ static void
 write_line(rx_http_request_t *r, log_t *log, rx_log_t *elog)
 {
     log_file_t *lf = log->file;
-    size_t      len = line_len(r, log->format);
+    size_t      len = rx_http_log_line_len(r, log->format);
     char       *line, *end;
 
     if (lf && lf->start) {
@@ -430,7 +264,7 @@ write_line(rx_http_request_t *r, log_t *log, rx_log_t *elog)
             if (lf->pos == lf->start && lf->flush) {
                 rx_timer_add(&lf->timer, lf->flush);
             }
-            lf->pos = render(r, log->format, lf->pos);
+            lf->pos = rx_http_log_render(r, log->format, lf->pos);
             return;
         }
         /* longer than the whole buffer: straight to the file */
@@ -439,7 +273,7 @@ write_line(rx_http_request_t *r, log_t *log, rx_log_t *elog)
     if (line == NULL) {
         return;
     }
-    end = render(r, log->format, line);
+    end = rx_http_log_render(r, log->format, line);
     if (lf) {
         write_file(lf, line, (size_t) (end - line), elog);
     } else {
