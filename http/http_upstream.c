@@ -756,6 +756,9 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
               && u->state->connect_time == (rx_msec_t) -1
             ? RX_HTTP_METRICS_FAIL_CONNECT : RX_HTTP_METRICS_FAIL_ERROR);
     }
+    if (retry_free && u->peer) {
+        rx_http_upstream_mark_untried(u, u->peer);   /* it may be tried again */
+    }
     rx_http_upstream_drop_connection(u);
     rx_http_upstream_release_peer(u, failed);
 
