@@ -98,8 +98,12 @@ cmp_ok $waited[0], '<', 0.1, 'the first ones did not wait';
 cmp_ok $waited[-1], '>=', 1.0, 'the last one waited about four rounds';
 cmp_ok $waited[-1], '<', 3.0, '... and not much more';
 like $r[0]{body}, qr/start=t=\d{16}\n/, '$request_start_us: microseconds since the epoch';
-my $log = $t->read_file('logs/access.log');
-my @logged = $log =~ m{^/q/ 200 q=(\d+\.\d{3})$}mg;
+# The access log line is written once the response is sent, which may be a
+# moment after the client has read it: wait for the tenth line.
+my @logged;
+$t->wait_for(sub {
+    @logged = $t->read_file('logs/access.log') =~ m{^/q/ 200 q=(\d+\.\d{3})$}mg;
+    @logged >= 10 }, 3);
 is scalar(@logged), 10, '$upstream_queue_time in the access log';
 
 # --- a bounded queue ----------------------------------------------------------
