@@ -175,8 +175,9 @@ plan_multipart(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
         /* unique enough within the response: it must only not occur in
          * the parts, which are bytes of one file */
         static uint64_t seq;
-        uint64_t b = ((uint64_t) rx_time_msec * 7919 + ++seq) % 10000000000ULL;
-        snprintf(ctx->boundary, sizeof(ctx->boundary), "%010" PRIu64, b);
+        uint64_t b = (uint64_t) rx_time_msec * 7919 + ++seq;
+        /* 20 digits, as nginx's boundary */
+        snprintf(ctx->boundary, sizeof(ctx->boundary), "%020" PRIu64, b);
     }
     ctx->content_type = r->headers_out.content_type;
     len = 0;
