@@ -455,6 +455,14 @@ rx_int_t rx_http_send_header(rx_http_request_t *r);
 rx_int_t rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in);
 rx_int_t rx_http_send_response(rx_http_request_t *r, rx_uint_t status,
     const rx_str_t *content_type, const rx_str_t *body);
+
+/* http_conditional.c: the request's preconditions against a response's
+ * validators (etag: the ETag value with its quotes, empty for none;
+ * mtime: -1 for none): 0 (answer as planned), 304 or 412. */
+rx_uint_t rx_http_test_preconditions(rx_http_request_t *r,
+    const rx_str_t *etag, time_t mtime);
+/* A 304 with the validators already set, no type and no body. */
+rx_int_t rx_http_send_not_modified(rx_http_request_t *r);
 rx_table_elt_t *rx_http_add_header_out(rx_http_request_t *r, const char *key,
     const rx_str_t *value);
 void rx_http_clear_content_length(rx_http_request_t *r);
