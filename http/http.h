@@ -261,6 +261,7 @@ struct rx_http_request_s {
     rx_str_t                  exten;
     rx_str_t                  schema;            /* absolute-form only */
     rx_str_t                  host;              /* absolute-form only */
+    rx_uint_t                 host_port;         /* its ":port", 0: none */
     bool                      quoted_uri;
 
     rx_http_headers_in_t      headers_in;
