@@ -261,6 +261,7 @@ struct rx_http_request_s {
     rx_str_t                  exten;
     rx_str_t                  schema;            /* absolute-form only */
     rx_str_t                  host;              /* absolute-form only */
+    rx_uint_t                 host_port;         /* its ":port", 0: none */
     bool                      quoted_uri;
 
     rx_http_headers_in_t      headers_in;
@@ -337,6 +338,7 @@ struct rx_http_request_s {
     void                     *userid_ctx;        /* modules/userid.c's */
     void                     *sub_filter_ctx;    /* modules/sub_filter.c's */
     void                     *gunzip_ctx;        /* modules/gunzip.c's */
+    void                     *charset_ctx;       /* modules/charset*.c's */
     rx_uint_t                 content_index;     /* content handler running */
     /* what limit_req / limit_conn decided (modules/limit_*.c; 0: not yet),
      * once per request whatever internal redirects follow, as nginx */

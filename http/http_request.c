@@ -229,6 +229,7 @@ rx_http_on_url(void *data, const char *at, size_t len)
     r->exten = u.exten;
     r->schema = u.scheme;
     r->host = u.host;
+    r->host_port = u.port;
     r->quoted_uri = u.quoted;
     return RX_OK;
 }

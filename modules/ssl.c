@@ -7,6 +7,7 @@
  * 495/496 (client certificate), 421 (Host other than the verified SNI).
  * The CTX itself is filled by ssl_ctx.c; sessions by ssl_session.c.
  */
+#include <ctype.h>
 #include "ssl.h"
 
 #if (RX_HAVE_OPENSSL)
@@ -146,6 +147,21 @@ set_file(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 }
 
 /* ssl_certificate and ssl_certificate_key may repeat (RSA and ECDSA). */
+/* Does a path name a variable ("$name" or "${name}")? */
+static bool
+has_variable(const rx_str_t *v)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < v->len; i++) {
+        if (v->data[i] == '$' && (v->data[i + 1] == '{' || v->data[i + 1] == '_'
+                                  || isalnum((unsigned char) v->data[i + 1]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static const char *
 set_file_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
@@ -158,6 +174,13 @@ set_file_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         if (*list == NULL) {
             return RX_CONF_ERROR;
         }
+    }
+    if (has_variable(&value[1])) {
+        /* nginx loads such a certificate at each handshake; ringx does
+         * not yet: refused rather than read as a file named "$..." */
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "variables in \"%s\" are not "
+                          "supported by ringx", cmd->name);
+        return RX_CONF_ERROR;
     }
     f = rx_array_push(*list);
     if (f == NULL) {
