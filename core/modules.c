@@ -36,6 +36,7 @@ extern rx_module_t rx_http_userid_module;
 extern rx_module_t rx_http_gunzip_module;
 extern rx_module_t rx_http_sub_filter_module;
 extern rx_module_t rx_http_addition_filter_module;
+extern rx_module_t rx_http_ssi_filter_module;
 extern rx_module_t rx_http_postpone_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
@@ -125,6 +126,7 @@ rx_module_t *const rx_modules[] = {
     &rx_http_sub_filter_module, /* filter: sub_filter, before charset/gzip */
 #endif
     &rx_http_charset_module,    /* filter: after headers, before gzip */
+    &rx_http_ssi_filter_module, /* filter: ssi, above postpone (includes) */
     &rx_http_postpone_filter_module, /* filter: subrequests' bodies in order */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
@@ -192,7 +194,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_fastcgi_module", RX_HTTP_FASTCGI, true },
     { "http_uwsgi_module", false, true },
     { "http_scgi_module", false, true },
-    { "http_ssi_module", false, true },
+    { "http_ssi_module", true, true },
     { "http_userid_module", RX_HTTP_USERID, true },
     { "http_mirror_module", false, true },
     { "http_memcached_module", false, true },

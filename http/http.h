@@ -532,6 +532,10 @@ void rx_http_subrequest_fail(rx_http_request_t *sr);
 rx_http_request_t *rx_http_subrequest_in_body(rx_http_request_t *r,
     const rx_str_t *uri, const rx_str_t *args, size_t capture_max,
     rx_http_subrequest_done_pt done, void *data);
+/* ssi's stub: when the subrequest's status is 300 or more its body is
+ * dropped; output_empty: nothing of its body reached the output. */
+void rx_http_subrequest_stub(rx_http_request_t *sr);
+bool rx_http_subrequest_output_empty(rx_http_request_t *sr);
 /* The body a capturing subrequest kept (empty when none). */
 void rx_http_subrequest_captured(rx_http_request_t *sr, rx_str_t *body);
 /* A filter that held its parent's input while a subrequest ran is done

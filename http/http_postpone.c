@@ -16,6 +16,9 @@
 typedef struct {
     rx_buf_t  *capture;     /* set=: the body kept here; NULL: output */
     bool       overflow;    /* more than capture holds: the rest dropped */
+    bool       stub;        /* an error response's body is dropped */
+    bool       drop;        /* ... and this one is such */
+    size_t     passed;      /* body bytes that went to the output */
 } postpone_t;
 
 static void init_filters(rx_http_filters_t *top);
@@ -76,6 +79,22 @@ rx_http_subrequest_captured(rx_http_request_t *sr, rx_str_t *body)
 }
 
 void
+rx_http_subrequest_stub(rx_http_request_t *sr)
+{
+    postpone_t *pp = sr->postpone_ctx;
+
+    pp->stub = true;
+}
+
+bool
+rx_http_subrequest_output_empty(rx_http_request_t *sr)
+{
+    postpone_t *pp = sr->postpone_ctx;
+
+    return pp == NULL || pp->passed == 0;
+}
+
+void
 rx_http_postpone_release(rx_http_request_t *r)
 {
     rx_http_request_t *m = r->main;
@@ -98,7 +117,12 @@ rx_http_postpone_release(rx_http_request_t *r)
 static rx_int_t
 postpone_header_filter(rx_http_request_t *r)
 {
+    postpone_t *pp = r->postpone_ctx;
+
     if (r->subrequest) {
+        if (pp && pp->stub && r->headers_out.status >= 300) {
+            pp->drop = true;        /* ssi's stub block takes its place */
+        }
         return RX_OK;
     }
     return next_header(r);
@@ -113,9 +137,9 @@ capture(rx_http_request_t *r, postpone_t *pp, rx_buf_t *b)
 
     if (size > room) {
         if (!pp->overflow) {
-            rx_http_request_log_error(r, RX_LOG_ERR, 0, "the response of "
-                "subrequest \"%.*s\" is longer than ssi_value_length: "
-                "truncated", (int) r->uri.len, r->uri.data);
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "too big subrequest "
+                "response for \"%.*s\": kept %zu bytes", (int) r->uri.len,
+                r->uri.data, (size_t) (pp->capture->end - pp->capture->pos));
         }
         pp->overflow = true;
         size = room;
@@ -154,7 +178,8 @@ postpone_body_filter(rx_http_request_t *r, rx_chain_t *in)
         }
         if (pp->capture) {
             capture(r, pp, b);
-        } else if (r->response_done == 0) {
+        } else if (!pp->drop) {
+            pp->passed += size;
             cl = rx_chain_from_text(r->pool, (const char *) b->pos, size,
                                     false);
             if (cl == NULL) {
