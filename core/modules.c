@@ -35,6 +35,9 @@ extern rx_module_t rx_http_headers_module;
 extern rx_module_t rx_http_userid_module;
 extern rx_module_t rx_http_gunzip_module;
 extern rx_module_t rx_http_sub_filter_module;
+extern rx_module_t rx_http_addition_filter_module;
+extern rx_module_t rx_http_ssi_filter_module;
+extern rx_module_t rx_http_postpone_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
@@ -118,10 +121,13 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_GUNZIP && RX_HTTP_GZIP)
     &rx_http_gunzip_module,     /* filter: inflates for clients without gzip */
 #endif
+    &rx_http_addition_filter_module, /* filter: add_before/after_body */
 #if (RX_HTTP_SUB)
     &rx_http_sub_filter_module, /* filter: sub_filter, before charset/gzip */
 #endif
     &rx_http_charset_module,    /* filter: after headers, before gzip */
+    &rx_http_ssi_filter_module, /* filter: ssi, above postpone (includes) */
+    &rx_http_postpone_filter_module, /* filter: subrequests' bodies in order */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
 #endif
@@ -180,6 +186,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_sub_module", RX_HTTP_SUB, false },
     { "http_gunzip_module", RX_HTTP_GUNZIP && RX_HTTP_GZIP, false },
     { "http_auth_request_module", true, false },
+    { "http_addition_module", true, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
@@ -187,7 +194,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_fastcgi_module", RX_HTTP_FASTCGI, true },
     { "http_uwsgi_module", false, true },
     { "http_scgi_module", false, true },
-    { "http_ssi_module", false, true },
+    { "http_ssi_module", true, true },
     { "http_userid_module", RX_HTTP_USERID, true },
     { "http_mirror_module", false, true },
     { "http_memcached_module", false, true },

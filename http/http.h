@@ -335,6 +335,10 @@ struct rx_http_request_s {
     void                     *open_file_ctx;     /* http_open_file.c's, while
                                                     an open is in flight */
     void                     *auth_request_ctx;  /* modules/auth_request.c's */
+    void                     *ssi_ctx;           /* modules/ssi.c's */
+    void                     *addition_ctx;      /* modules/addition.c's */
+    /* an in-body subrequest's (http_postpone.c): where its body goes */
+    void                     *postpone_ctx;
     void                     *userid_ctx;        /* modules/userid.c's */
     void                     *sub_filter_ctx;    /* modules/sub_filter.c's */
     void                     *gunzip_ctx;        /* modules/gunzip.c's */
@@ -392,6 +396,9 @@ struct rx_http_request_s {
     /* add_trailer applies (modules/headers.c): an HTTP/1.1 response is
      * chunked even with a known length, so the trailer can follow */
     unsigned                  expect_trailers:1;
+    /* a subrequest whose body goes into its parent's output, in document
+     * order (http_postpone.c), not dropped */
+    unsigned                  in_body:1;
 };
 
 /* The HTTP side of a connection (http_connection.c owns the state). */
@@ -522,6 +529,28 @@ rx_int_t rx_http_subrequest_output(rx_http_request_t *sr, rx_chain_t *in);
 /* rx_http_close_request for a subrequest: it lets go of what it holds
  * (its abort handler) and ends with 500. */
 void rx_http_subrequest_fail(rx_http_request_t *sr);
+/*
+ * http_postpone.c: a subrequest whose response body takes its place in
+ * the parent's output (ssi include, addition) or is kept in memory
+ * (capture, at most max bytes: ssi's set=). The subrequest's header and
+ * body run through the filters above the postpone filter (ssi of its own
+ * for nested includes) and then, as the main request's bytes, through
+ * those below it (gzip, chunked, the writer). The parent holds its own
+ * output until done runs, so the order of the document is kept. Returns
+ * sr, or NULL.
+ */
+rx_http_request_t *rx_http_subrequest_in_body(rx_http_request_t *r,
+    const rx_str_t *uri, const rx_str_t *args, size_t capture_max,
+    rx_http_subrequest_done_pt done, void *data);
+/* ssi's stub: when the subrequest's status is 300 or more its body is
+ * dropped; output_empty: nothing of its body reached the output. */
+void rx_http_subrequest_stub(rx_http_request_t *sr);
+bool rx_http_subrequest_output_empty(rx_http_request_t *sr);
+/* The body a capturing subrequest kept (empty when none). */
+void rx_http_subrequest_captured(rx_http_request_t *sr, rx_str_t *body);
+/* A filter that held its parent's input while a subrequest ran is done
+ * holding: the producer goes on when nothing waits to be sent. */
+void rx_http_postpone_release(rx_http_request_t *r);
 /* The request that the client connection's operations belong to: r, or
  * the subrequest r waits for (http_connection.c routes completions). */
 rx_http_request_t *rx_http_op_target(rx_http_request_t *r);

@@ -43,6 +43,9 @@ rx_http_send_header(rx_http_request_t *r)
         r->headers_out.status_line.len = 0;
     }
     r->header_sent = 1;
+    if (r->in_body) {
+        return rx_http_top_header_filter(r);  /* stops at http_postpone.c */
+    }
     if (r->subrequest) {
         return rx_http_subrequest_header(r);    /* nothing reaches the client */
     }
@@ -53,7 +56,7 @@ rx_http_send_header(rx_http_request_t *r)
 rx_int_t
 rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in)
 {
-    if (r->subrequest) {
+    if (r->subrequest && !r->in_body) {
         return rx_http_subrequest_output(r, in);
     }
     if (in == NULL) {
