@@ -190,6 +190,41 @@ EOF
 }
 
 ###########################################################################
+# a listen address a reload removes is closed: no new worker holds it open
+# (unserved, the kernel would still complete connections to it)
+
+{
+    my $t = Test::Ringx->new;
+    my $conf = <<"EOF";
+daemon off;
+master_process on;
+worker_processes 2;
+error_log logs/error.log info;
+$EVENTS
+http {
+    access_log off;
+    server { listen 127.0.0.1:%%PORT_0%%; location / { return 200 "\$pid"; } }
+    %%SECOND%%
+}
+EOF
+    my $config = sub { (my $c = $conf) =~ s/%%SECOND%%/$_[0]/; $t->write_config($c) };
+    $config->('server { listen 127.0.0.1:%%PORT_1%%; location / { return 204; } }');
+    $t->run;
+    my @old = $t->wait_workers(2);
+    like($t->http_get($t->port(1), '/') // '', qr/^HTTP\/1\.1 204/, 'the second address serves');
+    $config->('');
+    $t->signal('HUP');
+    my @w = $t->wait_workers(2, not => [@old]);
+    ok(Test::Ringx::wait_for(sub { !grep { Test::Ringx::pid_alive($_) } @old }, 10),
+       'the old workers left');
+    my $s = IO::Socket::IP->new(PeerHost => '127.0.0.1', PeerPort => $t->port(1),
+                                Timeout => 3);
+    ok(!$s, 'a connection to the removed address is refused') or diag('connected');
+    like($t->http_get($t->port(0), '/') // '', qr/\r\n\r\n\d+\z/, 'the kept address serves');
+    $t->stop;
+}
+
+###########################################################################
 # reloads under load, to more and to fewer workers: no connection refused,
 # reset or left unanswered
 
