@@ -250,6 +250,9 @@ struct rx_http_upstream_s {
      * RX_AGAIN the header buffer is refilled from its start, and the
      * protocol itself limits the header's size */
     unsigned                         header_copied:1;
+    /* a 404 goes to the error page whatever *_intercept_errors says
+     * (memcached's miss: nginx's intercept_404) */
+    unsigned                         intercept_404:1;
 
     /* the tunnel's client-to-upstream bytes: malloc'd chunks, the first
      * one being sent (never moved while the kernel reads it) */
