@@ -35,7 +35,7 @@ if (!$mcpid) {
          $> == 0 ? ("-u", "root") : () };
     POSIX::_exit(127);
 }
-END { if ($mcpid) { kill 'TERM', $mcpid; waitpid($mcpid, 0); } }
+END { local $?; if ($mcpid) { kill 'TERM', $mcpid; waitpid($mcpid, 0); } }
 Test::Ringx::wait_for(sub { IO::Socket::IP->new("127.0.0.1:$MCPORT") }, 10)
     or BAIL_OUT('memcached did not start');
 
@@ -79,7 +79,7 @@ if (!$badpid) {
     POSIX::_exit(0);
 }
 close $BAD;
-END { if ($badpid) { kill 'KILL', $badpid; waitpid($badpid, 0); } }
+END { local $?; if ($badpid) { kill 'KILL', $badpid; waitpid($badpid, 0); } }
 
 my $t = Test::Ringx->new;
 $t->write_config(<<"EOF");

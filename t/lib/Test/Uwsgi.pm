@@ -109,6 +109,7 @@ sub start {
 sub port { $_[0]{port} }
 
 END {
+    local $?;
     for my $pid (@running) {
         kill 'INT', $pid;
         waitpid($pid, 0);
