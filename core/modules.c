@@ -52,6 +52,9 @@ extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
 extern rx_module_t rx_http_proxy_ssl_module;
 extern rx_module_t rx_http_fastcgi_module;
+extern rx_module_t rx_http_uwsgi_module;
+extern rx_module_t rx_http_scgi_module;
+extern rx_module_t rx_http_memcached_module;
 extern rx_module_t rx_http_empty_gif_module;
 extern rx_module_t rx_http_browser_module;
 extern rx_module_t rx_http_secure_link_module;
@@ -152,6 +155,9 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_FASTCGI)
     &rx_http_fastcgi_module,    /* a location's handler (fastcgi_pass) */
 #endif
+    &rx_http_uwsgi_module,      /* a location's handler (uwsgi_pass) */
+    &rx_http_scgi_module,       /* a location's handler (scgi_pass) */
+    &rx_http_memcached_module,  /* a location's handler (memcached_pass) */
     /* nginx's small modules, in its order */
 #if (RX_HTTP_EMPTY_GIF)
     &rx_http_empty_gif_module,  /* a location's handler (empty_gif) */
@@ -192,12 +198,12 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_gzip_module", RX_HTTP_GZIP, true },
     { "http_proxy_module", RX_HTTP_PROXY, true },
     { "http_fastcgi_module", RX_HTTP_FASTCGI, true },
-    { "http_uwsgi_module", false, true },
-    { "http_scgi_module", false, true },
+    { "http_uwsgi_module", true, true },
+    { "http_scgi_module", true, true },
     { "http_ssi_module", true, true },
     { "http_userid_module", RX_HTTP_USERID, true },
     { "http_mirror_module", false, true },
-    { "http_memcached_module", false, true },
+    { "http_memcached_module", true, true },
     { "http_empty_gif_module", RX_HTTP_EMPTY_GIF, true },
     { "http_secure_link_module", RX_HTTP_SECURE_LINK, false },
     { "http_browser_module", RX_HTTP_BROWSER, true },
