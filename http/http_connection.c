@@ -326,10 +326,9 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
     process_input(hc);
 }
 
-/* The first bytes of a connection: HTTP/2 after ALPN "h2", or a client's
- * preface on a cleartext address whose default server has http2 on
- * (h2c with prior knowledge, as nginx). True when they are HTTP/2's (or
- * may be: a partial preface waits for the rest). */
+/* The first bytes: HTTP/2 after ALPN "h2", or the preface on a cleartext
+ * address whose default server has http2 on (h2c with prior knowledge, as
+ * nginx). True when they are (or may be: a partial preface) HTTP/2's. */
 static bool
 v2_start(rx_http_connection_t *hc)
 {
