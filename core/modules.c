@@ -59,6 +59,7 @@ extern rx_module_t rx_http_empty_gif_module;
 extern rx_module_t rx_http_browser_module;
 extern rx_module_t rx_http_secure_link_module;
 extern rx_module_t rx_http_chunked_filter_module;
+extern rx_module_t rx_http_v2_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -76,6 +77,7 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HAVE_OPENSSL)
     &rx_http_ssl_module,        /* ssl_*, listen ... ssl, $ssl_* */
 #endif
+    &rx_http_v2_module,         /* http2, http2_*, $http2 */
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
     &rx_http_upstream_hash_module,          /* hash, ip_hash */
     &rx_http_upstream_least_conn_module,

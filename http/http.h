@@ -37,6 +37,7 @@ typedef struct rx_http_subrequest_s  rx_http_subrequest_t;
 
 #define RX_HTTP_VERSION_10  1000
 #define RX_HTTP_VERSION_11  1001
+#define RX_HTTP_VERSION_20  2000
 
 /* Status codes used by the core. */
 #define RX_HTTP_CONTINUE                 100
@@ -401,6 +402,21 @@ struct rx_http_request_s {
     unsigned                  in_body:1;
 };
 
+/*
+ * The framing a connection's request goes out in, between the request
+ * layer and the bytes: NULL is HTTP/1.1 (status line, headers, chunked
+ * bodies, keepalive). An HTTP/2 stream (http_v2_stream.c) runs its one
+ * request on a connection of its own whose transport makes DATA frames:
+ * send_header sends the response header (a HEADERS frame) instead of the
+ * HTTP/1.1 text, request_done ends the stream once the response is sent
+ * (instead of keepalive or a close), closed tells it its connection goes.
+ */
+typedef struct {
+    rx_int_t (*send_header)(rx_http_request_t *r);
+    void     (*request_done)(rx_http_request_t *r);
+    void     (*closed)(rx_http_connection_t *hc);
+} rx_http_framing_t;
+
 /* The HTTP side of a connection (http_connection.c owns the state). */
 typedef enum {
     RX_HC_WAIT = 1,        /* no request yet, or keepalive: holds no buffer */
@@ -427,6 +443,8 @@ struct rx_http_connection_s {
     rx_msec_t                 linger_deadline;
     const char               *action;        /* "while <action>" in logs */
     rx_http_core_srv_conf_t  *ssl_server;    /* chosen by SNI (modules/ssl.c) */
+    const rx_http_framing_t  *framing;       /* NULL: HTTP/1.1 */
+    void                     *framing_data;  /* the framing's (an h2 stream) */
     unsigned                  keepalive:1;
     unsigned                  close_after:1; /* close once the response is sent */
     unsigned                  client_eof:1;
@@ -588,11 +606,19 @@ void rx_http_init_connection(rx_conn_t *c);
 typedef struct {
     rx_int_t (*init_connection)(rx_conn_t *c, rx_http_core_srv_conf_t *def);
     rx_int_t (*check_request)(rx_http_request_t *r);
+    /* whether the handshake chose ALPN "h2" */
+    bool     (*alpn_h2)(rx_conn_t *c);
 } rx_http_tls_hooks_t;
 extern rx_http_tls_hooks_t rx_http_tls_hooks;
 /* Whether the connection is TLS ($https, $scheme, redirects). */
 bool rx_http_conn_is_tls(const rx_conn_t *c);
 void rx_http_request_done(rx_http_request_t *r);
+/* http_connection.c: c (a table slot without a socket) carries one
+ * request of another framing (an HTTP/2 stream): its HTTP connection is
+ * parent's server choice with framing fr; the request's bytes come
+ * through c->ops->on_read. RX_OK or RX_ERROR. */
+rx_int_t rx_http_init_framed_connection(rx_conn_t *c,
+    rx_http_connection_t *parent, const rx_http_framing_t *fr, void *data);
 /* http_send.c: sends what r->out holds, one send in flight at a time;
  * rx_http_on_sent is the connection's on_sent (http_connection.c installs
  * it). */

@@ -3,6 +3,7 @@
  * groups listen lines by address into the cycle's listening sockets.
  */
 #include "http_core.h"
+#include "http_v2.h"
 
 static bool
 opt_num(rx_conf_t *cf, const rx_str_t *v, const char *name, int *out, bool size)
@@ -77,6 +78,10 @@ parse_option(rx_conf_t *cf, rx_http_listen_opt_t *lo, rx_str_t *v)
         lo->proxy_protocol = true;  /* not a socket option either */
         return true;
     }
+    if (rx_str_eq(v, "http2")) {
+        lo->http2 = true;           /* nor this: the server speaks HTTP/2 */
+        return true;
+    }
     lo->set = true;
     if (rx_str_eq(v, "reuseport")) {
         lo->reuseport = true;
@@ -114,7 +119,7 @@ parse_option(rx_conf_t *cf, rx_http_listen_opt_t *lo, rx_str_t *v)
     if (strncmp(v->data, "so_keepalive=", 13) == 0) {
         return opt_keepalive(cf, lo, v);
     }
-    if (rx_str_eq(v, "ssl") || rx_str_eq(v, "http2") || rx_str_eq(v, "quic")) {
+    if (rx_str_eq(v, "ssl") || rx_str_eq(v, "quic")) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "the \"%s\" parameter of "
             "\"listen\" is not supported by this ringx build yet", v->data);
         return false;
@@ -215,6 +220,9 @@ rx_http_core_listen(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         if (!parse_option(cf, &proto, &value[i])) {
             return RX_CONF_ERROR;
         }
+    }
+    if (proto.http2) {
+        rx_http_v2_listen_enable(cf, cscf);
     }
     if (rx_array_init(&list, cf->temp_pool, 2, sizeof(rx_sockaddr_t)) != RX_OK) {
         return RX_CONF_ERROR;
