@@ -187,6 +187,7 @@ rx_http_create_request(rx_http_connection_t *hc)
     r->uri_changes = RX_HTTP_MAX_URI_CHANGES + 1;
     r->method = RX_HTTP_UNKNOWN;
     hc->requests++;
+    r->op_tag = ++hc->op_tags;
     return r;
 }
 
