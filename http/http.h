@@ -318,6 +318,10 @@ struct rx_http_request_s {
      * its output call must go on by itself, as no send will call back. */
     void                    (*op_handler)(rx_http_request_t *r,
                                           const rx_cqe_t *cqe);
+    /* which request of the connection an operation's completion goes
+     * to (rx_http_op_ud): a parent that waits for a subrequest may still
+     * have its own in flight (a proxied body's temporary file) */
+    uint8_t                   op_tag;
     rx_http_handler_pt        write_handler;
     void                     *ctx;               /* the content handler's */
     void                     *upstream;          /* rx_http_upstream_t */
@@ -439,6 +443,7 @@ struct rx_http_connection_s {
     size_t                    in_parsed;     /* consumed by the parser */
     rx_http_request_t        *r;             /* the current request */
     rx_uint_t                 requests;      /* $connection_requests */
+    uint8_t                   op_tags;       /* the last request's op_tag */
     rx_msec_t                 keepalive_start;
     rx_msec_t                 linger_deadline;
     const char               *action;        /* "while <action>" in logs */
@@ -569,9 +574,12 @@ void rx_http_subrequest_captured(rx_http_request_t *sr, rx_str_t *body);
 /* A filter that held its parent's input while a subrequest ran is done
  * holding: the producer goes on when nothing waits to be sent. */
 void rx_http_postpone_release(rx_http_request_t *r);
-/* The request that the client connection's operations belong to: r, or
- * the subrequest r waits for (http_connection.c routes completions). */
+/* The request that the client connection's sends serve: r, or the
+ * subrequest r waits for (http_send.c calls its write_handler). */
 rx_http_request_t *rx_http_op_target(rx_http_request_t *r);
+/* The request among r and the subrequests it waits for whose op_tag is
+ * tag, or NULL (http_connection.c routes completions by it). */
+rx_http_request_t *rx_http_op_owner(rx_http_request_t *r, uint8_t tag);
 /* The client's address for this request: realip's when it replaced the
  * connection's peer, else the peer; NULL only for a request without a
  * connection. What $remote_addr, allow/deny, geo, ip_hash, the error

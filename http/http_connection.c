@@ -180,16 +180,15 @@ uint64_t
 rx_http_op_ud(rx_http_request_t *r, rx_op_kind_t kind)
 {
     r->conn->inflight++;
-    return rx_conn_ud(r->conn, kind);
+    return rx_conn_ud_tag(r->conn, kind, r->op_tag);
 }
 
 static void
 on_op(rx_conn_t *c, const rx_cqe_t *cqe)
 {
     rx_http_connection_t *hc = c->data;
-    /* a request waiting for its subrequest has nothing in flight itself:
-     * the completion is the subrequest's */
-    rx_http_request_t    *r = rx_http_op_target(hc ? hc->r : NULL);
+    rx_http_request_t    *r = rx_http_op_owner(hc ? hc->r : NULL,
+                                               rx_op_tag(cqe->user_data));
 
     if (c->state != RX_CONN_ACTIVE || r == NULL || r->op_handler == NULL) {
         if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {

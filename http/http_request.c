@@ -190,6 +190,7 @@ rx_http_create_request(rx_http_connection_t *hc)
      * into a socket it does not have */
     r->filter_need_in_memory = hc->framing != NULL;
     hc->requests++;
+    r->op_tag = ++hc->op_tags;
     return r;
 }
 

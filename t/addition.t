@@ -3,7 +3,9 @@
 # put a subrequest's body before and after a 200 response of
 # addition_types, in document order whatever the subrequests' speeds
 # (a slow proxied "before" and a static "after"); bodies bigger than a
-# buffer on each side; a proxied chunked main response; gzip after it;
+# buffer on each side; a proxied chunked main response; one that spills
+# to its temporary file while the "before" runs, and a spilling "after";
+# gzip after it;
 # a subrequest that fails (its error page takes the place); keepalive
 # after such a response; the headers nginx changes; configuration errors.
 
@@ -72,6 +74,23 @@ http {
             proxy_pass $up/;
             add_before_body /inc/before.html;
             add_after_body /inc/after.html;
+            addition_types text/plain;
+        }
+        # the main response's body spills to its temporary file while
+        # the "before" subrequest runs (the addition holds the input)
+        location /spillbefore/ {
+            proxy_pass $up/;
+            add_before_body /up/slow/300;
+            add_after_body /inc/after.html;
+            addition_types text/plain;
+        }
+        # both spill: the main response, then the "after" subrequest (a
+        # slow client: limit_rate)
+        location /spillboth/ {
+            proxy_pass $up/;
+            limit_rate 2m;
+            add_before_body /up/slow/300;
+            add_after_body /up/len/300000;
             addition_types text/plain;
         }
         location /types/ {
@@ -143,6 +162,24 @@ like($body, qr/^BEFORE\n/, 'proxied chunked: before first');
 like($body, qr/AFTER\n\z/, 'proxied chunked: after last');
 is(length($body), 100000 + 13, 'proxied chunked: every byte');
 
+# the main response spills to its temporary file while the "before"
+# subrequest runs: the file's completions are the main request's, not
+# the subrequest's (they went to the subrequest: nothing was sent, ever)
+my $slow300 = get('/up/slow/300')->{body} // 'x';
+my $ch300k = get('/up/chunked/300000')->{body} // 'x';
+my $len300k = get('/up/len/300000')->{body} // 'x';
+$r = get('/spillbefore/chunked/300000');
+is(length($r->{body} // ''), 300 + 300000 + 6, 'spilled main, slow before: length');
+is(md5_hex($r->{body} // ''), md5_hex("$slow300$ch300k" . "AFTER\n"),
+   'spilled main, slow before: bytes in order');
+ok($t->log_contains(qr{buffered to a temporary file.*"GET /spillbefore/}),
+   'spilled main, slow before: the body went through the file');
+$r = get('/spillboth/chunked/300000');
+is(md5_hex($r->{body} // ''), md5_hex("$slow300$ch300k$len300k"),
+   'spilled main and spilled after: bytes in order');
+ok($t->log_contains(qr{buffered to a temporary file.*upstream: "[^"]*/len/300000"}),
+   'spilled after: its body went through its own file');
+
 # gzip below the addition: the client's bytes are compressed as one
 $r = get('/gz/big.html', 'Accept-Encoding' => 'gzip');
 is($r->{headers}{'content-encoding'}, 'gzip', 'gzip: encoded');
@@ -172,6 +209,21 @@ $c = $t->raw($t->port(0));
 $c->send("HEAD /index.html HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
 $r = $c->read_response(timeout => 10, head => 1);
 is($r->{status}, 200, 'HEAD: 200');
+$c->close;
+
+# QUIT while a main response spills to its file and its "before" runs:
+# the response completes, then the worker exits (it waited forever for a
+# completion that had gone to the subrequest)
+my $ch300k1 = get('/up/chunked/300001')->{body} // 'x';
+$c = $t->raw($t->port(0));
+$c->send("GET /spillbefore/chunked/300001 HTTP/1.1\r\nHost: localhost\r\n"
+         . "Connection: close\r\n\r\n");
+ok($t->wait_for(sub { $t->log_contains(qr{buffered to a temporary file.*/spillbefore/chunked/300001 }) }, 10),
+   'QUIT: the response spills');
+$t->signal('QUIT');
+$r = $c->read_response(timeout => 20) // {};
+is(md5_hex($r->{body} // ''), md5_hex("$slow300$ch300k1" . "AFTER\n"),
+   'QUIT: the response completes');
 $c->close;
 
 $t->stop;

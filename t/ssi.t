@@ -6,6 +6,8 @@
 # $date_gmt, errors (errmsg, ssi_silent_errors), commands cut across
 # buffers (a static file and a proxied response in small chunks), a slow
 # include before fast ones (document order), bodies bigger than a buffer,
+# a proxied document that spills to its temporary file while a slow or a
+# spilling include runs,
 # gzip and chunked together, ssi_types, ssi_last_modified, configuration.
 
 use strict;
@@ -67,6 +69,12 @@ $t->write_file('html/s/plain.txt', 'P<!--# echo var="arg_a" -->');
 $t->write_file('html/s/unsafe.html', '<!--# include virtual="/s/../../etc/passwd" -->');
 $t->write_file('html/typed/plain.txt', 'P<!--# echo var="arg_a" -->');
 $t->write_file('html/lm/page.html', 'x<!--# echo var="arg_a" -->');
+# documents proxied from the second server (so that they spill to the
+# temporary file while an include runs)
+$t->write_file('html/sp/slowinc.html', '<!--# include virtual="/up/slow/300" -->'
+    . "\n$big" . '<!--# echo var="arg_a" -->');
+$t->write_file('html/sp/biginc.html', 'A<!--# include virtual="/up/len/300000" -->B'
+    . $big . 'C');
 # a command cut by the 128 KiB read size of static files
 my $pad = 'p' x (131072 - 10);
 $t->write_file('html/s/cut.html', $pad . '<!--# echo var="arg_a" -->END');
@@ -93,6 +101,15 @@ http {
             ssi on;
             ssi_types text/plain;
         }
+        location /spill/ {
+            proxy_pass http://127.0.0.1:%%PORT_1%%/sp/;
+            ssi on;
+        }
+        location /spillslow/ {
+            proxy_pass http://127.0.0.1:%%PORT_1%%/sp/;
+            ssi on;
+            limit_rate 2m;
+        }
         location /gz/ {
             alias %%PREFIX%%/html/s/;
             ssi on;
@@ -100,9 +117,12 @@ http {
             gzip_min_length 1;
         }
     }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+    }
 }
 EOF
-$t->run({ ports => [$t->port(0)] });
+$t->run({ ports => [$t->port(0), $t->port(1)] });
 
 sub get {
     my ($uri, %h) = @_;
@@ -164,6 +184,24 @@ $r = body('/s/big.html?a=Z');
 is(length $r, 2 * length($big) + 2, 'big include and big body: length');
 is(md5_hex($r), md5_hex("$big\n${big}Z"), 'big include and big body: bytes');
 is(body('/s/cut.html?a=CUT'), $pad . 'CUTEND', 'a command cut by the read size');
+
+# a proxied document spills to its temporary file while its include runs
+# (ssi holds the rest): the file's completions are the document's, not
+# the include's (they went to the include: nothing was sent, ever)
+$r = body('/spill/slowinc.html?a=Z');
+is(length $r, 300 + length($big) + 2, 'proxied, spilling, slow include: length');
+is(md5_hex($r), md5_hex("$slow\n${big}Z"), 'proxied, spilling, slow include: bytes');
+ok($t->log_contains(qr{buffered to a temporary file.*"GET /spill/slowinc\.html}),
+   'proxied, spilling, slow include: the document went through its file');
+# ... and the include is itself a big proxied response that spills (a
+# slow client: limit_rate): two temporary files at once
+$r = body('/spillslow/biginc.html');
+my $len300k = body('/up/len/300000');
+is(md5_hex($r), md5_hex("A${len300k}B${big}C"), 'spilling document, spilling include: bytes');
+ok($t->log_contains(qr{buffered to a temporary file.*"GET /spillslow/biginc\.html}),
+   'spilling document, spilling include: the document spilled');
+ok($t->log_contains(qr{buffered to a temporary file.*upstream: "[^"]*/len/300000"}),
+   'spilling document, spilling include: the include spilled');
 
 # a proxied response holding commands (the origin echoes a request
 # header): parsed as it streams in
