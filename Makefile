@@ -205,6 +205,15 @@ test:
 	@$(MAKE) --no-print-directory all unit
 	RINGX_BIN='$(CURDIR)/objs/ringx' $(PROVE) -I t/lib $(PROVE_FLAGS) t/*.t
 
+# The suite on the epoll backend (t/lib/Test/Ringx.pm adds `use epoll;`
+# to every events {} that names no method). EPOLL_TESTS: a subset.
+EPOLL_TESTS ?= t/*.t
+.PHONY: test-epoll
+test-epoll:
+	auto/deps test
+	@$(MAKE) --no-print-directory all
+	RINGX_EVENTS=epoll RINGX_BIN='$(CURDIR)/objs/ringx' $(PROVE) -I t/lib $(PROVE_FLAGS) $(EPOLL_TESTS)
+
 # The kTLS path under a kernel that has it (Debian's, in qemu: t/vm/run),
 # for hosts whose kernel has no tls ULP. Exit 125: the VM could not run.
 KTLS_TESTS ?= t/ssl_ktls.t t/tls_transport.t
@@ -278,6 +287,7 @@ help:
 	@echo '  all (default)  build objs/ringx (runs ./configure first if objs/Makefile.conf is missing)'
 	@echo '  unit           build the C unit tests t/unit/test_*.c into objs/t/test_*'
 	@echo '  test           auto/deps test, build, unit, then prove -I t/lib t/*.t'
+	@echo '  test-epoll     the tests on the epoll backend (EPOLL_TESTS=...)'
 	@echo '  test-ktls      the kTLS tests under Debian'"'"'s kernel in qemu (t/vm/run)'
 	@echo '                 (RINGX_BIN=objs/ringx; t/unit.t runs objs/t/test_*)'
 	@echo '  run            auto/deps, build, then run objs/ringx in the foreground'

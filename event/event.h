@@ -28,6 +28,7 @@ typedef struct {
     rx_int_t     multi_accept;
     rx_int_t     accept_mutex;
     rx_str_t     use;
+    bool         use_epoll;               /* use epoll; (else io_uring) */
 } rx_event_conf_t;
 
 /* The events conf: the parsed one (NULL before a configuration loaded). */

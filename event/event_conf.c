@@ -1,7 +1,9 @@
 /*
- * event_conf.c: the events { } block and its directives. Under io_uring
- * several of nginx's event directives have no meaning; they are accepted so
- * that nginx configurations load, and a notice says so once per load.
+ * event_conf.c: the events { } block and its directives, and the choice
+ * of the workers' backend (`use io_uring | epoll`, which -t reports).
+ * Several of nginx's event directives have no meaning here; they are
+ * accepted so that nginx configurations load, and a notice says so once
+ * per load.
  */
 #include "core.h"
 #include "cycle.h"
@@ -111,6 +113,27 @@ events_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return rv;
 }
 
+/* -t says which backend the workers will run: the one `use` names, else
+ * io_uring if this process may set up a ring. */
+static void
+report_backend(rx_event_conf_t *ecf)
+{
+    const char *hint = "";
+    int         rc;
+
+    if (ecf->use_epoll) {
+        rx_log_stderr(0, "the workers will use epoll (\"use epoll\")");
+        return;
+    }
+    rc = rx_ring_probe(&hint);
+    if (rc == 0) {
+        rx_log_stderr(0, "the workers will use io_uring");
+        return;
+    }
+    rx_log_stderr(-rc, "the workers will use epoll: io_uring_setup() failed; "
+                  "%s", hint);
+}
+
 /* Fills defaults (the core modules' init loop calls it after parsing);
  * an absent events block is an error as in nginx. The cycle learns
  * worker_connections for -t's arithmetic (core/conf_check.c). */
@@ -129,6 +152,10 @@ events_init_conf(rx_cycle_t *cycle, void *conf)
     rx_conf_init_value(ecf->multi_accept, 0);
     rx_conf_init_value(ecf->accept_mutex, 0);
     cycle->worker_connections = ecf->connections;
+    ecf->use_epoll = rx_str_eq(&ecf->use, "epoll");
+    if (rx_test_config && !rx_quiet_mode) {
+        report_backend(ecf);
+    }
     return RX_CONF_OK;
 }
 
@@ -142,17 +169,13 @@ set_use(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         return "is duplicate";
     }
     ecf->use = value[1];
-    if (rx_str_eq(&value[1], "io_uring")) {
+    if (rx_str_eq(&value[1], "io_uring") || rx_str_eq(&value[1], "epoll")) {
         return RX_CONF_OK;
     }
-    if (rx_str_eq(&value[1], "epoll") || rx_str_eq(&value[1], "poll")
-        || rx_str_eq(&value[1], "select")) {
-        rx_conf_log_error(RX_LOG_NOTICE, cf, 0, "\"use %s\" is ignored: ringx "
-                          "always uses io_uring", value[1].data);
-        return RX_CONF_OK;
-    }
-    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid event type \"%s\", ringx "
-                      "supports \"io_uring\"", value[1].data);
+    /* nginx's poll, select, kqueue...: refused, as nginx refuses a method
+     * its build lacks */
+    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid event type \"%s\": ringx "
+                      "supports \"io_uring\" and \"epoll\"", value[1].data);
     return RX_CONF_ERROR;
 }
 

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "clock.h"
 #include "ring.h"
+#include "epoll.h"
 
 static struct io_uring      ring;
 static bool                 ring_ready;
@@ -20,12 +21,13 @@ static unsigned             backlog_n, backlog_size;
 static rx_msec_t            refused_logged;
 rx_ring_submit_pt           rx_ring_submit_hook;
 rx_ring_features_t          rx_ring_features;
+bool                        rx_ring_epoll;
 
-rx_int_t
-rx_ring_init(unsigned entries, rx_log_t *log)
+/* Sets the ring up with the best flags the kernel takes: 0 or -errno. */
+static int
+ring_setup(unsigned entries)
 {
     struct io_uring_params p;
-    struct io_uring_probe *probe;
     int                    rc;
 
     /* Prefer SINGLE_ISSUER|DEFER_TASKRUN: completions are processed only
@@ -49,15 +51,14 @@ rx_ring_init(unsigned entries, rx_log_t *log)
             rc = io_uring_queue_init_params(entries, &ring, &p);
         }
     }
-    if (rc < 0) {
-        rx_log_error(RX_LOG_EMERG, log, -rc, "io_uring_queue_init(%u) failed",
-                     entries);
-        return RX_ERROR;
-    }
-    ring_ready = true;
-    ring_log = log;
+    return rc;
+}
 
-    probe = io_uring_get_probe_ring(&ring);
+static void
+probe_features(void)
+{
+    struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
+
     if (probe) {
         /* multishot variants exist from 5.19 on; the opcode probe cannot see
          * flags, so key them on an opcode of the same release */
@@ -67,12 +68,67 @@ rx_ring_init(unsigned entries, rx_log_t *log)
         rx_ring_features.buf_ring = new_kernel;
         io_uring_free_probe(probe);
     }
+}
+
+rx_int_t
+rx_ring_init(unsigned entries, rx_log_t *log)
+{
+    int rc = ring_setup(entries);
+
+    if (rc < 0) {
+        rx_log_error(RX_LOG_EMERG, log, -rc, "io_uring_queue_init(%u) failed",
+                     entries);
+        return RX_ERROR;
+    }
+    ring_ready = true;
+    ring_log = log;
+    probe_features();
     return RX_OK;
+}
+
+rx_int_t
+rx_ring_start(unsigned entries, bool want_epoll, rx_log_t *log)
+{
+    int rc;
+
+    if (!want_epoll) {
+        rc = ring_setup(entries);
+        if (rc == 0) {
+            ring_ready = true;
+            ring_log = log;
+            probe_features();
+            return RX_OK;
+        }
+        rx_log_error(RX_LOG_NOTICE, log, -rc, "io_uring_setup() failed, the "
+                     "worker uses epoll instead; %s, or say \"use epoll;\" "
+                     "in events {}", rx_epoll_refusal_hint(-rc));
+    }
+    rx_ring_epoll = true;
+    rx_ring_features = (rx_ring_features_t) { .multishot_accept = true,
+        .recv_multishot = true, .buf_ring = true };
+    return rx_epoll_init(log);
+}
+
+int
+rx_ring_probe(const char **hint)
+{
+    struct io_uring probe_ring;
+    int             rc = io_uring_queue_init(4, &probe_ring, 0);
+
+    if (rc == 0) {
+        io_uring_queue_exit(&probe_ring);
+    }
+    *hint = rc ? rx_epoll_refusal_hint(-rc) : "";
+    return rc;
 }
 
 void
 rx_ring_exit(void)
 {
+    if (rx_ring_epoll) {
+        rx_epoll_exit();
+        rx_ring_epoll = false;
+    }
     if (ring_ready) {
         io_uring_queue_exit(&ring);
         ring_ready = false;
@@ -177,7 +233,16 @@ rx_ring_backlog(void)
 void
 rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_READ, fd, ud);
+        op->buf = buf;
+        op->len = len;
+        op->off = (int64_t) offset;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_read(sqe, fd, buf, len, offset);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -185,7 +250,16 @@ rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud)
 void
 rx_ring_write(int fd, const void *buf, unsigned len, uint64_t offset, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_WRITE, fd, ud);
+        op->buf = (void *) buf;
+        op->len = len;
+        op->off = (int64_t) offset;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_write(sqe, fd, buf, len, offset);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -193,7 +267,13 @@ rx_ring_write(int fd, const void *buf, unsigned len, uint64_t offset, uint64_t u
 void
 rx_ring_accept(int fd, bool multishot, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_ACCEPT, fd, ud)->multishot = multishot;
+        return;
+    }
+    sqe = get_sqe();
 
 #if (RX_HAVE_MULTISHOT_ACCEPT)
     if (multishot) {
@@ -209,7 +289,15 @@ rx_ring_accept(int fd, bool multishot, uint64_t ud)
 void
 rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_RECV, fd, ud);
+        op->buf = buf;
+        op->len = len;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_recv(sqe, fd, buf, len, 0);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -217,7 +305,13 @@ rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud)
 void
 rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_RECV_MS, fd, ud)->group = group;
+        return;
+    }
+    sqe = get_sqe();
 
 #if (RX_HAVE_RECV_MULTISHOT)
     io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
@@ -232,7 +326,16 @@ rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud)
 void
 rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_SEND, fd, ud);
+        op->buf = (void *) buf;
+        op->len = len;
+        op->flags = flags;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_send(sqe, fd, buf, len, flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -240,7 +343,15 @@ rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud)
 void
 rx_ring_writev(int fd, const struct iovec *iov, unsigned n, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_WRITEV, fd, ud);
+        op->buf = (void *) iov;
+        op->len = n;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_writev(sqe, fd, iov, n, 0);      /* a socket: no offset */
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -248,7 +359,15 @@ rx_ring_writev(int fd, const struct iovec *iov, unsigned n, uint64_t ud)
 void
 rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_SENDMSG, fd, ud);
+        op->buf = (void *) msg;
+        op->flags = flags;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_sendmsg(sqe, fd, msg, (unsigned) flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -256,7 +375,13 @@ rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud)
 void
 rx_ring_close(int fd, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_CLOSE, fd, ud);
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_close(sqe, fd);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -264,7 +389,13 @@ rx_ring_close(int fd, uint64_t ud)
 void
 rx_ring_cancel(uint64_t target_ud, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_CANCEL, -1, ud)->off = (int64_t) target_ud;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_cancel64(sqe, target_ud, 0);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -272,7 +403,13 @@ rx_ring_cancel(uint64_t target_ud, uint64_t ud)
 void
 rx_ring_cancel_fd(int fd, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_CANCEL_FD, fd, ud);
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -280,7 +417,15 @@ rx_ring_cancel_fd(int fd, uint64_t ud)
 void
 rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_CONNECT, fd, ud);
+        op->buf = (void *) sa;
+        op->len = len;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_connect(sqe, fd, sa, len);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -288,7 +433,13 @@ rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t ud)
 void
 rx_ring_shutdown(int fd, int how, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_SHUTDOWN, fd, ud)->flags = how;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_shutdown(sqe, fd, how);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -296,7 +447,15 @@ rx_ring_shutdown(int fd, int how, uint64_t ud)
 void
 rx_ring_openat(int dfd, const char *path, int flags, unsigned mode, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_OPENAT, dfd, path, ud);
+        op->flags = flags;
+        op->mode = mode;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_openat(sqe, dfd, path, flags, mode);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -306,7 +465,14 @@ rx_ring_openat(int dfd, const char *path, int flags, unsigned mode, uint64_t ud)
 void
 rx_ring_openat2(int dfd, const char *path, struct open_how *how, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_OPENAT2, dfd, path, ud);
+        op->arg = how;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_openat2(sqe, dfd, path, how);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -315,7 +481,16 @@ void
 rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
     struct statx *st, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_STATX, dfd, path, ud);
+        op->flags = flags;
+        op->len = mask;
+        op->arg = st;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_statx(sqe, dfd, path, flags, mask, st);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -324,7 +499,16 @@ void
 rx_ring_renameat(int olddfd, const char *oldpath, int newdfd,
     const char *newpath, unsigned flags, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_RENAME, olddfd, oldpath, ud);
+        op->fd3 = newdfd;
+        op->arg = newpath;
+        op->flags = (int) flags;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_renameat(sqe, olddfd, oldpath, newdfd, newpath, flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -332,7 +516,14 @@ rx_ring_renameat(int olddfd, const char *oldpath, int newdfd,
 void
 rx_ring_unlinkat(int dfd, const char *path, int flags, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_UNLINK, dfd, path, ud);
+        op->flags = flags;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_unlinkat(sqe, dfd, path, flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -340,7 +531,14 @@ rx_ring_unlinkat(int dfd, const char *path, int flags, uint64_t ud)
 void
 rx_ring_mkdirat(int dfd, const char *path, unsigned mode, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_MKDIR, dfd, path, ud);
+        op->mode = mode;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_mkdirat(sqe, dfd, path, (mode_t) mode);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -349,7 +547,16 @@ void
 rx_ring_linkat(int olddfd, const char *oldpath, int newdfd,
     const char *newpath, int flags, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_LINK, olddfd, oldpath, ud);
+        op->fd3 = newdfd;
+        op->arg = newpath;
+        op->flags = flags;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_linkat(sqe, olddfd, oldpath, newdfd, newpath, flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -358,7 +565,20 @@ void
 rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
     unsigned len, bool link, bool more, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_eop_t *op = rx_epoll_prep(RX_EOP_SPLICE, fd_out, ud);
+        op->fd2 = fd_in;
+        op->off = off_in;
+        op->len = len;
+        op->more = more;
+        if (link) {
+            rx_epoll_link_last();
+        }
+        return;
+    }
+    sqe = get_sqe();
     /* SPLICE_F_MORE: more follows, so TCP builds full segments (as
      * MSG_MORE / TCP_CORK do for nginx's sendfile with tcp_nopush) */
     io_uring_prep_splice(sqe, fd_in, off_in, fd_out, off_out, len,
@@ -372,7 +592,13 @@ rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
 void
 rx_ring_poll_add(int fd, unsigned events, uint64_t ud)
 {
-    struct io_uring_sqe *sqe = get_sqe();
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_POLL, fd, ud)->len = events;
+        return;
+    }
+    sqe = get_sqe();
     io_uring_prep_poll_add(sqe, fd, events);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -383,7 +609,12 @@ rx_ring_wait(rx_msec_t timeout_ms)
     struct io_uring_cqe     *cqe;
     struct __kernel_timespec ts;
     int                      rc;
-    bool                     refused = backlog_n && !backlog_flush();
+    bool                     refused;
+
+    if (rx_ring_epoll) {
+        return rx_epoll_wait(timeout_ms);
+    }
+    refused = backlog_n && !backlog_flush();
 
     if (refused && (timeout_ms < 0 || timeout_ms > 1)) {
         timeout_ms = 1;         /* reap what completed, then try again */
@@ -416,6 +647,9 @@ rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
     struct io_uring_cqe *cqe;
     unsigned             head, n = 0, total = 0;
 
+    if (rx_ring_epoll) {
+        return rx_epoll_dispatch(handler, data);
+    }
     /* handlers may queue new operations; completions that arrive while we
      * dispatch wait for the next turn */
     io_uring_for_each_cqe(&ring, head, cqe) {
@@ -435,12 +669,15 @@ rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
 void
 rx_ring_submit(void)
 {
-    if (backlog_flush()) {
+    if (rx_ring_epoll) {
+        rx_epoll_submit();
+    } else if (backlog_flush()) {
         submit();
     }
 }
 
 struct rx_buf_ring_s {
+    rx_epoll_bufs_t          *ep;       /* the epoll backend's instead */
     struct io_uring_buf_ring *br;
     char                     *bufs;
     unsigned                  count;
@@ -461,6 +698,14 @@ rx_buf_ring_create(unsigned short group, unsigned count, unsigned size,
 
     if (b == NULL) {
         return NULL;
+    }
+    if (rx_ring_epoll) {
+        b->ep = rx_epoll_bufs_create(group, count, size, log);
+        if (b->ep == NULL) {
+            free(b);
+            return NULL;
+        }
+        return b;
     }
     b->count = count;
     b->size = size;
@@ -510,12 +755,19 @@ failed:
 void *
 rx_buf_ring_addr(rx_buf_ring_t *b, unsigned short bid)
 {
+    if (b->ep) {
+        return rx_epoll_bufs_addr(b->ep, bid);
+    }
     return b->bufs + (size_t) bid * b->size;
 }
 
 void
 rx_buf_ring_recycle(rx_buf_ring_t *b, unsigned short bid)
 {
+    if (b->ep) {
+        rx_epoll_bufs_recycle(b->ep, bid);
+        return;
+    }
     io_uring_buf_ring_add(b->br, rx_buf_ring_addr(b, bid), b->size, bid,
                           io_uring_buf_ring_mask(b->count), 0);
     io_uring_buf_ring_advance(b->br, 1);
@@ -525,6 +777,11 @@ void
 rx_buf_ring_destroy(rx_buf_ring_t *b)
 {
     if (b == NULL) {
+        return;
+    }
+    if (b->ep) {
+        rx_epoll_bufs_destroy(b->ep);
+        free(b);
         return;
     }
     if (ring_ready) {

@@ -38,6 +38,18 @@ typedef struct {
 extern rx_ring_features_t rx_ring_features;
 
 rx_int_t rx_ring_init(unsigned entries, rx_log_t *log);
+/*
+ * The worker's backend: an io_uring of entries, or the epoll backend
+ * (epoll.c: the same operations and completions over a readiness loop)
+ * when want_epoll (`use epoll;`) or when the kernel refuses the ring,
+ * with a notice saying why and how to allow io_uring.
+ */
+rx_int_t rx_ring_start(unsigned entries, bool want_epoll, rx_log_t *log);
+/* True once the worker runs the epoll backend. */
+extern bool rx_ring_epoll;
+/* Whether a ring can be set up here (for -t): 0, or -errno and in *hint
+ * what would allow it. */
+int rx_ring_probe(const char **hint);
 void rx_ring_exit(void);
 /* Entries waiting in the backlog (see above). */
 unsigned rx_ring_backlog(void);

@@ -209,7 +209,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
     if (setup_signals(w) != RX_OK) {
         return RX_ERROR;
     }
-    if (rx_ring_init(1024, cycle->log) != RX_OK) {
+    if (rx_ring_start(1024, ecf->use_epoll, cycle->log) != RX_OK) {
         goto done;
     }
     if (rx_conn_table_init(w, ecf->connections) != RX_OK) {
@@ -231,8 +231,9 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
            && !(w->quit && !connections_left(w) && !rx_accept_draining())) {
         if (rx_ring_wait(w->posted_head ? 0 : rx_timers_next_wait(w))
             != RX_OK) {
-            rx_log_error(RX_LOG_ALERT, cycle->log, errno,
-                         "io_uring_submit_and_wait() failed");
+            rx_log_error(RX_LOG_ALERT, cycle->log, errno, rx_ring_epoll
+                         ? "epoll_wait() failed"
+                         : "io_uring_submit_and_wait() failed");
             rc = RX_ERROR;
             break;
         }

@@ -28,6 +28,8 @@ package Test::Ringx;
 #   prefix, conf_file, bin  absolute paths
 #   port(N)                 the port behind %%PORT_N%% (N = 0..9 or more)
 #   write_config(TEXT)      conf/ringx.conf, %%PORT_N%% and %%PREFIX%% replaced
+#                           (and env RINGX_EVENTS=epoll|io_uring adds
+#                           `use METHOD;` to an events {} without one)
 #   write_file(REL, TEXT)   any file (placeholders replaced); write_file_raw
 #   read_file(REL|ABS)      contents or undef
 #   run([{opts}], ARGS)     start in the foreground (config: daemon off),
@@ -223,6 +225,12 @@ sub _subst {
     my ($self, $text) = @_;
     $text =~ s/%%PORT_(\d+)%%/$self->port($1)/ge;
     $text =~ s/%%PREFIX%%/$self->{prefix}/g;
+    # RINGX_EVENTS=epoll (make test-epoll): every events {} block that
+    # names no method gets `use epoll;`, so a suite runs on that backend
+    my $use = $ENV{RINGX_EVENTS} // '';
+    if ($use =~ /^(?:epoll|io_uring)$/) {
+        $text =~ s/(\bevents\s*\{)(?![^}]*\buse\s)/$1 use $use;/g;
+    }
     return $text;
 }
 
