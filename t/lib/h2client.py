@@ -4,14 +4,22 @@
 #
 #   h2client.py PORT request [--tls] [--method M] [--path P] [--body-size N]
 #               [--no-length] [--header k:v ...] [--streams N]
+#               [--frame-size N] [--window N] [--reset-after N]
+#               [--close-after N] [--then PATH]
 #       N concurrent requests; out: {"responses": [{"status", "headers",
-#       "body_len", "body"(first 200 bytes)}], "goaway": code|null}
+#       "body_len", "body"(first 200 bytes), "sha1"}], "goaway": code|null,
+#       "then": the response to --then (a request on the same connection
+#       after the others ended or were reset)}
+#       --frame-size: the body in DATA frames of at most N bytes;
+#       --window: our SETTINGS_INITIAL_WINDOW_SIZE (the response is paced);
+#       --reset-after: RST_STREAM CANCEL once N bytes of a response came;
+#       --close-after: the socket closed once N bytes came (streams open)
 #   h2client.py PORT ATTACK [--count N]
 #       rapid_reset | continuation | hpack_bomb | settings | ping |
 #       empty_data | streams | zero_window
 #       out: {"goaway": code|null, "refused": n, "resets": n, "responses": n,
 #             "closed": bool}
-import argparse, json, socket, ssl, sys, time
+import argparse, hashlib, json, socket, ssl, sys, time
 import h2.connection, h2.config, h2.events, h2.settings, h2.errors
 import hyperframe.frame as hf
 
@@ -72,6 +80,8 @@ def goaway_of(events):
 def do_request(a):
     s = connect(a.port, a.tls)
     c = new_conn()
+    if a.window is not None:
+        c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: a.window})
     ids = []
     bodies = {}
     for i in range(a.streams):
@@ -94,11 +104,17 @@ def do_request(a):
     deadline = time.time() + 20
     closed = False
     events_all = []
+    received = 0
     while time.time() < deadline and not all(r["ended"] or r["reset"] is not None for r in resp.values()):
+        if a.close_after is not None and received >= a.close_after:
+            s.close()
+            closed = True
+            break
         for sid, b in bodies.items():
             body, off = b
             while off < len(body) and not resp[sid]["ended"] and resp[sid]["reset"] is None:
-                w = min(c.local_flow_control_window(sid), c.max_outbound_frame_size, len(body) - off)
+                w = min(c.local_flow_control_window(sid), c.max_outbound_frame_size, len(body) - off,
+                        a.frame_size or len(body))
                 if w <= 0:
                     break
                 c.send_data(sid, body[off:off + w])
@@ -121,7 +137,12 @@ def do_request(a):
                 resp[e.stream_id]["headers"] = {k: v for k, v in e.headers}
             elif isinstance(e, h2.events.DataReceived):
                 resp[e.stream_id]["body"] += e.data
+                received += len(e.data)
                 c.acknowledge_received_data(e.flow_controlled_length, e.stream_id)
+                if (a.reset_after is not None and len(resp[e.stream_id]["body"]) >= a.reset_after
+                        and resp[e.stream_id]["reset"] is None and not e.stream_ended):
+                    c.reset_stream(e.stream_id, h2.errors.ErrorCodes.CANCEL)
+                    resp[e.stream_id]["reset"] = -1     # by us
             elif isinstance(e, h2.events.StreamEnded):
                 resp[e.stream_id]["ended"] = True
             elif isinstance(e, h2.events.StreamReset):
@@ -130,9 +151,39 @@ def do_request(a):
     out = {"responses": [{"status": resp[i]["status"], "headers": resp[i]["headers"],
                           "ended": resp[i]["ended"], "reset": resp[i]["reset"],
                           "body_len": len(resp[i]["body"]),
+                          "sha1": hashlib.sha1(resp[i]["body"]).hexdigest(),
                           "body": resp[i]["body"][:200].decode("latin-1")} for i in ids],
            "goaway": goaway_of(events_all), "closed": closed}
+    if a.then and not closed:
+        out["then"] = then_request(s, c, a)
     print(json.dumps(out))
+
+def then_request(s, c, a):
+    """one more GET on the same connection: does it go on?"""
+    sid = c.get_next_available_stream_id()
+    c.send_headers(sid, hdrs(sid, a.then), end_stream=True)
+    r = {"status": None, "body": b"", "ended": False, "reset": None}
+    def done(events):
+        for e in events:
+            if getattr(e, "stream_id", None) != sid:
+                continue
+            if isinstance(e, h2.events.ResponseReceived):
+                r["status"] = int(dict(e.headers)[":status"])
+            elif isinstance(e, h2.events.DataReceived):
+                r["body"] += e.data
+            elif isinstance(e, h2.events.StreamEnded):
+                r["ended"] = True
+            elif isinstance(e, h2.events.StreamReset):
+                r["reset"] = int(e.error_code)
+        return r["ended"] or r["reset"] is not None
+    seen = []
+    def until(events):
+        new = events[len(seen):]
+        seen.extend(new)
+        return done(new) if new else (r["ended"] or r["reset"] is not None)
+    pump(s, c, until, timeout=20)
+    r["body"] = r["body"][:200].decode("latin-1")
+    return r
 
 def hdrs(sid, path="/"):
     return [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "localhost")]
@@ -235,6 +286,11 @@ p.add_argument("--header", action="append")
 p.add_argument("--streams", type=int, default=1)
 p.add_argument("--count", type=int, default=1000)
 p.add_argument("--timeout", type=float, default=10)
+p.add_argument("--frame-size", type=int, default=0)
+p.add_argument("--window", type=int)
+p.add_argument("--reset-after", type=int)
+p.add_argument("--close-after", type=int)
+p.add_argument("--then")
 a = p.parse_args()
 if a.mode == "request":
     do_request(a)
