@@ -36,6 +36,27 @@ go_away(rx_http_v2_conn_t *h2, uint32_t code, const char *why)
     rx_http_v2_schedule_send(h2);
 }
 
+/* keepalive_requests (and keepalive_timeout 0) end an HTTP/2 connection
+ * as nginx 1.19.7 does: the stream that reaches the count is the last,
+ * GOAWAY NO_ERROR names it, and the connection closes once the streams
+ * let in have finished (nghttp2 wants to read no more). */
+static void
+last_request(rx_http_v2_conn_t *h2, int32_t id)
+{
+    rx_http_core_loc_conf_t *clcf =
+        h2->hc->default_server->ctx->loc_conf[rx_http_core_module.ctx_index];
+
+    if (++h2->requests < (rx_uint_t) clcf->keepalive_requests
+        && clcf->keepalive_timeout > 0) {
+        return;
+    }
+    h2->last_id = id;
+    if (!h2->terminated) {
+        nghttp2_submit_goaway(h2->session, NGHTTP2_FLAG_NONE, id,
+                              NGHTTP2_NO_ERROR, NULL, 0);
+    }
+}
+
 static int
 on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
@@ -53,8 +74,10 @@ on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     /* streams beyond the limit are refused, also before the client saw
-     * our SETTINGS (nghttp2 counts only what it acknowledged) */
-    st = h2->nstreams < h2->conf->max_concurrent_streams
+     * our SETTINGS (nghttp2 counts only what it acknowledged); so are
+     * those after the last one keepalive_requests let in (they crossed
+     * our GOAWAY: the client may retry them elsewhere) */
+    st = h2->nstreams < h2->conf->max_concurrent_streams && h2->last_id == 0
          ? rx_http_v2_stream_create(h2, f->hd.stream_id) : NULL;
     if (st == NULL) {
         nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
@@ -62,6 +85,7 @@ on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     nghttp2_session_set_stream_user_data(s, f->hd.stream_id, st);
+    last_request(h2, f->hd.stream_id);
     return 0;
 }
 
@@ -134,6 +158,22 @@ on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     return 0;
 }
 
+/* RFC 9113 8.1: once a response is complete, a request body still coming
+ * is not wanted: RST_STREAM NO_ERROR tells the client to stop sending it
+ * (after the END_STREAM, so no byte of the response is lost), as nginx. */
+static int
+on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void) ud;
+    if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS)
+        && (f->hd.flags & NGHTTP2_FLAG_END_STREAM)
+        && nghttp2_session_get_stream_remote_close(s, f->hd.stream_id) == 0) {
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
+                                  NGHTTP2_NO_ERROR);
+    }
+    return 0;
+}
+
 static int
 on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id,
     const uint8_t *data, size_t len, void *ud)
@@ -181,6 +221,7 @@ create_session(rx_http_v2_conn_t *h2)
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
     /* a stream's window opens as its body is consumed (backpressure) */
     nghttp2_option_set_no_auto_window_update(opt, 1);
     /* SETTINGS and PING floods: the acknowledgements queued are bounded

@@ -22,6 +22,9 @@ struct rx_http_v2_conn_s {
     rx_uint_t                nstreams;
     rx_uint_t                new_streams;  /* opened during this read */
     rx_uint_t                resets;       /* streams reset by the client */
+    rx_uint_t                requests;     /* streams taken (keepalive_requests) */
+    int32_t                  last_id;      /* the last stream GOAWAY NO_ERROR
+                                              let in, or 0 */
     char                    *out;        /* the send in flight (malloc) */
     size_t                   out_len;
     size_t                   out_sent;
@@ -63,6 +66,8 @@ struct rx_http_v2_stream_s {
     size_t                   iov_off;
     size_t                   iov_total;
     size_t                   unconsumed;  /* DATA not yet acknowledged */
+    size_t                   chunk_size;  /* http2_chunk_size of the
+                                             location that answers */
     rx_posted_t              sent_post;
 };
 

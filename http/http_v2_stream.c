@@ -399,7 +399,7 @@ read_data(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
     rx_http_v2_stream_t *st = source->ptr;
     size_t               copied = 0;
 
-    length = rx_min(length, st->h2->conf->chunk_size);
+    length = rx_min(length, st->chunk_size);
     while (st->iov_index < st->niov && copied < length) {
         const struct iovec *v = &st->iov[st->iov_index];
         size_t              n = rx_min(v->iov_len - st->iov_off, length - copied);
@@ -529,6 +529,8 @@ send_header(rx_http_request_t *r)
     r->bytes_sent += (int64_t) size;
     prd.source.ptr = st;
     prd.read_callback = read_data;
+    st->chunk_size = ((rx_http_v2_loc_conf_t *) rx_http_get_module_loc_conf(r,
+                         rx_http_v2_module))->chunk_size;
     st->responded = true;
     st->with_body = !r->header_only;
     if (nghttp2_submit_response(st->h2->session, st->id, nva, n,

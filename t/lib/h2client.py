@@ -13,7 +13,11 @@
 #       --frame-size: the body in DATA frames of at most N bytes;
 #       --window: our SETTINGS_INITIAL_WINDOW_SIZE (the response is paced);
 #       --reset-after: RST_STREAM CANCEL once N bytes of a response came;
-#       --close-after: the socket closed once N bytes came (streams open)
+#       --close-after: the socket closed once N bytes came (streams open);
+#       --linger S: after the responses, S more seconds for RST_STREAM
+#       frames (a reset of a stream whose response ended: "reset" set,
+#       "ended" true); out also has "last_stream_id" of a GOAWAY, and each
+#       response "max_frame" (its largest DATA frame)
 #   h2client.py PORT ATTACK [--count N]
 #       rapid_reset | continuation | hpack_bomb | settings | ping |
 #       empty_data | streams | zero_window
@@ -71,11 +75,34 @@ def pump(s, c, until, timeout=10):
         events += new
     return events, False
 
-def goaway_of(events):
+def goaway_of(events, last=False):
     for e in events:
         if isinstance(e, h2.events.ConnectionTerminated):
-            return int(e.error_code)
+            return e.last_stream_id if last else int(e.error_code)
     return None
+
+class GoawayAside:
+    """python-h2 treats a GOAWAY as the end of the connection and refuses
+    the frames of the streams still in flight that follow it (RFC 9113 6.8
+    lets them finish): GOAWAY frames are taken out of the bytes here and
+    remembered, the rest goes to h2."""
+    def __init__(self):
+        self.buf = b""
+        self.goaway = None          # (error code, last stream id)
+    def feed(self, c, d):
+        self.buf += d
+        out = b""
+        while len(self.buf) >= 9:
+            n = int.from_bytes(self.buf[0:3], "big")
+            if len(self.buf) < 9 + n:
+                break
+            frame, self.buf = self.buf[:9 + n], self.buf[9 + n:]
+            if frame[3] == 7 and self.goaway is None:
+                self.goaway = (int.from_bytes(frame[13:17], "big"),
+                               int.from_bytes(frame[9:13], "big") & 0x7fffffff)
+            elif frame[3] != 7:
+                out += frame
+        return c.receive_data(out) if out else []
 
 def do_request(a):
     s = connect(a.port, a.tls)
@@ -99,12 +126,13 @@ def do_request(a):
         c.send_headers(sid, hdrs, end_stream=not body)
         ids.append(sid)
         bodies[sid] = [body, 0]
-    resp = {sid: {"status": None, "headers": {}, "body": b"", "ended": False, "reset": None}
-            for sid in ids}
+    resp = {sid: {"status": None, "headers": {}, "body": b"", "ended": False, "reset": None,
+                  "max_frame": 0} for sid in ids}
     deadline = time.time() + 20
     closed = False
     events_all = []
     received = 0
+    aside = GoawayAside()
     while time.time() < deadline and not all(r["ended"] or r["reset"] is not None for r in resp.values()):
         if a.close_after is not None and received >= a.close_after:
             s.close()
@@ -130,13 +158,14 @@ def do_request(a):
         if not d:
             closed = True
             break
-        for e in c.receive_data(d):
+        for e in aside.feed(c, d):
             events_all.append(e)
             if isinstance(e, h2.events.ResponseReceived):
                 resp[e.stream_id]["status"] = int(dict(e.headers)[":status"])
                 resp[e.stream_id]["headers"] = {k: v for k, v in e.headers}
             elif isinstance(e, h2.events.DataReceived):
                 resp[e.stream_id]["body"] += e.data
+                resp[e.stream_id]["max_frame"] = max(resp[e.stream_id]["max_frame"], len(e.data))
                 received += len(e.data)
                 c.acknowledge_received_data(e.flow_controlled_length, e.stream_id)
                 if (a.reset_after is not None and len(resp[e.stream_id]["body"]) >= a.reset_after
@@ -148,12 +177,23 @@ def do_request(a):
             elif isinstance(e, h2.events.StreamReset):
                 resp[e.stream_id]["reset"] = int(e.error_code)
         s.sendall(c.data_to_send())
+    if a.linger and not closed:
+        def lingered(events):
+            for e in events:
+                if isinstance(e, h2.events.StreamReset) and e.stream_id in resp:
+                    resp[e.stream_id]["reset"] = int(e.error_code)
+            return all(r["reset"] is not None for r in resp.values())
+        ev, closed = pump(s, c, lingered, timeout=a.linger)
+        events_all += ev
     out = {"responses": [{"status": resp[i]["status"], "headers": resp[i]["headers"],
+                          "max_frame": resp[i]["max_frame"],
                           "ended": resp[i]["ended"], "reset": resp[i]["reset"],
                           "body_len": len(resp[i]["body"]),
                           "sha1": hashlib.sha1(resp[i]["body"]).hexdigest(),
                           "body": resp[i]["body"][:200].decode("latin-1")} for i in ids],
-           "goaway": goaway_of(events_all), "closed": closed}
+           "goaway": aside.goaway[0] if aside.goaway else goaway_of(events_all),
+           "closed": closed,
+           "last_stream_id": aside.goaway[1] if aside.goaway else goaway_of(events_all, last=True)}
     if a.then and not closed:
         out["then"] = then_request(s, c, a)
     print(json.dumps(out))
@@ -291,6 +331,7 @@ p.add_argument("--window", type=int)
 p.add_argument("--reset-after", type=int)
 p.add_argument("--close-after", type=int)
 p.add_argument("--then")
+p.add_argument("--linger", type=float, default=0)
 a = p.parse_args()
 if a.mode == "request":
     do_request(a)
