@@ -34,6 +34,9 @@ struct rx_http_v2_conn_s {
     bool                     closing;      /* being freed */
     bool                     goaway_sent;  /* idle: said goodbye */
     bool                     terminated;   /* GOAWAY queued */
+    bool                     lingering;    /* done: reads dropped until
+                                              the client closes */
+    rx_msec_t                linger_deadline;  /* lingering_time's end */
 };
 
 struct rx_http_v2_stream_s {
@@ -59,6 +62,7 @@ struct rx_http_v2_stream_s {
     bool                     eof;        /* the response is complete */
     bool                     deferred;   /* the data provider waits */
     bool                     closed;     /* nghttp2 closed it */
+    bool                     client_reset;  /* by the client's RST_STREAM */
     /* the response bytes vc gave, until nghttp2 took them all */
     const struct iovec      *iov;
     int                      niov;

@@ -310,9 +310,17 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
     }
     hc = st->vc->data;
     if (hc && hc->r && !hc->r->logged) {
-        rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "client %s "
-            "HTTP/2 stream %d (error %u)", error == NGHTTP2_NO_ERROR
-            ? "closed" : "reset", (int) st->id, (unsigned) error);
+        if (st->client_reset || error == NGHTTP2_NO_ERROR) {
+            rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "client %s "
+                "HTTP/2 stream %d (error %u)", error == NGHTTP2_NO_ERROR
+                ? "closed" : "reset", (int) st->id, (unsigned) error);
+        } else {
+            /* nghttp2 reset it: the request broke a rule (content-length
+             * against its DATA, a window overflow) */
+            rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "HTTP/2 stream "
+                "%d reset with %s: the client broke HTTP/2's rules", (int) st->id,
+                nghttp2_http2_strerror(error));
+        }
     }
     rx_conn_close(st->vc);               /* closed() frees st */
 }

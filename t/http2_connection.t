@@ -4,7 +4,8 @@
 # does (GOAWAY NO_ERROR naming the last stream let in, streams in flight
 # finish, later ones refused, then close), keepalive_timeout 0 after one
 # stream; http2_chunk_size per location (the largest DATA frame of each);
-# a request body the response did not wait for: RST_STREAM NO_ERROR after
+# a request body the response did not wait for; after its last stream the
+# connection lingers (lingering_close, as nginx): RST_STREAM NO_ERROR after
 # the complete response (RFC 9113 8.1), not the body read and dropped; the
 # directives nginx accepts with a warning (server push, http2_pool_size,
 # http2_streams_index_size) and http2_recv_buffer_size, which ringx has
@@ -65,6 +66,12 @@ http {
         location /ret { return 200 "short answer\\n"; }
         location / { }
     }
+    server {
+        listen 127.0.0.1:%%PORT_2%%;
+        http2 on;
+        keepalive_timeout 1s;
+        location /ret { return 200 "short answer\\n"; }
+    }
 }
 EOF
 
@@ -86,7 +93,7 @@ $t->write_file('conf/bad.conf', "events { } http { http2_chunk_size 0; }\n");
 isnt $rc, 0, 'http2_chunk_size 0: refused';
 
 $t->run;
-my ($p0, $p1) = ($t->port(0), $t->port(1));
+my ($p0, $p1, $p2) = ($t->port(0), $t->port(1), $t->port(2));
 
 sub h2 {
     my ($port, @args) = @_;
@@ -118,6 +125,18 @@ is scalar(grep { ($_->{status} // 0) == 200 } @{$r->{responses}}), 1,
     'keepalive_timeout 0: one stream answered';
 is $r->{goaway}, NO_ERROR, '... then GOAWAY NO_ERROR';
 is $r->{last_stream_id}, 1, '... naming stream 1';
+
+# the connection lingers after its GOAWAY, as nginx's: frames the client
+# still sends are read, not answered with a reset that could destroy the
+# responses it has not read yet
+open my $fh, '-|', '/usr/bin/python3', "$FindBin::Bin/lib/h2raw.py", $p2, 'late_frames',
+    '--path', '/ret' or die;
+my $late = eval { decode_json(do { local $/; <$fh> }) } || {};
+close $fh;
+is $late->{status}{1}, 200, 'keepalive_timeout 1s, raw frames: answered';
+is $late->{goaway}, NO_ERROR, '... GOAWAY NO_ERROR once idle';
+ok $late->{closed}, '... the server\'s side closed';
+is $late->{late_send_error}, undef, '... frames sent after it are read, no reset (lingering close)';
 
 # --- http2_chunk_size per location ---------------------------------------------
 
