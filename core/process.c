@@ -13,7 +13,7 @@
 #include "proctitle.h"
 
 volatile sig_atomic_t rx_quit, rx_terminate, rx_reconfigure, rx_reopen,
-    rx_noaccept, rx_reap, rx_alarm;
+    rx_noaccept, rx_reap, rx_alarm, rx_change_binary;
 
 typedef struct {
     pid_t      pid;           /* 0: free slot */
@@ -45,6 +45,7 @@ signal_handler(int signo)
     case SIGWINCH: rx_noaccept = 1; break;
     case SIGCHLD:  rx_reap = 1; break;
     case SIGALRM:  rx_alarm = 1; break;
+    case SIGUSR2:  rx_change_binary = 1; break;
     }
     errno = saved;
 }
@@ -53,7 +54,7 @@ rx_int_t
 rx_init_signals(rx_log_t *log)
 {
     static const int handled[] = { SIGQUIT, SIGTERM, SIGINT, SIGHUP, SIGUSR1,
-                                   SIGWINCH, SIGCHLD, SIGALRM };
+                                   SIGWINCH, SIGCHLD, SIGALRM, SIGUSR2 };
     struct sigaction sa;
     size_t           i;
 
@@ -69,7 +70,6 @@ rx_init_signals(rx_log_t *log)
     }
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
-    sigaction(SIGUSR2, &sa, NULL);
     sigaction(SIGSYS, &sa, NULL);
 
     /* Signals are only taken inside sigsuspend() (master) or through a
@@ -320,6 +320,10 @@ reap_children(rx_cycle_t *cycle)
     rx_uint_t i;
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == rx_new_binary && rx_new_binary != 0) {
+            rx_new_binary_exited(cycle, status);
+            continue;
+        }
         for (i = 0; i < RX_MAX_WORKERS; i++) {
             if (workers[i].pid == pid) {
                 worker_died(cycle, &workers[i], status);
@@ -382,7 +386,7 @@ master_exit(rx_cycle_t *cycle)
 {
     rx_uint_t i;
 
-    rx_delete_pidfile(cycle);
+    rx_delete_own_pidfile(cycle);
     rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "exit");
     for (i = 0; i < rx_modules_n; i++) {
         if (rx_modules[i]->exit_master) {
@@ -416,6 +420,17 @@ reload(rx_cycle_t *cycle)
     return fresh;
 }
 
+/* Workers of this cycle in a new generation: after WINCH, or a HUP that
+ * rolls an upgrade back. The ones still leaving are the old generation. */
+static void
+restart_workers(rx_cycle_t *cycle, const char *why)
+{
+    rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "%s", why);
+    generation++;
+    start_workers(cycle);
+    signal_workers(cycle, SIGQUIT, (long) generation - 1);
+}
+
 static void
 set_master_title(int argc, char **argv)
 {
@@ -434,7 +449,7 @@ void
 rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
 {
     sigset_t  wait_mask;
-    bool      term_sent = false, quit_sent = false;
+    bool      term_sent = false, quit_sent = false, noaccepting = false;
 
     rx_process = RX_PROCESS_MASTER;
     set_master_title(argc, argv);
@@ -446,8 +461,17 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
         rx_time_update();
 
         if (rx_reap) {
+            pid_t new_binary = rx_new_binary;
+
             rx_reap = 0;
             reap_children(cycle);
+            if (noaccepting && new_binary != 0 && rx_new_binary == 0
+                && !rx_quit && !rx_terminate) {
+                /* the upgrade failed after WINCH: nobody would serve */
+                restart_workers(cycle, "the new binary exited: starting "
+                                "worker processes again");
+                noaccepting = false;
+            }
         }
         rx_alarm = 0;
         if (rx_terminate && !term_sent) {
@@ -474,7 +498,25 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
         if (rx_reconfigure) {
             rx_reconfigure = 0;
             rx_noaccept = 0;
-            cycle = reload(cycle);
+            noaccepting = false;
+            if (rx_new_binary != 0) {
+                /* a rollback: workers again, with the configuration this
+                 * master has (nginx does not reread it either) */
+                restart_workers(cycle, "starting worker processes again");
+            } else {
+                cycle = reload(cycle);
+            }
+        }
+        if (rx_change_binary) {
+            rx_change_binary = 0;
+            if (rx_new_binary != 0) {
+                rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: new "
+                             "binary process %d is still running",
+                             (int) rx_new_binary);
+            } else {
+                rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "changing binary");
+                rx_new_binary = rx_exec_new_binary(cycle);
+            }
         }
         if (rx_reopen) {
             rx_reopen = 0;
@@ -487,7 +529,7 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
             rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "gracefully shutting "
                          "down worker processes (WINCH); HUP starts them again");
             signal_workers(cycle, SIGQUIT, -1);
-            /* a later HUP must find a generation to replace */
+            noaccepting = true;
         }
         run_timers(cycle);
     }
