@@ -271,12 +271,14 @@ rx_exec_new_binary(rx_cycle_t *cycle)
 void
 rx_new_binary_exited(rx_cycle_t *cycle, int status)
 {
-    rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "new binary process %d exited "
-                 "with code %d; this master's pid file is back in place",
-                 (int) rx_new_binary, WIFEXITED(status) ? WEXITSTATUS(status)
-                 : 128 + WTERMSIG(status));
+    pid_t pid = rx_new_binary;
+
     rx_new_binary = 0;
     rename_pidfile(cycle, true);
+    rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "new binary process %d exited "
+                 "with code %d; this master's pid file is back in place",
+                 (int) pid, WIFEXITED(status) ? WEXITSTATUS(status)
+                 : 128 + WTERMSIG(status));
 }
 
 /* At exit: the pid file this master holds (.oldbin during an upgrade). */

@@ -114,7 +114,7 @@ like($r, qr/^\d+$/, 'the unix socket answers');
 my $res = $load->wait;
 is($res->{failed}, 0, "no request failed across the upgrade ($res->{ok} answered, "
    . "$res->{retries} retried on a reused connection)")
-    or diag(Test::Load::describe_failures($res));
+    or diag(Test::Load->describe_failures($res));
 ok($res->{ok} > 50, 'the clients were busy');
 
 # A new binary that cannot start: the old master serves on.
