@@ -187,6 +187,11 @@ rx_conn_close(rx_conn_t *c)
         queue_free(w, c);
         return;
     }
+    if (c->fd == -1) {
+        /* a slot without a socket (an HTTP/2 stream): its operations are
+         * on files and end by themselves; the slot waits for them */
+        return;
+    }
     /* every operation on the fd completes (most with -ECANCELED) before
      * the fd is closed and the slot reused */
     rx_ring_cancel_fd(c->fd, rx_conn_ud(c, RX_OP_CANCEL));
