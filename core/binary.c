@@ -9,6 +9,7 @@
 #include "core.h"
 #include "cycle.h"
 #include "process.h"
+#include "proctitle.h"
 
 #define RX_INHERIT_MAX  1024
 
@@ -110,8 +111,8 @@ rx_inherit_sockets(rx_log_t *log)
         }
         inherit_one(log, (int) fd, var);
     }
-    unsetenv("RINGX");
-    unsetenv("NGINX");
+    rx_env_unset("RINGX");
+    rx_env_unset("NGINX");
 }
 
 /* A handed-over socket bound where ls wants one, or -1. */

@@ -53,7 +53,9 @@ sub server_master {
     return Test::Ringx::ppid_of(undef, $1) // 0;
 }
 
-my $load = Test::Load->start(port => $P, clients => 4, seconds => 9,
+# clients that pause 1 ms between requests, stopped once the events are
+# over (a tight loop made ~500,000 requests and the test last 10+ s)
+my $load = Test::Load->start(port => $P, clients => 4, seconds => 60, pause => 0.001,
                              path => sub { "/x?$_[0]-$_[1]" },
                              check => sub { $_[0]{body} =~ /^\d+$/ });
 
@@ -111,7 +113,7 @@ ok(-S $t->prefix . '/logs/u.sock', 'the unix socket file is still there');
 my $r = `curl -s --max-time 5 --unix-socket ${\ $t->prefix}/logs/u.sock http://x/`;
 like($r, qr/^\d+$/, 'the unix socket answers');
 
-my $res = $load->wait;
+my $res = $load->stop->wait;
 is($res->{failed}, 0, "no request failed across the upgrade ($res->{ok} answered, "
    . "$res->{retries} retried on a reused connection)")
     or diag(Test::Load->describe_failures($res));
@@ -121,7 +123,12 @@ ok($res->{ok} > 50, 'the clients were busy');
 $t->write_config($CONF . "bogus_directive on;\n");
 $t->expect_log(qr/unknown directive "bogus_directive"/);
 kill 'USR2', $new;
-ok($t->wait_for(sub { $t->log_contains(qr/new binary process \d+ exited with code 1/) }, 10),
+# this USR2's child by its pid: an earlier new binary's exit must not match
+my $broken;
+$t->wait_for(sub { ($broken) = map { /$new#\d+: start new binary process (\d+)/ ? $1 : () }
+                       $t->log_contains(qr/$new#\d+: start new binary process/); $broken }, 10);
+ok($broken && $t->wait_for(sub {
+       $t->log_contains(qr/new binary process $broken exited with code 1/) }, 10),
    'a broken new binary exits');
 is(pid_of_file($pidf), $new, 'its master\'s pid file is back');
 ok(!-e "$pidf.oldbin", 'no .oldbin left');

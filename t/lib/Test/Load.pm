@@ -13,10 +13,15 @@ package Test::Load;
 #       path     => sub { my ($client, $n) = @_; "/sleep/200?c=$client&n=$n" },
 #       check    => sub { my ($resp, $client, $n) = @_; $resp->{body} eq ... },
 #       retry    => 1,      # default 1, see below
+#       pause    => 0.001,  # seconds a client sleeps between requests
+#                           # (default 0: a tight loop)
 #   );
 #   ... kill 'HUP', $master ...
 #   my $r = $load->wait;
 #   is $r->{failed}, 0;
+#
+# stop() ends the clients before their deadline (each finishes the request
+# it is on): a test whose events are over need not wait for `seconds`.
 #
 # A client does what a browser does with a keepalive connection: a request
 # that got no response byte on a *reused* connection (the server closed it
@@ -81,6 +86,7 @@ sub _client {
     my $retrying = 0;
     my $t0;
     local $SIG{PIPE} = 'IGNORE';
+    local $SIG{USR1} = sub { $end = 0 };      # stop()
     while ($retrying || time < $end) {
         unless ($retrying) {
             $n++;
@@ -125,6 +131,7 @@ sub _client {
             $b =~ s/\n/\\n/g;
             push @out, "fail $n $port " . time . " status $r->{status} $b";
         }
+        sleep $self->{pause} if $self->{pause};
         if (($r->{headers}{connection} // '') =~ /close/i
             || $r->{proto} eq 'HTTP/1.0') {
             $c->close;
@@ -135,6 +142,12 @@ sub _client {
     open(my $fh, '>', $file) or die "$file: $!";
     print $fh "$_\n" for @out;
     close $fh;
+}
+
+sub stop {
+    my ($self) = @_;
+    kill 'USR1', @{ $self->{pids} };
+    return $self;
 }
 
 sub wait {
