@@ -152,12 +152,18 @@ rx_started_by_upgrade(void)
     return parent_pid != 0;
 }
 
+bool
+rx_old_master_running(void)
+{
+    return parent_pid > 1 && getppid() == parent_pid;
+}
+
 /* A unix socket file is left in place while another master uses the
  * socket: the new binary we started, or the old master that started us. */
 bool
 rx_listening_shared(void)
 {
-    return rx_new_binary != 0 || (parent_pid > 1 && getppid() == parent_pid);
+    return rx_new_binary != 0 || rx_old_master_running();
 }
 
 static rx_int_t

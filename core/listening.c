@@ -238,8 +238,8 @@ attach_selector(rx_cycle_t *cycle, rx_listening_t *ls, rx_uint_t workers)
     }
 }
 
-static void
-attach_selectors(rx_cycle_t *cycle)
+void
+rx_listening_select_workers(rx_cycle_t *cycle)
 {
     rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
     rx_listening_t *ls = cycle->listening.elts;
@@ -289,7 +289,7 @@ rx_open_listening_sockets(rx_cycle_t *cycle)
             goto failed;
         }
     }
-    attach_selectors(cycle);
+    rx_listening_select_workers(cycle);
     return RX_OK;
 
 failed:

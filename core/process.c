@@ -431,6 +431,10 @@ static void
 restart_workers(rx_cycle_t *cycle, const char *why)
 {
     rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "%s", why);
+    /* the new binary set the reuseport groups' selectors to its worker
+     * count: back to ours before its workers go, or a socket only it
+     * served would still be picked (and its queue reset as it closes) */
+    rx_listening_select_workers(cycle);
     generation++;
     start_workers(cycle);
     signal_workers(cycle, SIGQUIT, (long) generation - 1);
@@ -518,6 +522,12 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
                 rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: new "
                              "binary process %d is still running",
                              (int) rx_new_binary);
+            } else if (rx_old_master_running()) {
+                /* its .oldbin is the old master's pid file: a second
+                 * rename would overwrite it (nginx ignores it too) */
+                rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: the "
+                             "old master process %d is still running",
+                             (int) getppid());
             } else {
                 rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "changing binary");
                 rx_new_binary = rx_exec_new_binary(cycle);

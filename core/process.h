@@ -25,6 +25,8 @@ int rx_inherited_take(const rx_listening_t *ls);
 void rx_inherited_close_unused(void);
 bool rx_started_by_upgrade(void);
 bool rx_listening_shared(void);
+/* A new binary whose old master still runs (it ignores USR2, as nginx). */
+bool rx_old_master_running(void);
 pid_t rx_exec_new_binary(rx_cycle_t *cycle);
 void rx_new_binary_exited(rx_cycle_t *cycle, int status);
 void rx_delete_own_pidfile(rx_cycle_t *cycle);
