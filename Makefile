@@ -46,7 +46,7 @@ objs/ringx_auto.h:
 PREFIX ?= /usr/local/ringx
 # the man path man(1) searches: /usr/share/man for a /usr install, else
 # /usr/local/share/man (not under an /opt-like PREFIX, which it does not)
-MANDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/share/man,/usr/local/share/man)
+MANDIR ?= $(if $(filter /usr,$(PREFIX))$(filter debian,$(LAYOUT)),/usr/share/man,/usr/local/share/man)
 
 # ---- mode and flags --------------------------------------------------------------
 
@@ -237,7 +237,9 @@ LOGROTATE_DIR ?= /etc/logrotate.d
 # the configured paths put into the unit, the logrotate file and the conf
 RX_SUBST = sed -e 's|@SBIN@|$(SBIN_PATH)|g' -e 's|@CONF@|$(CONF_PATH)|g' \
 	-e 's|@PID@|$(PID_PATH)|g' \
-	-e 's|@LOGDIR@|$(patsubst %/,%,$(dir $(ERROR_LOG_PATH)))|g'
+	-e 's|@LOGDIR@|$(patsubst %/,%,$(dir $(ERROR_LOG_PATH)))|g' \
+	-e 's|@HTTPLOG@|$(HTTP_LOG_PATH)|g' -e 's|@CONF_DIR@|$(RX_CONF_DIR)|g' \
+	-e 's|@PREFIX@|$(PREFIX)|g' -e 's|@USER@|$(WORKER_USER)|g'
 
 .PHONY: install
 install: all
@@ -250,6 +252,7 @@ install: all
 	    [ -f "$$f" ] || continue; \
 	    case "$$f" in *.default|*~) continue ;; esac; \
 	    n=$${f#conf/}; [ "$$n" = ringx.conf ] && n='$(RX_CONF_NAME)'; \
+	    [ '$(LAYOUT)' = debian ] && [ "$$f" = conf/ringx.conf ] && continue; \
 	    t="$$d$(RX_CONF_DIR)/$$n"; \
 	    install -m 644 "$$f" "$$t.default"; \
 	    if [ -e "$$t" ]; then \
@@ -278,6 +281,19 @@ install: all
 	 $(RX_SUBST) contrib/ringx.logrotate.in > "$$d$(LOGROTATE_DIR)/ringx"; \
 	 echo "install: $$d$(LOGROTATE_DIR)/ringx"; \
 	 t="$$d$(RX_CONF_DIR)/$(RX_CONF_NAME)"; \
+	 if [ '$(LAYOUT)' = debian ]; then \
+	    $(RX_SUBST) contrib/debian/ringx.conf.in > "$$t.default"; \
+	    if [ -e "$$t" ]; then echo "install: kept $$t (new one: $$t.default)"; \
+	    else cp "$$t.default" "$$t"; echo "install: $$t"; fi; \
+	    install -d "$$d$(RX_CONF_DIR)/conf.d" "$$d$(RX_CONF_DIR)/sites-available" \
+	        "$$d$(RX_CONF_DIR)/sites-enabled"; \
+	    s="$$d$(RX_CONF_DIR)/sites-available/default"; \
+	    if [ -e "$$s" ]; then echo "install: kept $$s"; else \
+	        $(RX_SUBST) contrib/debian/default.in > "$$s"; echo "install: $$s"; \
+	        [ -e "$$d$(RX_CONF_DIR)/sites-enabled/default" ] \
+	            || ln -s ../sites-available/default "$$d$(RX_CONF_DIR)/sites-enabled/default"; \
+	    fi; \
+	 fi; \
 	 sed -i 's|^pid .*;|pid        $(PID_PATH);|' "$$t.default"; \
 	 if ! grep -q '^pid ' "$$t"; then :; \
 	 elif grep -q '^pid  *logs/ringx.pid;' "$$t"; then \
