@@ -6,7 +6,9 @@
 # more workers takes them and opens the rest, one with fewer closes what it
 # does not need, and keepalive clients see no failed request either way.
 # A new binary that exits after WINCH (the old workers are gone) makes the
-# old master start its workers again, as nginx does, and serve.
+# old master start its workers again, as nginx does, and serve; a rollback
+# (HUP to the old master, QUIT to the new one) from a new binary with fewer
+# workers brings every old worker its share of the connections again.
 
 use strict;
 use warnings;
@@ -123,8 +125,31 @@ ok($t->wait_for(sub { !grep { Test::Ringx::pid_alive($_) } @w4 }, 10),
    'the new master\'s workers are gone');
 is_deeply([answering(10)], \@back, 'its worker answers');
 
+# --- rollback from a new binary with fewer workers --------------------------
+# The new binary's reuseport selector picks among its own workers' sockets;
+# the old master, starting its workers again on HUP, sets it back to its
+# count, or its second worker would get no connection.
+$t->write_config(conf(2));
+my @w5 = $t->worker_pids($m3);
+$t->signal('HUP', $m3);
+@w5 = $t->wait_workers(2, master => $m3, not => \@w5, timeout => 10);
+is(scalar @w5, 2, 'reload: the master has 2 workers');
+$t->write_config(conf(1));
+my $m5 = upgrade($m3, 1);
+ok($m5, 'USR2: a new master with 1 worker');
+$t->signal('WINCH', $m3);
+ok($t->wait_for(sub { !grep { Test::Ringx::pid_alive($_) } @w5 }, 10),
+   'WINCH: the old workers exit');
+$t->signal('HUP', $m3);
+my @w6 = $t->wait_workers(3, master => $m3, timeout => 10);   # 2 + the new master
+$t->signal('QUIT', $m5);
+ok($t->wait_for(sub { $t->log_contains(qr/new binary process $m5 exited/) }, 10),
+   'HUP to the old master, QUIT to the new one: it exits');
+@w6 = $t->wait_workers(2, master => $m3, timeout => 10);
+is(scalar(my @seen = answering(60)), 2, 'both of the old master\'s workers answer again');
+
 my $res = $load->stop->wait;
-is($res->{failed}, 0, "no request failed across the three upgrades ($res->{ok} answered, "
+is($res->{failed}, 0, "no request failed across the upgrades ($res->{ok} answered, "
    . "$res->{retries} retried on a reused connection)")
     or diag(Test::Load->describe_failures($res));
 ok($res->{ok} > 50, 'the clients were busy');
