@@ -57,6 +57,8 @@ sub start {
     $self->{timeout} //= 5;
     $self->{host} //= '127.0.0.1';
     my $end = time + $o{seconds};
+    (undef, $self->{stop_file}) = File::Temp::tempfile('load-stop-XXXXXXXX',
+                                                        DIR => '/tmp', OPEN => 0);
     for my $i (1 .. $o{clients}) {
         my ($fh, $file) = File::Temp::tempfile('load-XXXXXXXX', DIR => '/tmp',
                                                 UNLINK => 0);
@@ -86,8 +88,9 @@ sub _client {
     my $retrying = 0;
     my $t0;
     local $SIG{PIPE} = 'IGNORE';
-    local $SIG{USR1} = sub { $end = 0 };      # stop()
-    while ($retrying || time < $end) {
+    # stop() creates a file rather than sending a signal: a signal would
+    # cut a wait for a response short (select() returns on EINTR)
+    while ($retrying || (time < $end && !-e $self->{stop_file})) {
         unless ($retrying) {
             $n++;
             $t0 = time;
@@ -117,7 +120,8 @@ sub _client {
                 push @out, "retry $n";
                 $retrying = 1;
             } else {
-                push @out, "fail $n $port " . time . " $why";
+                push @out, "fail $n $port " . time . " $why"
+                           . ($reused ? '' : ' (a new connection)');
             }
             $c->close;
             $c = undef;
@@ -146,7 +150,8 @@ sub _client {
 
 sub stop {
     my ($self) = @_;
-    kill 'USR1', @{ $self->{pids} };
+    open(my $fh, '>', $self->{stop_file}) or die "$self->{stop_file}: $!";
+    close $fh;
     return $self;
 }
 
@@ -181,6 +186,7 @@ sub wait {
         close $fh;
         unlink $self->{files}[$k];
     }
+    unlink $self->{stop_file};
     $r{failed} = @{ $r{failures} };
     $r{requests} = $r{ok} + $r{failed};
     $self->{pids} = [];
@@ -193,11 +199,14 @@ sub describe_failures {
     my @f = @{ $r->{failures} };
     $#f = ($max // 10) - 1 if @f > ($max // 10);
     return join "\n", map { "client $_->{client} request $_->{n} "
-                            . "(port $_->{port}): $_->{why}" } @f;
+                            . "(port $_->{port}): $_->{why} at "
+                            . POSIX::strftime('%H:%M:%S', localtime $_->{time})
+                            . sprintf('.%03d', ($_->{time} - int $_->{time}) * 1000) } @f;
 }
 
 sub DESTROY {
     my ($self) = @_;
+    unlink $self->{stop_file} if $self->{stop_file};
     for my $pid (@{ $self->{pids} || [] }) {
         kill 'KILL', $pid;
         waitpid($pid, 0);
