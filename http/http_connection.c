@@ -605,8 +605,12 @@ keepalive_allowed(rx_http_connection_t *hc, rx_http_request_t *r)
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
 
+    /* r->keepalive is what the response said: one that promised
+     * keep-alive before a graceful stop began is kept, and the stop
+     * closes it once it is quiet (event/conn.c), as the client may
+     * already be sending its next request on it */
     return r->keepalive && !hc->close_after && !hc->client_eof
-           && !rx_worker.quit && clcf->keepalive_timeout > 0;
+           && clcf->keepalive_timeout > 0;
 }
 
 static void
