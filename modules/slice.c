@@ -475,11 +475,13 @@ sr_done(rx_http_request_t *sr, void *data)
         }
         return;
     }
+    /* the end: nothing is held any more, and the last buffer's send
+     * ends the request (which may be freed before send_last returns:
+     * r is not touched after it) */
+    r->filter_buffered = 0;
     if (send_last(r) == RX_ERROR) {
         rx_http_close_request(r);
-        return;
     }
-    rx_http_postpone_release(r);
 }
 
 /* Keeps the bytes of [from, to) of the link's buffer; false: none. */

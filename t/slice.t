@@ -5,8 +5,9 @@
 # slice's total) fetched as three ranges; a client range gets a 206 and
 # only the slices it covers are fetched; a range across a slice boundary;
 # an ETag (or Last-Modified) that changes in the second slice, and a
-# slice answered with the wrong range, cut the response with nginx's
-# error; an origin that answers 200 passes through whole; gzip on; HEAD;
+# slice answered with the wrong range, and one whose connection the
+# origin drops, cut the response with nginx's error; a client that goes
+# mid-way; an origin that answers 200 passes through whole; gzip on; HEAD;
 # keepalive after a stitched response; `slice` at -t.
 
 use strict;
@@ -199,6 +200,30 @@ ok($t->log_contains(qr{\[error\].*unexpected range in slice response: 1048577-20
    'unexpected range: nginx\'s error');
 ok(substr($r->{body} // '', 0, 1048576) eq substr($all, 0, 1048576),
    'unexpected range: no wrong byte before the cut');
+
+# the origin drops the third slice's connection: the slice's 502 never
+# joins the output, the response is cut after the second
+$r = get_cut("/range/$N?drop_at=2097152");
+is($r->{cl}, $N, 'dropped slice: the header went');
+is(length($r->{body}), 2097152, 'dropped slice: cut after the slices that came');
+ok($r->{body} eq substr($all, 0, 2097152), 'dropped slice: no error page in the body');
+ok($t->log_contains(qr{\[error\].*unexpected status code 502 in slice response}),
+   'dropped slice: logged');
+
+# the client goes while a slice runs: nothing is left behind (the worker
+# answers the next request, and exits on QUIT at the end)
+{
+    my $c = $t->raw($t->port(0));
+    $c->send("GET /range/$N?delay=300 HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    my $head = $c->read_response(timeout => 0.5);
+    $c->close;
+    my $c2 = $t->raw($t->port(0));
+    $c2->send("GET /small/range/250000 HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    my $rr = $c2->read_response(timeout => 20) // {};
+    $c2->close;
+    ok(($rr->{body} // '') eq Test::Upstream::pattern(250000),
+       'a client gone mid-way: the next request served');
+}
 
 # keepalive after a stitched response
 my $c = $t->raw($t->port(0));

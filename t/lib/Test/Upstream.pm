@@ -66,7 +66,8 @@ package Test::Upstream;
 #                     a single Range "bytes=a-b"/"bytes=a-" gets a 206
 #                     (?no206=1: 200 always); ?etag_at=OFF: ranges from OFF
 #                     on have ETag "r-2" (?lm=1: another Last-Modified);
-#                     ?shift_at=OFF: such ranges answered one byte later
+#                     ?shift_at=OFF: such ranges answered one byte later;
+#                     ?drop_at=OFF: such ranges closed without an answer
 # Generic query keys, for every mode: close=1 (Connection: close, then
 # close), delay=MS (wait before the response), no100=1 (no 100 Continue),
 # early=1 (answer right after the head without reading the body, then

@@ -216,7 +216,8 @@ sub _len {
 # single "bytes=a-b" or "bytes=a-" Range answered with a 206; ?no206=1
 # ignores Range (200); ?etag_at=OFF: a range starting at OFF or later has
 # another ETag (?lm=1: another Last-Modified instead); ?shift_at=OFF: a
-# range starting at OFF or later is answered one byte later than asked.
+# range starting at OFF or later is answered one byte later than asked;
+# ?drop_at=OFF: such a range gets no answer (the connection closed).
 sub _range {
     my ($x) = @_;
     my $n = _num($x->{arg}, 0);
@@ -226,6 +227,7 @@ sub _range {
     my ($status, $off, $len, @h) = (200, 0, $n);
     if (!$q->{no206} && $r =~ /^bytes=(\d+)-(\d*)$/ && $1 < $n) {
         my ($a, $b) = ($1, length $2 && $2 < $n ? $2 : $n - 1);
+        return (['close']) if defined $q->{drop_at} && $a >= $q->{drop_at};
         if (defined $q->{etag_at} && $a >= $q->{etag_at}) {
             if ($q->{lm}) { $lm = 'Tue, 02 Jan 2024 00:00:00 GMT' }
             else { $etag = '"r-2"' }
