@@ -36,6 +36,7 @@ extern rx_module_t rx_http_userid_module;
 extern rx_module_t rx_http_gunzip_module;
 extern rx_module_t rx_http_sub_filter_module;
 extern rx_module_t rx_http_addition_filter_module;
+extern rx_module_t rx_http_slice_filter_module;
 extern rx_module_t rx_http_ssi_filter_module;
 extern rx_module_t rx_http_postpone_filter_module;
 extern rx_module_t rx_http_charset_module;
@@ -118,6 +119,8 @@ rx_module_t *const rx_modules[] = {
     &rx_http_auth_basic_module,
 #endif
     &rx_http_auth_request_module,
+    /* filter: slice, first to see a response (nginx's last filter module) */
+    &rx_http_slice_filter_module,
     &rx_http_headers_module,
     /* nginx's filter order from here: userid, gunzip, sub, charset, gzip */
 #if (RX_HTTP_USERID)
@@ -195,6 +198,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_gunzip_module", RX_HTTP_GUNZIP && RX_HTTP_GZIP, false },
     { "http_auth_request_module", true, false },
     { "http_addition_module", true, false },
+    { "http_slice_module", true, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },

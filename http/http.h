@@ -342,6 +342,7 @@ struct rx_http_request_s {
     void                     *auth_request_ctx;  /* modules/auth_request.c's */
     void                     *ssi_ctx;           /* modules/ssi.c's */
     void                     *addition_ctx;      /* modules/addition.c's */
+    void                     *slice_ctx;         /* modules/slice.c's */
     /* an in-body subrequest's (http_postpone.c): where its body goes */
     void                     *postpone_ctx;
     void                     *userid_ctx;        /* modules/userid.c's */
