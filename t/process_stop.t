@@ -29,7 +29,8 @@ http { server { listen 127.0.0.1:%%PORT_0%%; location / { } } }
 EOF2
 (my $DYING = $GOOD) =~ s/^(worker_processes 1;)$/$1\nworker_rlimit_nofile 6;/m;
 
-my @DYING_LOGS = (qr/io_uring_queue_init\(\d+\) failed/,
+# (io_uring refused for want of descriptors, the epoll fallback refused too)
+my @DYING_LOGS = (qr/io_uring_queue_init\(\d+\) failed/, qr/epoll_create1\(\) failed/,
                   qr/worker process \d+ exited with code 1/,
                   qr/is dying right after start; respawning it in/);
 
