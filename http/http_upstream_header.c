@@ -114,6 +114,8 @@ rx_http_upstream_copy_headers(rx_http_upstream_t *u)
             r->headers_out.accept_ranges = out;
         }
     }
+    /* the header as the client gets it is what the cache keeps */
+    rx_http_cache_store_start(u);
     return RX_OK;
 }
 

@@ -12,6 +12,7 @@
 #include "http_variables.h"
 #include "http_location.h"
 #include "proxy_ssl.h"
+#include "cache_serve.h"
 
 
 static const char *set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -77,6 +78,8 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, UP(ignore_client_abort), NULL },
     RX_HTTP_UPSTREAM_COMMANDS("proxy_",
         offsetof(rx_http_proxy_loc_conf_t, upstream), next_upstream_masks),
+    RX_HTTP_CACHE_COMMANDS("proxy_", offsetof(rx_http_proxy_loc_conf_t, upstream),
+        offsetof(rx_http_upstream_conf_t, cache)),
     rx_null_command
 };
 
@@ -458,10 +461,10 @@ set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return rx_http_proxy_set_redirect(cf, &plcf->rewrite, &target);
 }
 
+/* The exchange with the upstream (a miss, or no cache). */
 static rx_int_t
-proxy_handler(void *data)
+proxy_start(rx_http_request_t *r)
 {
-    rx_http_request_t        *r = data;
     rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
                                         rx_http_proxy_module);
     rx_http_upstream_t       *u;
@@ -517,6 +520,16 @@ proxy_handler(void *data)
     }
     rx_http_proxy_set_protocol(u, plcf);
     return rx_http_upstream_start(u);
+}
+
+static rx_int_t
+proxy_handler(void *data)
+{
+    rx_http_request_t        *r = data;
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_proxy_module);
+
+    return rx_http_cache_handler(r, &plcf->upstream.cache, proxy_start);
 }
 
 /* Variables. */

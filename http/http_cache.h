@@ -1,0 +1,221 @@
+/*
+ * http_cache.h: proxy_cache and fastcgi_cache: responses of the upstream
+ * engine kept on disk under *_cache_path, indexed by a keys zone in shared
+ * memory, and served again to requests with the same *_cache_key.
+ *
+ * The parts: http_cache.c (the cache of one *_cache_path: its zone, the
+ * index in it, its files' names, the loader that rebuilds the index at
+ * start), http_cache_conf.c (the directives, one table for every
+ * protocol, and $upstream_cache_status), http_cache_store.c (whether a
+ * response may be stored and for how long, and the file written through
+ * the ring while the response streams to the client). Hits are answered
+ * by modules/cache_serve.c (the file opened and read through the ring,
+ * its body sent by the static module's zero-copy path).
+ *
+ * A cache file: a fixed head (rx_http_cache_head_t), the key, the
+ * response header as text ("200 OK\r\nName: value\r\n...\r\n"), then the
+ * body. A new version is written under a temporary name in the cache's
+ * own directory and renamed over the old one once complete, so a reader
+ * sees one version whole or none.
+ */
+#ifndef RX_HTTP_CACHE_H
+#define RX_HTTP_CACHE_H
+
+#include "http.h"
+#include "http_script.h"
+#include "shm_zone.h"
+
+/* $upstream_cache_status (r->cache_status). */
+typedef enum {
+    RX_HTTP_CACHE_NONE = 0,
+    RX_HTTP_CACHE_MISS,
+    RX_HTTP_CACHE_BYPASS,
+    RX_HTTP_CACHE_EXPIRED,
+    RX_HTTP_CACHE_STALE,
+    RX_HTTP_CACHE_UPDATING,
+    RX_HTTP_CACHE_REVALIDATED,
+    RX_HTTP_CACHE_HIT
+} rx_http_cache_status_e;
+
+#define RX_HTTP_CACHE_MAGIC      "RXCACHE1"
+#define RX_HTTP_CACHE_VARY_LEN   96     /* the Vary names kept per entry */
+
+/* The head of a cache file (host byte order: the files are this
+ * machine's). */
+typedef struct {
+    char        magic[8];
+    uint8_t     md5[16];         /* of the key */
+    int64_t     valid_until;     /* seconds since the epoch */
+    int64_t     stored;          /* when it was written */
+    int64_t     body_len;
+    uint32_t    body_start;      /* head + key + header text */
+    uint32_t    key_len;
+    uint32_t    vary_hash;       /* of the request's Vary headers */
+    uint16_t    status;
+    uint16_t    pad;
+    char        vary[RX_HTTP_CACHE_VARY_LEN];  /* names, NUL-terminated */
+} rx_http_cache_head_t;
+
+/* One *_cache_path: made by the directive, zone->data. */
+typedef struct {
+    rx_str_t        path;            /* absolute, NUL-terminated, no '/' at
+                                        the end */
+    rx_uint_t       levels[3];       /* 0 ends the list */
+    time_t          inactive;        /* seconds */
+    rx_shm_zone_t  *zone;
+    const char     *directive;       /* "proxy_cache_path" */
+} rx_http_cache_t;
+
+/* An entry of the index, in the zone. */
+typedef struct rx_http_cache_node_s rx_http_cache_node_t;
+struct rx_http_cache_node_s {
+    rx_http_cache_node_t  *hnext;
+    rx_http_cache_node_t  *prev;         /* LRU: head is the most recent */
+    rx_http_cache_node_t  *next;
+    uint8_t                md5[16];
+    int64_t                valid_until;
+    time_t                 accessed;
+    int64_t                fsize;        /* 0: no file (being written) */
+    uint32_t               vary_hash;
+    char                   vary[RX_HTTP_CACHE_VARY_LEN];
+};
+
+/* What a lookup found (copied out of the zone under its lock). */
+typedef struct {
+    bool        found;
+    int64_t     valid_until;
+    int64_t     fsize;
+    uint32_t    vary_hash;
+    char        vary[RX_HTTP_CACHE_VARY_LEN];
+} rx_http_cache_entry_t;
+
+typedef struct {
+    rx_uint_t   status;          /* 0: any */
+    time_t      valid;           /* seconds; 0: not cached */
+} rx_http_cache_valid_t;
+
+/* A location's settings (inside rx_http_upstream_conf_t). */
+typedef struct {
+    rx_shm_zone_t           *zone;     /* NULL: off; UNSET_PTR: unset */
+    rx_http_complex_value_t *key;      /* UNSET_PTR: unset */
+    rx_array_t              *valid;    /* rx_http_cache_valid_t; UNSET_PTR */
+} rx_http_cache_conf_t;
+
+/* A request's dealings with the cache (r->cache_ctx). */
+typedef struct rx_http_cache_req_s {
+    rx_http_cache_t         *cache;
+    const rx_http_cache_conf_t *conf;
+    rx_str_t                 key;
+    uint8_t                  md5[16];
+    char                    *file;       /* the entry's path */
+    rx_http_cache_entry_t    entry;      /* what the lookup found */
+    struct rx_http_cache_store_s *store; /* a response being written */
+    /* a hit being served (modules/cache_serve.c) */
+    int                      fd;
+    char                    *head_buf;
+    size_t                   head_size;
+    rx_int_t               (*miss)(rx_http_request_t *r);  /* go upstream */
+} rx_http_cache_req_t;
+
+/* http_cache.c: the index. Each returns after unlocking. */
+rx_http_cache_t *rx_http_cache_of(rx_shm_zone_t *zone);
+/* Finds md5 into *e (found false: none); touches the entry. An entry
+ * unused for longer than inactive is dropped with its file. */
+rx_int_t rx_http_cache_lookup(rx_http_cache_t *cache, const uint8_t md5[16],
+    rx_http_cache_entry_t *e, rx_log_t *log);
+/* Records a file just put in place (creating the entry, evicting the
+ * least recently used ones when the zone is full). */
+rx_int_t rx_http_cache_insert(rx_http_cache_t *cache,
+    const rx_http_cache_head_t *h, int64_t fsize, rx_log_t *log);
+/* Forgets md5 (a file found missing or broken). */
+void rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16]);
+/* The path of the entry md5 in the cache (levels applied), from pool. */
+char *rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
+    const uint8_t md5[16]);
+/* Creates the level directories of file (its parents below the cache's
+ * path): a directory entry each, no data I/O. RX_OK or RX_ERROR (errno). */
+rx_int_t rx_http_cache_make_dirs(const rx_http_cache_t *cache,
+    const char *file);
+/* The zone's init hook (the loader): see http_cache.c. */
+rx_int_t rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old);
+/* The hash of the request headers named in vary ("accept-encoding,
+ * cookie"), as stored with an entry. */
+uint32_t rx_http_cache_vary_hash(rx_http_request_t *r, const char *vary);
+
+/* http_cache_conf.c */
+void rx_http_cache_init_conf(rx_http_cache_conf_t *conf);
+/* module: "proxy" (its default key), "fastcgi" (a key must be given). */
+const char *rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
+    const rx_http_cache_conf_t *prev, const char *module);
+const char *rx_http_cache_set_path(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_cache_set_zone(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_cache_set_key(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_cache_set_valid(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+const char *rx_http_cache_set_refused(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+rx_int_t rx_http_cache_add_variables(rx_conf_t *cf);
+/*
+ * Before the upstream: RX_DECLINED when the location does not cache this
+ * request (the caller goes upstream as always); RX_OK with r->cache_ctx
+ * set and r->cache_status MISS or EXPIRED (go upstream; the response may
+ * be stored), or HIT (answer from ctx->file: modules/cache_serve.c).
+ * RX_ERROR: out of memory.
+ */
+rx_int_t rx_http_cache_begin(rx_http_request_t *r,
+    const rx_http_cache_conf_t *conf);
+
+/* http_cache_store.c: called by the upstream engine (http_upstream*.c). */
+struct rx_http_upstream_s;
+/* The header went to the client: start storing the response when its
+ * status and headers allow. */
+void rx_http_cache_store_start(struct rx_http_upstream_s *u);
+/* Body bytes as the client gets them. */
+void rx_http_cache_store_body(struct rx_http_upstream_s *u, const char *data,
+    size_t len);
+/* The body is complete: RX_OK (nothing to wait for) or RX_AGAIN (the
+ * file's last write runs; done is called once it is in place). */
+rx_int_t rx_http_cache_store_end(struct rx_http_upstream_s *u,
+    void (*done)(struct rx_http_upstream_s *u));
+/* The response broke or the request ended first: the file is dropped. */
+void rx_http_cache_store_abort(rx_http_request_t *r);
+
+/*
+ * The directives, shared by every protocol of the upstream engine, as
+ * RX_HTTP_UPSTREAM_COMMANDS is: p is the prefix ("proxy_"), up the offset
+ * of the protocol's rx_http_upstream_conf_t in its location conf, cache
+ * the offset of the rx_http_cache_conf_t inside it.
+ */
+#define RX_HTTP_CACHE_CMD(p, name, ctx, arity, set, off)                     \
+    { p name, (ctx) | (arity), set, RX_HTTP_LOC_CONF_OFFSET, off, NULL }
+#define RX_HTTP_CACHE_LOC  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+#define RX_HTTP_CACHE_REFUSED(p, name)                                       \
+    RX_HTTP_CACHE_CMD(p, name, RX_HTTP_CACHE_LOC, RX_CONF_ANY,               \
+        rx_http_cache_set_refused, 0)
+
+#define RX_HTTP_CACHE_COMMANDS(p, up, cache)                                 \
+    RX_HTTP_CACHE_CMD(p, "cache_path", RX_HTTP_MAIN_CONF, RX_CONF_2MORE,     \
+        rx_http_cache_set_path, 0),                                          \
+    RX_HTTP_CACHE_CMD(p, "cache", RX_HTTP_CACHE_LOC, RX_CONF_TAKE1,          \
+        rx_http_cache_set_zone, (up) + (cache)),                             \
+    RX_HTTP_CACHE_CMD(p, "cache_key", RX_HTTP_CACHE_LOC, RX_CONF_TAKE1,      \
+        rx_http_cache_set_key, (up) + (cache)),                              \
+    RX_HTTP_CACHE_CMD(p, "cache_valid", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,    \
+        rx_http_cache_set_valid, (up) + (cache)),                            \
+    RX_HTTP_CACHE_REFUSED(p, "cache_methods"),                               \
+    RX_HTTP_CACHE_REFUSED(p, "cache_min_uses"),                              \
+    RX_HTTP_CACHE_REFUSED(p, "cache_bypass"),                                \
+    RX_HTTP_CACHE_REFUSED(p, "no_cache"),                                    \
+    RX_HTTP_CACHE_REFUSED(p, "cache_use_stale"),                             \
+    RX_HTTP_CACHE_REFUSED(p, "cache_background_update"),                     \
+    RX_HTTP_CACHE_REFUSED(p, "cache_lock"),                                  \
+    RX_HTTP_CACHE_REFUSED(p, "cache_lock_timeout"),                          \
+    RX_HTTP_CACHE_REFUSED(p, "cache_lock_age"),                              \
+    RX_HTTP_CACHE_REFUSED(p, "cache_revalidate"),                            \
+    RX_HTTP_CACHE_REFUSED(p, "cache_convert_head"),                          \
+    RX_HTTP_CACHE_REFUSED(p, "cache_purge")
+
+#endif /* RX_HTTP_CACHE_H */

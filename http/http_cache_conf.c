@@ -1,0 +1,381 @@
+/*
+ * http_cache_conf.c: the cache's directives for every protocol of the
+ * upstream engine (*_cache_path, *_cache, *_cache_key, *_cache_valid, the
+ * ones ringx refuses by name), $upstream_cache_status, and the lookup a
+ * request makes before it goes upstream (rx_http_cache_begin).
+ */
+#include "http.h"
+#include "http_cache.h"
+#include "http_variables.h"
+#include "md5.h"
+#include "clock.h"
+
+/* The owner of the keys zones (rx_shm_zone_add's tag). */
+static const char cache_zone_tag = 0;
+
+void
+rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
+{
+    conf->zone = RX_CONF_UNSET_PTR;
+    conf->key = RX_CONF_UNSET_PTR;
+    conf->valid = RX_CONF_UNSET_PTR;
+}
+
+static bool
+arg_is(const rx_str_t *v, const char *name, size_t *skip)
+{
+    size_t n = strlen(name);
+
+    *skip = n;
+    return v->len >= n && memcmp(v->data, name, n) == 0;
+}
+
+/* levels=1:2 (one to three levels of one or two characters). */
+static const char *
+parse_levels(rx_conf_t *cf, const rx_str_t *v, rx_http_cache_t *cache)
+{
+    const char *p = v->data + 7, *end = v->data + v->len;
+    rx_uint_t   i = 0;
+
+    while (p < end) {
+        if (i == 3 || (*p != '1' && *p != '2')) {
+            goto invalid;
+        }
+        cache->levels[i++] = (rx_uint_t) (*p++ - '0');
+        if (p < end && *p++ != ':') {
+            goto invalid;
+        }
+        if (p == end && p[-1] == ':') {
+            goto invalid;
+        }
+    }
+    if (i == 0) {
+        goto invalid;
+    }
+    return RX_CONF_OK;
+invalid:
+    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid \"levels\" \"%.*s\"",
+                      (int) v->len, v->data);
+    return RX_CONF_ERROR;
+}
+
+/* One parameter of *_cache_path after the path. */
+static const char *
+path_param(rx_conf_t *cf, const rx_str_t *v, rx_http_cache_t *cache,
+    rx_str_t *zname, size_t *zsize)
+{
+    static const char *const no_process[] = {
+        "manager_files=", "manager_sleep=", "manager_threshold=",
+        "loader_files=", "loader_sleep=", "loader_threshold=", NULL
+    };
+    size_t     skip;
+    rx_str_t   t;
+    rx_int_t   n;
+    rx_uint_t  i;
+
+    if (arg_is(v, "levels=", &skip)) {
+        return parse_levels(cf, v, cache);
+    }
+    if (arg_is(v, "keys_zone=", &skip)) {
+        return rx_shm_zone_parse(cf, v, skip, zname, zsize) == RX_OK
+               ? RX_CONF_OK : RX_CONF_ERROR;
+    }
+    if (arg_is(v, "inactive=", &skip)) {
+        t.data = v->data + skip;
+        t.len = v->len - skip;
+        n = rx_parse_time(&t, true);
+        if (n < 0) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid inactive value "
+                              "\"%.*s\"", (int) v->len, v->data);
+            return RX_CONF_ERROR;
+        }
+        cache->inactive = (time_t) n;
+        return RX_CONF_OK;
+    }
+    if (arg_is(v, "use_temp_path=", &skip)) {
+        /* the file is always written in the cache's own directory and
+         * renamed (use_temp_path=off): either value gives the same result */
+        if (strcmp(v->data + skip, "on") && strcmp(v->data + skip, "off")) {
+            goto invalid;
+        }
+        return RX_CONF_OK;
+    }
+    for (i = 0; no_process[i]; i++) {
+        if (arg_is(v, no_process[i], &skip)) {
+            rx_conf_log_error(RX_LOG_NOTICE, cf, 0, "the \"%.*s\" parameter "
+                "is ignored: ringx has no cache manager or loader process "
+                "(the index is rebuilt by the master at start, entries leave "
+                "as new ones come)", (int) (skip - 1), v->data);
+            return RX_CONF_OK;
+        }
+    }
+    if (arg_is(v, "max_size=", &skip) || arg_is(v, "min_free=", &skip)) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "the \"%.*s\" parameter is not "
+            "supported by ringx yet (the cache is bounded by its keys zone "
+            "and inactive=)", (int) (skip - 1), v->data);
+        return RX_CONF_ERROR;
+    }
+invalid:
+    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
+                      (int) v->len, v->data);
+    return RX_CONF_ERROR;
+}
+
+/* *_cache_path path [levels=] keys_zone=name:size [inactive=] ... */
+const char *
+rx_http_cache_set_path(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_str_t        *value = cf->args->elts, zname = { 0, NULL };
+    rx_http_cache_t *cache;
+    rx_shm_zone_t   *zone;
+    size_t           zsize = 0;
+    rx_uint_t        i;
+
+    (void) conf;
+    cache = rx_pcalloc(cf->pool, sizeof(*cache));
+    if (cache == NULL) {
+        return RX_CONF_ERROR;
+    }
+    cache->inactive = 600;
+    cache->directive = cmd->name;
+    cache->path = value[1];
+    while (cache->path.len > 1
+           && cache->path.data[cache->path.len - 1] == '/') {
+        cache->path.len--;
+    }
+    if (rx_conf_full_name(cf->cycle, &cache->path, false) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    for (i = 2; i < cf->args->nelts; i++) {
+        if (path_param(cf, &value[i], cache, &zname, &zsize) != RX_CONF_OK) {
+            return RX_CONF_ERROR;
+        }
+    }
+    if (zname.len == 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"%s\" must have \"keys_zone\" "
+                          "parameter", cmd->name);
+        return RX_CONF_ERROR;
+    }
+    zone = rx_shm_zone_add(cf, &zname, zsize, &cache_zone_tag);
+    if (zone == NULL) {
+        return RX_CONF_ERROR;
+    }
+    if (zone->data) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "duplicate zone \"%s\"",
+                          zname.data);
+        return RX_CONF_ERROR;
+    }
+    cache->zone = zone;
+    zone->data = cache;
+    zone->init = rx_http_cache_init_zone;
+    if (rx_conf_add_path(cf, &cache->path, cmd->name) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}
+
+/* *_cache zone | off */
+const char *
+rx_http_cache_set_zone(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_cache_conf_t *cc = rx_conf_field(conf, cmd, rx_http_cache_conf_t);
+    rx_str_t             *value = cf->args->elts;
+
+    if (cc->zone != RX_CONF_UNSET_PTR) {
+        return "is duplicate";
+    }
+    if (strcmp(value[1].data, "off") == 0) {
+        cc->zone = NULL;
+        return RX_CONF_OK;
+    }
+    if (memchr(value[1].data, '$', value[1].len)) {
+        return "with variables is not supported by ringx yet";
+    }
+    cc->zone = rx_shm_zone_add(cf, &value[1], 0, &cache_zone_tag);
+    return cc->zone ? RX_CONF_OK : RX_CONF_ERROR;
+}
+
+const char *
+rx_http_cache_set_key(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_cache_conf_t *cc = rx_conf_field(conf, cmd, rx_http_cache_conf_t);
+    rx_str_t             *value = cf->args->elts;
+
+    if (cc->key != RX_CONF_UNSET_PTR) {
+        return "is duplicate";
+    }
+    cc->key = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
+    if (cc->key == NULL
+        || rx_http_compile_complex_value(cf, &value[1], cc->key) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}
+
+/* *_cache_valid [code ... | any] time: without codes, 200 301 302. */
+const char *
+rx_http_cache_set_valid(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    static const rx_uint_t  dflt[] = { 200, 301, 302 };
+    rx_http_cache_conf_t   *cc = rx_conf_field(conf, cmd, rx_http_cache_conf_t);
+    rx_str_t               *value = cf->args->elts;
+    rx_http_cache_valid_t  *v;
+    rx_uint_t               i, n = cf->args->nelts;
+    rx_int_t                t, code;
+
+    if (cc->valid == RX_CONF_UNSET_PTR) {
+        cc->valid = rx_array_create(cf->pool, 4, sizeof(*v));
+        if (cc->valid == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    t = rx_parse_time(&value[n - 1], true);
+    if (t < 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid time value \"%s\"",
+                          value[n - 1].data);
+        return RX_CONF_ERROR;
+    }
+    if (n == 2) {
+        for (i = 0; i < 3; i++) {
+            if ((v = rx_array_push(cc->valid)) == NULL) return RX_CONF_ERROR;
+            v->status = dflt[i];
+            v->valid = (time_t) t;
+        }
+        return RX_CONF_OK;
+    }
+    for (i = 1; i < n - 1; i++) {
+        if (strcmp(value[i].data, "any") == 0) {
+            code = 0;
+        } else {
+            code = rx_atoi(value[i].data, value[i].len);
+            if (code < 200 || code > 599) {
+                rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid status \"%s\"",
+                                  value[i].data);
+                return RX_CONF_ERROR;
+            }
+        }
+        if ((v = rx_array_push(cc->valid)) == NULL) return RX_CONF_ERROR;
+        v->status = (rx_uint_t) code;
+        v->valid = (time_t) t;
+    }
+    return RX_CONF_OK;
+}
+
+/* A cache directive ringx does not have yet: refused by name at -t. */
+const char *
+rx_http_cache_set_refused(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    (void) cf;
+    (void) cmd;
+    (void) conf;
+    return "is not supported by ringx yet (docs/directives.md lists what "
+           "the cache does)";
+}
+
+const char *
+rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
+    const rx_http_cache_conf_t *prev, const char *module)
+{
+    static rx_str_t proxy_key = rx_string("$scheme$proxy_host$request_uri");
+
+    rx_conf_merge_ptr(conf->zone, prev->zone, NULL);
+    rx_conf_merge_ptr(conf->valid, prev->valid, NULL);
+    rx_conf_merge_ptr(conf->key, prev->key, NULL);
+    if (conf->zone == NULL || conf->key != NULL) {
+        return RX_CONF_OK;
+    }
+    if (strcmp(module, "proxy") != 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "no \"%s_cache_key\" for "
+                          "\"%s_cache\"", module, module);
+        return RX_CONF_ERROR;
+    }
+    conf->key = rx_pcalloc(cf->pool, sizeof(rx_http_complex_value_t));
+    if (conf->key == NULL
+        || rx_http_compile_complex_value(cf, &proxy_key, conf->key) != RX_OK) {
+        return RX_CONF_ERROR;
+    }
+    return RX_CONF_OK;
+}
+
+static rx_int_t
+var_cache_status(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    static const char *const names[] = {
+        NULL, "MISS", "BYPASS", "EXPIRED", "STALE", "UPDATING",
+        "REVALIDATED", "HIT"
+    };
+    const char *s = r->cache_status < rx_nelems(names)
+                    ? names[r->cache_status] : NULL;
+
+    (void) data;
+    if (s == NULL) {
+        v->not_found = 1;
+        return RX_OK;
+    }
+    v->data = (char *) s;
+    v->len = strlen(s);
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_cache_add_variables(rx_conf_t *cf)
+{
+    rx_str_t            name = rx_string("upstream_cache_status");
+    rx_http_variable_t *v = rx_http_add_variable(cf, &name,
+                                                 RX_HTTP_VAR_NOCACHEABLE);
+
+    if (v == NULL) {
+        return RX_ERROR;
+    }
+    v->get = var_cache_status;
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
+{
+    rx_http_cache_req_t *ctx;
+    rx_http_cache_t     *cache;
+    rx_md5_t             md5;
+
+    if (conf->zone == NULL || !(r->method & (RX_HTTP_GET | RX_HTTP_HEAD))
+        || (cache = rx_http_cache_of(conf->zone)) == NULL) {
+        return RX_DECLINED;
+    }
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (ctx == NULL
+        || rx_http_complex_value(r, conf->key, &ctx->key) != RX_OK) {
+        return RX_ERROR;
+    }
+    ctx->cache = cache;
+    ctx->conf = conf;
+    ctx->fd = -1;
+    rx_md5_init(&md5);
+    rx_md5_update(&md5, ctx->key.data, ctx->key.len);
+    rx_md5_final(ctx->md5, &md5);
+    ctx->file = rx_http_cache_file_name(r->pool, cache, ctx->md5);
+    if (ctx->file == NULL) {
+        return RX_ERROR;
+    }
+    if (rx_http_cache_lookup(cache, ctx->md5, &ctx->entry, &r->conn->log)
+        != RX_OK) {
+        return RX_DECLINED;      /* the zone is unusable: as if off */
+    }
+    r->cache_ctx = ctx;
+    if (!ctx->entry.found) {
+        r->cache_status = RX_HTTP_CACHE_MISS;
+    } else if (ctx->entry.vary[0]
+               && rx_http_cache_vary_hash(r, ctx->entry.vary)
+                  != ctx->entry.vary_hash) {
+        r->cache_status = RX_HTTP_CACHE_MISS;   /* another variant */
+    } else if (ctx->entry.valid_until > rx_time_sec) {
+        r->cache_status = RX_HTTP_CACHE_HIT;
+    } else {
+        r->cache_status = RX_HTTP_CACHE_EXPIRED;
+    }
+    return RX_OK;
+}

@@ -1,0 +1,245 @@
+/*
+ * cache_serve.c: where proxy and fastcgi meet the cache. Before going
+ * upstream a request looks its key up (http/http_cache_conf.c); a hit is
+ * answered from the file: opened and its head read through the ring, the
+ * stored header replayed, the body sent by the static module's path
+ * (sendfile or splice: zero-copy when the location allows). A file that
+ * vanished or is broken turns the hit into a miss.
+ */
+#include <fcntl.h>
+#include "http.h"
+#include "http_cache.h"
+#include "static.h"
+#include "cache_serve.h"
+
+#define HEAD_READ  8192          /* the first read: most headers fit */
+
+static void serve_op(rx_http_request_t *r, const rx_cqe_t *cqe);
+
+static void
+close_fd(void *data)
+{
+    rx_http_cache_req_t *ctx = data;
+
+    if (ctx->fd != -1) {
+        close(ctx->fd);
+        ctx->fd = -1;
+    }
+}
+
+static void
+end(rx_http_request_t *r, rx_int_t rc)
+{
+    if (rc != RX_AGAIN && rc != RX_OK) {
+        rx_http_finalize_request(r, rc);
+    }
+}
+
+/* The file is not what the index said: forgotten, and the request goes
+ * upstream as a miss (its response takes the entry's place). */
+static void
+to_miss(rx_http_request_t *r, const char *why, int err)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+
+    if (why) {
+        rx_http_request_log_error(r, RX_LOG_CRIT, err, "cache file \"%s\" %s",
+                                  ctx->file, why);
+    }
+    rx_http_cache_forget(ctx->cache, ctx->md5);
+    close_fd(ctx);
+    r->op_handler = NULL;
+    r->cache_status = RX_HTTP_CACHE_MISS;
+    end(r, ctx->miss(r));
+}
+
+static void
+read_head(rx_http_request_t *r, size_t size)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+
+    ctx->head_buf = rx_pnalloc(r->pool, size);
+    if (ctx->head_buf == NULL) {
+        end(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    ctx->head_size = size;
+    rx_ring_read(ctx->fd, ctx->head_buf, (unsigned) size, 0,
+                 rx_http_op_ud(r, RX_OP_READ));
+}
+
+static rx_table_elt_t *
+push_header(rx_http_request_t *r, char *name, size_t nlen, char *value,
+    size_t vlen)
+{
+    rx_table_elt_t *h = rx_array_push(&r->headers_out.headers);
+
+    if (h == NULL) {
+        return NULL;
+    }
+    memset(h, 0, sizeof(*h));
+    h->key.data = name;
+    h->key.len = nlen;
+    h->value.data = value;
+    h->value.len = vlen;
+    return h;
+}
+
+#define IS(name, lit)  (nlen == sizeof(lit) - 1 && strncasecmp(name, lit, nlen) == 0)
+
+/* The stored header ("200 OK\r\nName: value\r\n...\r\n") into
+ * r->headers_out. RX_OK or RX_ERROR (not a header). */
+static rx_int_t
+replay_header(rx_http_request_t *r, char *p, char *last)
+{
+    rx_http_headers_out_t *ho = &r->headers_out;
+    char                  *eol, *colon, *v;
+    rx_table_elt_t        *h;
+    size_t                 nlen;
+
+    eol = memmem(p, (size_t) (last - p), "\r\n", 2);
+    if (eol == NULL || eol - p < 3) {
+        return RX_ERROR;
+    }
+    ho->status = (rx_uint_t) rx_atoi(p, 3);
+    ho->status_line.data = p;
+    ho->status_line.len = (size_t) (eol - p);
+    for (p = eol + 2; p < last; p = eol + 2) {
+        eol = memmem(p, (size_t) (last - p), "\r\n", 2);
+        if (eol == NULL) {
+            return RX_ERROR;
+        }
+        if (eol == p) {
+            return RX_OK;                /* the empty line */
+        }
+        colon = memchr(p, ':', (size_t) (eol - p));
+        if (colon == NULL) {
+            return RX_ERROR;
+        }
+        nlen = (size_t) (colon - p);
+        for (v = colon + 1; v < eol && *v == ' '; v++) { }
+        if (IS(p, "content-type")) {
+            ho->content_type.data = v;
+            ho->content_type.len = (size_t) (eol - v);
+            continue;
+        }
+        h = push_header(r, p, nlen, v, (size_t) (eol - v));
+        if (h == NULL) {
+            return RX_ERROR;
+        }
+        if (IS(p, "etag")) ho->etag = h;
+        else if (IS(p, "expires")) ho->expires = h;
+        else if (IS(p, "content-encoding")) ho->content_encoding = h;
+        else if (IS(p, "accept-ranges")) ho->accept_ranges = h;
+        else if (IS(p, "server")) ho->server = h;
+        else if (IS(p, "location") && (v == eol || *v != '/')) ho->location = h;
+    }
+    return RX_ERROR;
+}
+
+/* The head is read: the stored response goes out. */
+static void
+on_head(rx_http_request_t *r, ssize_t res)
+{
+    rx_http_cache_req_t  *ctx = r->cache_ctx;
+    rx_http_cache_head_t  h;
+    rx_str_t              path;
+    rx_int_t              rc;
+
+    if (res < (ssize_t) sizeof(h)) {
+        to_miss(r, res < 0 ? "could not be read" : "is too short",
+                res < 0 ? (int) -res : 0);
+        return;
+    }
+    memcpy(&h, ctx->head_buf, sizeof(h));
+    if (memcmp(h.magic, RX_HTTP_CACHE_MAGIC, 8) != 0
+        || memcmp(h.md5, ctx->md5, 16) != 0 || h.body_start < sizeof(h)) {
+        to_miss(r, "has a broken head", 0);
+        return;
+    }
+    if ((size_t) res < h.body_start) {
+        if (ctx->head_size >= h.body_start) {
+            to_miss(r, "is too short", 0);
+        } else {
+            read_head(r, h.body_start);      /* a large header: once more */
+        }
+        return;
+    }
+    if (replay_header(r, ctx->head_buf + sizeof(h) + h.key_len,
+                      ctx->head_buf + h.body_start) != RX_OK) {
+        to_miss(r, "has a broken header", 0);
+        return;
+    }
+    r->op_handler = NULL;
+    r->headers_out.content_length_n = h.body_len;
+    if (rx_http_send_header(r) == RX_ERROR) {
+        end(r, RX_ERROR);
+        return;
+    }
+    if (r->header_only || h.body_len == 0) {
+        end(r, rx_http_output_filter(r, NULL));
+        return;
+    }
+    path.data = ctx->file;
+    path.len = strlen(ctx->file);
+    rc = rx_http_static_send_file(r, ctx->fd, h.body_start,
+                                  (int64_t) h.body_start + h.body_len, &path);
+    end(r, rc);
+}
+
+static void
+serve_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_pool_cleanup_t   *cln;
+
+    switch (rx_op_kind(cqe->user_data)) {
+    case RX_OP_OPEN:
+        if (cqe->res < 0) {
+            to_miss(r, cqe->res == -ENOENT ? NULL : "could not be opened",
+                    -cqe->res);
+            return;
+        }
+        ctx->fd = cqe->res;
+        cln = rx_pool_cleanup_add(r->pool, 0);
+        if (cln == NULL) {
+            close_fd(ctx);
+            end(r, RX_HTTP_INTERNAL_SERVER_ERROR);
+            return;
+        }
+        cln->handler = close_fd;
+        cln->data = ctx;
+        read_head(r, (size_t) rx_min(ctx->entry.fsize, (int64_t) HEAD_READ));
+        return;
+    case RX_OP_READ:
+        on_head(r, cqe->res);
+        return;
+    default:
+        return;
+    }
+}
+
+rx_int_t
+rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
+    rx_int_t (*go)(rx_http_request_t *r))
+{
+    rx_http_cache_req_t *ctx;
+    rx_int_t             rc = rx_http_cache_begin(r, conf);
+
+    if (rc == RX_ERROR) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (rc == RX_DECLINED || r->cache_status != RX_HTTP_CACHE_HIT) {
+        return go(r);
+    }
+    ctx = r->cache_ctx;
+    ctx->miss = go;
+    rc = rx_http_discard_request_body(r);
+    if (rc != RX_OK) {
+        return rc;
+    }
+    r->op_handler = serve_op;
+    rx_ring_openat(AT_FDCWD, ctx->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+                   rx_http_op_ud(r, RX_OP_OPEN));
+    return RX_AGAIN;
+}

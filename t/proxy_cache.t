@@ -1,0 +1,257 @@
+#!/usr/bin/perl
+# proxy_cache.t: proxy_cache against Test::Upstream (which counts what
+# reaches it): MISS then HIT with the same bytes, EXPIRED after
+# proxy_cache_valid, the headers that decide (Cache-Control, Expires,
+# X-Accel-Expires, Set-Cookie, Vary) and proxy_ignore_headers,
+# $upstream_cache_status, HEAD from a hit, levels, a cache that survives a
+# restart, an unwritable cache directory (the response is whole, one log
+# line, nothing cached), and the directives ringx refuses by name at -t.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use Test::Ringx;
+use Test::Upstream;
+use Time::HiRes qw(sleep);
+
+my $up = Test::Upstream->new;
+$up->start;
+my $UP = $up->addr;
+
+my $t = Test::Ringx->new;
+my $conf = <<"EOF";
+daemon off;
+master_process on;
+worker_processes 2;
+error_log logs/error.log info;
+events { worker_connections 128; }
+http {
+    log_format c '\$request_uri \$upstream_cache_status';
+    access_log logs/access.log c;
+    proxy_cache_path %%PREFIX%%/cache levels=1:2 keys_zone=one:1m inactive=1h;
+    proxy_cache_path %%PREFIX%%/flat keys_zone=flat:64k;
+    proxy_cache_path %%PREFIX%%/ro keys_zone=ro:64k;
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        add_header X-Cache \$upstream_cache_status always;
+        location / {
+            proxy_pass http://$UP;
+            proxy_cache one;
+            proxy_cache_valid 200 404 1m;
+        }
+        location /short/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+            proxy_cache_valid 1s;
+        }
+        location /nokey/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+        }
+        location /cookie/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+            proxy_cache_valid 1m;
+            proxy_ignore_headers Set-Cookie;
+        }
+        location /flat/ {
+            proxy_pass http://$UP/;
+            proxy_cache flat;
+            proxy_cache_valid any 1m;
+        }
+        location /ro/ {
+            proxy_pass http://$UP/;
+            proxy_cache ro;
+            proxy_cache_valid 1m;
+        }
+        location /off/ {
+            proxy_pass http://$UP/;
+            proxy_cache off;
+        }
+    }
+}
+EOF
+$t->write_config($conf);
+$t->run;
+my $port = $t->port(0);
+
+sub get {
+    my ($path, %h) = @_;
+    my $method = delete $h{method} // 'GET';
+    my $extra = join '', map { "$_: $h{$_}\r\n" } sort keys %h;
+    my $raw = $t->http($port, "$method $path HTTP/1.1\r\nHost: x\r\n$extra"
+                       . "Connection: close\r\n\r\n");
+    my ($r) = Test::Ringx::parse_responses($raw // '',
+                                           head => [$method eq 'HEAD']);
+    return $r // { status => 0, headers => {}, body => '' };
+}
+
+sub hdr { my ($r, $n) = @_; my $v = $r->{headers}{lc $n}; ref $v ? $v->[0] : $v }
+
+sub upstream_count {
+    my ($uri) = @_;
+    return scalar grep { $_->{uri} eq $uri } $up->requests;
+}
+
+# MISS, then HIT with the very same bytes and no second upstream request
+my $a = get('/len/20000');
+is $a->{status}, 200, 'first request: 200';
+is hdr($a, 'x-cache'), 'MISS', 'first request: MISS';
+is length($a->{body}), 20000, 'first request: whole body';
+my $b = get('/len/20000');
+is hdr($b, 'x-cache'), 'HIT', 'second request: HIT';
+is $b->{body}, $a->{body}, 'the hit has the same body';
+is hdr($b, 'content-length'), 20000, 'the hit has its Content-Length';
+is upstream_count('/len/20000'), 1, 'one request reached the upstream';
+ok(-f "${\$t->prefix}/cache/" . do {
+    my @f = glob("${\$t->prefix}/cache/*/*/*"); @f ? substr($f[0],
+        length("${\$t->prefix}/cache/")) : 'none' },
+   'levels=1:2: the file is two directories down');
+my @files = glob("${\$t->prefix}/cache/*/*/*");
+like $files[0] // '', qr{/cache/([0-9a-f])/([0-9a-f]{2})/[0-9a-f]{29}\2\1$},
+     'the levels are the name\'s last characters, as nginx';
+
+# a cached 404 (listed in proxy_cache_valid) and its status line
+get('/status/404');
+my $n = get('/status/404');
+is $n->{status}, 404, 'a cached 404 is a 404';
+is hdr($n, 'x-cache'), 'HIT', '404 listed in proxy_cache_valid: HIT';
+# a status not listed is not stored
+get('/status/500');
+is hdr(get('/status/500'), 'x-cache'), 'MISS', '500 not listed: MISS again';
+is upstream_count('/status/500'), 2, 'both 500s reached the upstream';
+
+# HEAD from a hit: the header, no body
+my $h = get('/len/20000', method => 'HEAD');
+is $h->{status}, 200, 'HEAD of a cached entry: 200';
+is hdr($h, 'x-cache'), 'HIT', 'HEAD: HIT';
+is $h->{body} // '', '', 'HEAD: no body';
+is upstream_count('/len/20000'), 1, 'HEAD did not reach the upstream';
+
+# EXPIRED after proxy_cache_valid's time, then HIT again
+is hdr(get('/short/len/10'), 'x-cache'), 'MISS', 'valid 1s: MISS';
+is hdr(get('/short/len/10'), 'x-cache'), 'HIT', 'valid 1s: HIT at once';
+sleep 2.2;
+is hdr(get('/short/len/10'), 'x-cache'), 'EXPIRED', 'after 2 s: EXPIRED';
+is hdr(get('/short/len/10'), 'x-cache'), 'HIT', 'the new copy: HIT';
+is upstream_count('/len/10'), 2, 'the upstream saw the miss and the refresh';
+
+# the upstream's headers decide before proxy_cache_valid
+for my $case (['Cache-Control=no-store', 'MISS', 'Cache-Control: no-store'],
+              ['Cache-Control=private', 'MISS', 'Cache-Control: private'],
+              ['Cache-Control=no-cache', 'MISS', 'Cache-Control: no-cache'],
+              ['Cache-Control=max-age%3D0', 'MISS', 'max-age=0'],
+              ['X-Accel-Expires=0', 'MISS', 'X-Accel-Expires: 0'],
+              ['Expires=Thu,%2001%20Jan%201970%2000:00:01%20GMT', 'MISS',
+               'Expires in the past'],
+              ['Set-Cookie=a%3D1', 'MISS', 'Set-Cookie'],
+              ['Vary=*', 'MISS', 'Vary: *']) {
+    my ($q, $want, $name) = @$case;
+    get("/headers?$q");
+    is hdr(get("/headers?$q"), 'x-cache'), $want, "$name: not stored";
+}
+# without proxy_cache_valid, the upstream's own word stores it
+get('/nokey/headers?Cache-Control=max-age%3D60');
+is hdr(get('/nokey/headers?Cache-Control=max-age%3D60'), 'x-cache'), 'HIT',
+   'Cache-Control: max-age=60 without proxy_cache_valid: HIT';
+get('/nokey/headers?X-Accel-Expires=60');
+my $xa = get('/nokey/headers?X-Accel-Expires=60');
+is hdr($xa, 'x-cache'), 'HIT', 'X-Accel-Expires: 60: HIT';
+ok !defined hdr($xa, 'x-accel-expires'), 'X-Accel-Expires is not passed on';
+get('/nokey/len/5');
+is hdr(get('/nokey/len/5'), 'x-cache'), 'MISS',
+   'no proxy_cache_valid and no header: not stored';
+# proxy_ignore_headers Set-Cookie: stored, and the cookie kept
+get('/cookie/headers?Set-Cookie=a%3D1');
+my $ck = get('/cookie/headers?Set-Cookie=a%3D1');
+is hdr($ck, 'x-cache'), 'HIT', 'proxy_ignore_headers Set-Cookie: HIT';
+is hdr($ck, 'set-cookie'), 'a=1', '... with the stored Set-Cookie';
+
+# Vary: a variant per value of the named request header
+my $v = '/headers?Vary=Accept-Language&X-V=1';
+is hdr(get($v, 'Accept-Language' => 'en'), 'x-cache'), 'MISS', 'Vary: en MISS';
+is hdr(get($v, 'Accept-Language' => 'en'), 'x-cache'), 'HIT', 'Vary: en HIT';
+is hdr(get($v, 'Accept-Language' => 'fr'), 'x-cache'), 'MISS',
+   'Vary: fr is another variant (MISS)';
+is hdr(get($v, 'Accept-Language' => 'fr'), 'x-cache'), 'HIT', 'Vary: fr HIT';
+
+# no levels; proxy_cache off
+get('/flat/len/7');
+is hdr(get('/flat/len/7'), 'x-cache'), 'HIT', 'a cache without levels: HIT';
+ok scalar(glob("${\$t->prefix}/flat/*")), 'its file is in the directory itself';
+get('/off/len/8');
+ok !defined hdr(get('/off/len/8'), 'x-cache'), 'proxy_cache off: no status';
+
+# an unwritable cache directory: the response is whole, nothing cached
+chown 0, 0, "${\$t->prefix}/ro";
+chmod 0700, "${\$t->prefix}/ro";
+$t->expect_log(qr/cannot create files in proxy_cache_path/);
+my $ro = get('/ro/len/30000');
+is $ro->{status}, 200, 'unwritable cache: 200';
+is length($ro->{body}), 30000, 'unwritable cache: the whole body';
+my $ro2 = get('/ro/len/30000');
+is length($ro2->{body}), 30000, 'unwritable cache: again whole';
+is hdr($ro2, 'x-cache'), 'MISS', 'unwritable cache: nothing was cached';
+ok $t->log_contains(qr/cannot create files in proxy_cache_path/),
+   'one line names the directory';
+
+# the cache survives a restart: the master's loader rebuilds the index
+$t->stop;
+$up->reset;
+$t->run;
+my $after = get('/len/20000');
+is hdr($after, 'x-cache'), 'HIT', 'after a restart: HIT';
+is $after->{body}, $a->{body}, 'after a restart: the same body';
+is upstream_count('/len/20000'), 0, 'after a restart: no upstream request';
+ok $t->log_contains(qr/entries loaded from/), 'the loader says what it found';
+# and a reload keeps the index
+$t->signal('HUP');
+Test::Ringx::wait_for(sub { $t->log_contains(qr/reconfiguring|reload/i) }, 5);
+sleep 0.5;
+is hdr(get('/short/len/10'), 'x-cache') =~ /HIT|EXPIRED/ ? 1 : 0, 1,
+   'after a reload the entries are still known';
+$t->stop;
+
+# -t: what ringx does not have yet is refused by name
+for my $d ('proxy_cache_lock on;', 'proxy_cache_use_stale error;',
+           'proxy_cache_methods GET;', 'proxy_no_cache $arg_x;',
+           'proxy_cache_bypass $arg_x;', 'proxy_cache_revalidate on;',
+           'proxy_cache_background_update on;', 'proxy_cache_min_uses 2;',
+           'fastcgi_cache_lock on;') {
+    my $t2 = Test::Ringx->new;
+    $t2->write_config("events {} http { $d }");
+    my ($rc, $out, $err) = $t2->ringx('-t');
+    my ($name) = $d =~ /^(\S+)/;
+    isnt $rc, 0, "$name: -t fails";
+    like $err, qr/\[emerg\] "\Q$name\E" directive is not supported by ringx yet/,
+         "$name: refused by name";
+}
+for my $case (['max_size=1g', qr/"max_size" parameter is not supported/],
+              ['levels=3', qr/invalid "levels" "levels=3"/],
+              ['bogus=1', qr/invalid parameter "bogus=1"/]) {
+    my $t2 = Test::Ringx->new;
+    $t2->write_config("events {} http { proxy_cache_path %%PREFIX%%/c "
+                      . "keys_zone=z:1m $case->[0]; }");
+    my ($rc, $out, $err) = $t2->ringx('-t');
+    like $err, $case->[1], "proxy_cache_path $case->[0]: refused";
+}
+{
+    my $t2 = Test::Ringx->new;
+    $t2->write_config("events {} http { fastcgi_cache_path %%PREFIX%%/c "
+        . "keys_zone=z:1m; server { location / { fastcgi_pass 127.0.0.1:9; "
+        . "fastcgi_cache z; } } }");
+    my ($rc, $out, $err) = $t2->ringx('-t');
+    like $err, qr/no "fastcgi_cache_key" for "fastcgi_cache"/,
+         'fastcgi_cache without a key: refused as nginx';
+    $t2->write_config("events {} http { server { location / { proxy_pass "
+        . "http://127.0.0.1:9; proxy_cache nozone; } } }");
+    ($rc, $out, $err) = $t2->ringx('-t');
+    like $err, qr/zero size shared memory zone "nozone"/,
+         'proxy_cache of an undeclared zone: refused';
+}
+
+$up->stop;
+done_testing;
