@@ -182,6 +182,39 @@ inactive(const rx_http_cache_t *cache, const rx_http_cache_node_t *n)
     return n->accessed + cache->inactive < rx_time_sec;
 }
 
+static rx_http_cache_node_t *node_for(rx_http_cache_t *cache,
+    cache_root_t *root, const uint8_t md5[16]);
+
+/* A fetch whose worker died (or was killed) ends with it. */
+static void
+check_updater(rx_http_cache_node_t *n)
+{
+    if (n->updating && n->pid != getpid() && kill(n->pid, 0) == -1
+        && errno == ESRCH) {
+        n->updating = 0;
+        n->last_pass = 0;
+    }
+}
+
+static void
+copy_out(rx_http_cache_node_t *n, rx_http_cache_entry_t *e)
+{
+    e->exists = true;
+    e->found = n->fsize != 0;
+    e->valid_until = n->valid_until;
+    e->fsize = n->fsize;
+    e->vary_hash = n->vary_hash;
+    memcpy(e->vary, n->vary, sizeof(e->vary));
+    e->updating = n->updating;
+    e->last_pass = n->last_pass;
+    e->last_stored = n->last_stored;
+    e->seq = n->seq;
+    memcpy(e->tmp, n->tmp, sizeof(e->tmp));
+    e->body_start = n->body_start;
+    e->clen = n->clen;
+    e->written = n->written;
+}
+
 rx_int_t
 rx_http_cache_lookup(rx_http_cache_t *cache, const uint8_t md5[16],
     rx_http_cache_entry_t *e, rx_log_t *log)
@@ -196,22 +229,101 @@ rx_http_cache_lookup(rx_http_cache_t *cache, const uint8_t md5[16],
     }
     root = rx_shm_zone_root(cache->zone);
     n = root ? find(root, md5, NULL) : NULL;
-    if (n && inactive(cache, n)) {
+    if (n) {
+        check_updater(n);
+    }
+    if (n && !n->updating && inactive(cache, n)) {
         drop(cache, root, n);
         n = NULL;
     }
-    if (n && n->fsize) {
-        e->found = true;
-        e->valid_until = n->valid_until;
-        e->fsize = n->fsize;
-        e->vary_hash = n->vary_hash;
-        memcpy(e->vary, n->vary, sizeof(e->vary));
+    if (n) {
+        copy_out(n, e);
         n->accessed = rx_time_sec;
         lru_unlink(root, n);
         lru_front(root, n);
     }
     rx_shm_zone_unlock(cache->zone);
     return RX_OK;
+}
+
+rx_int_t
+rx_http_cache_claim(rx_http_cache_t *cache, const uint8_t md5[16],
+    rx_http_cache_entry_t *e, rx_log_t *log)
+{
+    cache_root_t          *root;
+    rx_http_cache_node_t  *n;
+
+    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+        return RX_ERROR;
+    }
+    root = rx_shm_zone_root(cache->zone);
+    n = root ? node_for(cache, root, md5) : NULL;
+    if (n == NULL) {
+        rx_shm_zone_unlock(cache->zone);
+        rx_log_error(RX_LOG_ALERT, log, 0, "could not allocate node in cache "
+                     "keys zone \"%s\"", cache->zone->name.data);
+        return RX_ERROR;
+    }
+    check_updater(n);
+    if (!n->updating) {
+        n->updating = 1;
+        n->last_pass = 0;
+        n->last_stored = 0;
+        n->seq++;
+        n->pid = getpid();
+        n->tmp[0] = '\0';
+        n->body_start = 0;
+        n->clen = -1;
+        n->written = 0;
+        n->accessed = rx_time_sec;
+        e->claimed = true;
+    }
+    e->updating = true;
+    e->seq = n->seq;
+    rx_shm_zone_unlock(cache->zone);
+    return RX_OK;
+}
+
+void
+rx_http_cache_progress(rx_http_cache_t *cache, const uint8_t md5[16],
+    uint32_t seq, const char *tmp, uint32_t body_start, int64_t clen,
+    int64_t written)
+{
+    cache_root_t          *root;
+    rx_http_cache_node_t  *n;
+
+    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+        return;
+    }
+    root = rx_shm_zone_root(cache->zone);
+    n = root ? find(root, md5, NULL) : NULL;
+    if (n && n->updating && n->seq == seq) {
+        snprintf(n->tmp, sizeof(n->tmp), "%s", tmp);
+        n->body_start = body_start;
+        n->clen = clen;
+        n->written = written;
+    }
+    rx_shm_zone_unlock(cache->zone);
+}
+
+void
+rx_http_cache_release(rx_http_cache_t *cache, const uint8_t md5[16],
+    uint32_t seq, bool pass)
+{
+    cache_root_t          *root;
+    rx_http_cache_node_t  *n;
+
+    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+        return;
+    }
+    root = rx_shm_zone_root(cache->zone);
+    n = root ? find(root, md5, NULL) : NULL;
+    if (n && n->updating && n->seq == seq) {
+        n->updating = 0;
+        n->last_pass = pass;
+        n->tmp[0] = '\0';
+    }
+    rx_shm_zone_unlock(cache->zone);
 }
 
 /* A node for md5, evicting from the LRU end while the zone is full. */
@@ -226,10 +338,15 @@ node_for(rx_http_cache_t *cache, cache_root_t *root, const uint8_t md5[16])
         return n;
     }
     while ((n = rx_shm_zone_alloc_locked(cache->zone, sizeof(*n))) == NULL) {
-        if (root->tail == NULL) {
+        rx_http_cache_node_t *old = root->tail;
+
+        while (old && old->updating) {
+            old = old->prev;         /* a fetch runs: its waiters need it */
+        }
+        if (old == NULL) {
             return NULL;
         }
-        drop(cache, root, root->tail);
+        drop(cache, root, old);
     }
     memset(n, 0, sizeof(*n));
     memcpy(n->md5, md5, 16);
@@ -243,7 +360,7 @@ node_for(rx_http_cache_t *cache, cache_root_t *root, const uint8_t md5[16])
 
 rx_int_t
 rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
-    int64_t fsize, rx_log_t *log)
+    int64_t fsize, uint32_t seq, rx_log_t *log)
 {
     cache_root_t         *root;
     rx_http_cache_node_t *n;
@@ -260,6 +377,7 @@ rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
     /* entries nobody asked for within inactive= leave as others come */
     for (i = 0; i < CACHE_EVICT_PER_INSERT && root->tail
                 && memcmp(root->tail->md5, h->md5, 16) != 0
+                && !root->tail->updating
                 && inactive(cache, root->tail); i++) {
         drop(cache, root, root->tail);
     }
@@ -275,6 +393,12 @@ rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
     n->accessed = rx_time_sec;
     n->vary_hash = h->vary_hash;
     memcpy(n->vary, h->vary, sizeof(n->vary));
+    if (n->updating && n->seq == seq) {
+        n->updating = 0;         /* its waiters find the file */
+        n->last_pass = 0;
+        n->last_stored = 1;
+        n->tmp[0] = '\0';
+    }
     rx_shm_zone_unlock(cache->zone);
     return RX_OK;
 }
@@ -292,7 +416,9 @@ rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16])
     n = root ? find(root, md5, NULL) : NULL;
     if (n) {
         n->fsize = 0;            /* the file is gone already */
-        drop(cache, root, n);
+        if (!n->updating) {
+            drop(cache, root, n);
+        }
     }
     rx_shm_zone_unlock(cache->zone);
 }

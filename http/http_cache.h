@@ -78,15 +78,37 @@ struct rx_http_cache_node_s {
     int64_t                fsize;        /* 0: no file (being written) */
     uint32_t               vary_hash;
     char                   vary[RX_HTTP_CACHE_VARY_LEN];
+    /* One request (in any worker) fetches a missing or expired entry;
+     * the others wait for it and read its file as it is written. */
+    unsigned               updating:1;
+    unsigned               last_pass:1;  /* fetch seq ended: not stored */
+    unsigned               last_stored:1; /* fetch seq ended: its file is
+                                            the entry's now */
+    uint32_t               seq;          /* the fetch (updating) or the last */
+    pid_t                  pid;          /* the fetching worker */
+    char                   tmp[12];      /* its file's name ("" until open) */
+    uint32_t               body_start;   /* of that file, once known */
+    int64_t                clen;         /* the upstream's length; -1 */
+    int64_t                written;      /* bytes of it in the file */
 };
 
 /* What a lookup found (copied out of the zone under its lock). */
 typedef struct {
-    bool        found;
+    bool        found;           /* a file is there */
     int64_t     valid_until;
     int64_t     fsize;
     uint32_t    vary_hash;
     char        vary[RX_HTTP_CACHE_VARY_LEN];
+    bool        exists;          /* a node (maybe without a file) */
+    bool        updating;        /* a fetch runs ... */
+    bool        claimed;         /* ... and it is this request's */
+    bool        last_pass;       /* the fetch seq ended without storing */
+    bool        last_stored;     /* the fetch seq's file is in place */
+    uint32_t    seq;
+    char        tmp[12];
+    uint32_t    body_start;
+    int64_t     clen;
+    int64_t     written;
 } rx_http_cache_entry_t;
 
 typedef struct {
@@ -99,6 +121,7 @@ typedef struct {
     rx_shm_zone_t           *zone;     /* NULL: off; UNSET_PTR: unset */
     rx_http_complex_value_t *key;      /* UNSET_PTR: unset */
     rx_array_t              *valid;    /* rx_http_cache_valid_t; UNSET_PTR */
+    rx_int_t                 lock;     /* coalesce concurrent misses */
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -110,6 +133,8 @@ typedef struct rx_http_cache_req_s {
     char                    *file;       /* the entry's path */
     rx_http_cache_entry_t    entry;      /* what the lookup found */
     struct rx_http_cache_store_s *store; /* a response being written */
+    bool                     claimed;    /* this request fetches for all */
+    uint32_t                 seq;        /* the fetch it runs or waits for */
     /* a hit being served (modules/cache_serve.c) */
     int                      fd;
     char                    *head_buf;
@@ -119,14 +144,30 @@ typedef struct rx_http_cache_req_s {
 
 /* http_cache.c: the index. Each returns after unlocking. */
 rx_http_cache_t *rx_http_cache_of(rx_shm_zone_t *zone);
-/* Finds md5 into *e (found false: none); touches the entry. An entry
- * unused for longer than inactive is dropped with its file. */
+/* Finds md5 into *e (found false: no file); touches the entry. An entry
+ * unused for longer than inactive is dropped with its file; a fetch whose
+ * worker is gone no longer counts. */
 rx_int_t rx_http_cache_lookup(rx_http_cache_t *cache, const uint8_t md5[16],
     rx_http_cache_entry_t *e, rx_log_t *log);
+/* For a request that would fetch md5: when nobody fetches it, this one
+ * does (e->claimed; the entry is made if missing); else e->updating and
+ * e->seq say which fetch to wait for. RX_OK or RX_ERROR (the zone is
+ * full or unusable: fetch without the cache's help). */
+rx_int_t rx_http_cache_claim(rx_http_cache_t *cache, const uint8_t md5[16],
+    rx_http_cache_entry_t *e, rx_log_t *log);
 /* Records a file just put in place (creating the entry, evicting the
- * least recently used ones when the zone is full). */
+ * least recently used ones when the zone is full); ends fetch seq. */
 rx_int_t rx_http_cache_insert(rx_http_cache_t *cache,
-    const rx_http_cache_head_t *h, int64_t fsize, rx_log_t *log);
+    const rx_http_cache_head_t *h, int64_t fsize, uint32_t seq, rx_log_t *log);
+/* The fetch seq's file, for its waiters: its name and what is in it. */
+void rx_http_cache_progress(rx_http_cache_t *cache, const uint8_t md5[16],
+    uint32_t seq, const char *tmp, uint32_t body_start, int64_t clen,
+    int64_t written);
+/* The fetch seq ends without a file: pass (the response was not one to
+ * store: its waiters go upstream each) or failed (the next of them
+ * fetches). */
+void rx_http_cache_release(rx_http_cache_t *cache, const uint8_t md5[16],
+    uint32_t seq, bool pass);
 /* Forgets md5 (a file found missing or broken). */
 void rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16]);
 /* The path of the entry md5 in the cache (levels applied), from pool. */
@@ -161,9 +202,11 @@ rx_int_t rx_http_cache_add_variables(rx_conf_t *cf);
 /*
  * Before the upstream: RX_DECLINED when the location does not cache this
  * request (the caller goes upstream as always); RX_OK with r->cache_ctx
- * set and r->cache_status MISS or EXPIRED (go upstream; the response may
- * be stored), or HIT (answer from ctx->file: modules/cache_serve.c).
- * RX_ERROR: out of memory.
+ * set and r->cache_status MISS or EXPIRED (go upstream; the response is
+ * stored when ctx->claimed and it may be), or HIT (answer from ctx->file:
+ * modules/cache_serve.c); RX_AGAIN: another request fetches this entry
+ * (fetch ctx->seq): wait for it (modules/cache_wait.c). RX_ERROR: out of
+ * memory.
  */
 rx_int_t rx_http_cache_begin(rx_http_request_t *r,
     const rx_http_cache_conf_t *conf);
@@ -192,6 +235,9 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
 #define RX_HTTP_CACHE_CMD(p, name, ctx, arity, set, off)                     \
     { p name, (ctx) | (arity), set, RX_HTTP_LOC_CONF_OFFSET, off, NULL }
 #define RX_HTTP_CACHE_LOC  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+#define RX_HTTP_CACHE_NOTICE(p, name, why)                                   \
+    { p name, RX_HTTP_CACHE_LOC | RX_CONF_TAKE1, rx_conf_set_ignored,        \
+      RX_HTTP_LOC_CONF_OFFSET, 0, why }
 #define RX_HTTP_CACHE_REFUSED(p, name)                                       \
     RX_HTTP_CACHE_CMD(p, name, RX_HTTP_CACHE_LOC, RX_CONF_ANY,               \
         rx_http_cache_set_refused, 0)
@@ -211,9 +257,15 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
     RX_HTTP_CACHE_REFUSED(p, "no_cache"),                                    \
     RX_HTTP_CACHE_REFUSED(p, "cache_use_stale"),                             \
     RX_HTTP_CACHE_REFUSED(p, "cache_background_update"),                     \
-    RX_HTTP_CACHE_REFUSED(p, "cache_lock"),                                  \
-    RX_HTTP_CACHE_REFUSED(p, "cache_lock_timeout"),                          \
-    RX_HTTP_CACHE_REFUSED(p, "cache_lock_age"),                              \
+    RX_HTTP_CACHE_CMD(p, "cache_lock", RX_HTTP_CACHE_LOC, RX_CONF_FLAG,      \
+        rx_conf_set_flag_slot,                                               \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, lock)),              \
+    RX_HTTP_CACHE_NOTICE(p, "cache_lock_timeout", "a request waits for the " \
+        "fetch of its entry as long as the fetch runs, receiving the "       \
+        "response as it arrives; none goes upstream after a timeout"),       \
+    RX_HTTP_CACHE_NOTICE(p, "cache_lock_age", "a request waits for the "     \
+        "fetch of its entry as long as the fetch runs; none goes upstream "  \
+        "after a time"),                                                     \
     RX_HTTP_CACHE_REFUSED(p, "cache_revalidate"),                            \
     RX_HTTP_CACHE_REFUSED(p, "cache_convert_head"),                          \
     RX_HTTP_CACHE_REFUSED(p, "cache_purge")

@@ -19,6 +19,7 @@ rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
     conf->zone = RX_CONF_UNSET_PTR;
     conf->key = RX_CONF_UNSET_PTR;
     conf->valid = RX_CONF_UNSET_PTR;
+    conf->lock = RX_CONF_UNSET;
 }
 
 static bool
@@ -281,6 +282,7 @@ rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
     rx_conf_merge_ptr(conf->zone, prev->zone, NULL);
     rx_conf_merge_ptr(conf->valid, prev->valid, NULL);
     rx_conf_merge_ptr(conf->key, prev->key, NULL);
+    rx_conf_merge_value(conf->lock, prev->lock, 1);
     if (conf->zone == NULL || conf->key != NULL) {
         return RX_CONF_OK;
     }
@@ -335,6 +337,56 @@ rx_http_cache_add_variables(rx_conf_t *cf)
     return RX_OK;
 }
 
+/* The fetch a request claimed ends with the request, whatever became of
+ * it: its waiters learn it failed, and the next of them fetches. */
+static void
+claim_cleanup(void *data)
+{
+    rx_http_cache_req_t *ctx = data;
+
+    if (ctx->claimed) {
+        ctx->claimed = false;
+        rx_http_cache_release(ctx->cache, ctx->md5, ctx->seq, false);
+    }
+}
+
+/* The entry must come from the upstream: this request fetches it, or
+ * waits for the request that does (RX_AGAIN). */
+static rx_int_t
+fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
+{
+    rx_http_cache_entry_t e;
+    rx_pool_cleanup_t    *cln;
+
+    memset(&e, 0, sizeof(e));
+    if (r->method != RX_HTTP_GET) {
+        /* HEAD stores nothing: it fetches for itself, or waits */
+        if (ctx->entry.updating && ctx->conf->lock) {
+            ctx->seq = ctx->entry.seq;
+            return RX_AGAIN;
+        }
+        return RX_OK;
+    }
+    cln = rx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return RX_ERROR;
+    }
+    if (rx_http_cache_claim(ctx->cache, ctx->md5, &e, &r->conn->log)
+        != RX_OK) {
+        return RX_OK;            /* fetched without the cache's help */
+    }
+    ctx->seq = e.seq;
+    if (!e.claimed) {
+        /* *_cache_lock off: nginx's default, every miss goes upstream
+         * (only the first stores) */
+        return ctx->conf->lock ? RX_AGAIN : RX_OK;
+    }
+    ctx->claimed = true;
+    cln->handler = claim_cleanup;
+    cln->data = ctx;
+    return RX_OK;
+}
+
 rx_int_t
 rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
 {
@@ -374,8 +426,9 @@ rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
         r->cache_status = RX_HTTP_CACHE_MISS;   /* another variant */
     } else if (ctx->entry.valid_until > rx_time_sec) {
         r->cache_status = RX_HTTP_CACHE_HIT;
+        return RX_OK;
     } else {
         r->cache_status = RX_HTTP_CACHE_EXPIRED;
     }
-    return RX_OK;
+    return fetch(r, ctx);
 }

@@ -267,12 +267,18 @@ store_cleanup(void *data)
     rx_http_temp_free(&st->tf);
 }
 
-/* The file failed: dropped, said once (per worker and directory). */
+/* The file failed: dropped, said once (per worker and directory). The
+ * fetch's waiters go upstream each (pass: the disk failed, a next fetch
+ * would fare no better) or the next of them fetches (the response broke). */
 static void
-store_fail(store_t *st, const char *what, int err)
+store_fail(store_t *st, const char *what, int err, bool pass)
 {
     rx_http_cache_req_t *ctx = st->u->r->cache_ctx;
 
+    if (ctx->claimed) {
+        ctx->claimed = false;
+        rx_http_cache_release(ctx->cache, ctx->md5, ctx->seq, pass);
+    }
     if (what) {
         rx_http_temp_log_failure(st->u->r, ctx->cache->path.data,
             ctx->cache->directive, what, err, "a response for the cache",
@@ -292,8 +298,26 @@ store_fail(store_t *st, const char *what, int err)
     }
 }
 
+static void start(rx_http_upstream_t *u);
+
 void
 rx_http_cache_store_start(rx_http_upstream_t *u)
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+
+    if (ctx == NULL || !ctx->claimed) {
+        return;                  /* only the request that fetches stores */
+    }
+    start(u);
+    if (ctx->store == NULL && ctx->claimed) {
+        /* not a response to store: its waiters go upstream each */
+        ctx->claimed = false;
+        rx_http_cache_release(ctx->cache, ctx->md5, ctx->seq, true);
+    }
+}
+
+static void
+start(rx_http_upstream_t *u)
 {
     rx_http_request_t   *r = u->r;
     rx_http_cache_req_t *ctx = r->cache_ctx;
@@ -362,11 +386,11 @@ rx_http_cache_store_body(rx_http_upstream_t *u, const char *data, size_t len)
         rx_http_request_log_error(u->r, RX_LOG_WARN, 0, "the cache file "
             "\"%s\" is written slower than the upstream sends: this response "
             "is not cached", ctx->file);
-        store_fail(st, NULL, 0);
+        store_fail(st, NULL, 0, true);
         return;
     }
     if (rx_http_temp_append(&st->tf, data, len) != RX_OK) {
-        store_fail(st, NULL, 0);
+        store_fail(st, NULL, 0, true);
         return;
     }
     rx_http_temp_kick(u->r, &st->tf);
@@ -400,12 +424,13 @@ put_in_place(store_t *st)
         rc = rename(st->tf.name, ctx->file);
     }
     if (rc == -1) {
-        store_fail(st, "creating", errno);
+        store_fail(st, "creating", errno, true);
         return;
     }
     st->tf.keep = 1;
     (void) rx_http_cache_insert(ctx->cache, &st->head, st->tf.written,
-                                &r->conn->log);
+                                ctx->seq, &r->conn->log);
+    ctx->claimed = false;
     rx_http_temp_free(&st->tf);
     r->op_handler = NULL;
     st->done = NULL;
@@ -435,15 +460,22 @@ store_op(rx_http_request_t *r, const rx_cqe_t *cqe)
     if (st->patching && rx_op_kind(cqe->user_data) == RX_OP_WRITE) {
         st->patching = 0;
         if (cqe->res != (int) sizeof(st->head)) {
-            store_fail(st, "writing to", cqe->res < 0 ? -cqe->res : ENOSPC);
+            store_fail(st, "writing to", cqe->res < 0 ? -cqe->res : ENOSPC,
+                       true);
             return;
         }
         put_in_place(st);
         return;
     }
     if (rx_http_temp_handle(&st->tf, cqe, &err, &what) == RX_ERROR) {
-        store_fail(st, what, err);
+        store_fail(st, what, err, true);
         return;
+    }
+    if (st->tf.fd != -1) {
+        /* the fetch's waiters read the file as far as it is written */
+        rx_http_cache_progress(ctx->cache, ctx->md5, ctx->seq,
+            strrchr(st->tf.name, '/') + 1, st->head.body_start,
+            st->u->headers_in.content_length_n, st->tf.written);
     }
     rx_http_temp_kick(r, &st->tf);
     if (st->ending && rx_http_temp_settled(&st->tf)) {
@@ -463,7 +495,7 @@ rx_http_cache_store_end(rx_http_upstream_t *u,
     }
     if (u->headers_in.content_length_n >= 0
         && u->headers_in.content_length_n != u->body_bytes) {
-        store_fail(st, NULL, 0);     /* a short body is never stored */
+        store_fail(st, NULL, 0, false);  /* a short body is never stored */
         return RX_OK;
     }
     st->ending = 1;
@@ -482,6 +514,6 @@ rx_http_cache_store_abort(rx_http_request_t *r)
 
     if (ctx && ctx->store) {
         ctx->store->done = NULL;
-        store_fail(ctx->store, NULL, 0);
+        store_fail(ctx->store, NULL, 0, false);
     }
 }

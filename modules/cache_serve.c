@@ -89,8 +89,8 @@ push_header(rx_http_request_t *r, char *name, size_t nlen, char *value,
 
 /* The stored header ("200 OK\r\nName: value\r\n...\r\n") into
  * r->headers_out. RX_OK or RX_ERROR (not a header). */
-static rx_int_t
-replay_header(rx_http_request_t *r, char *p, char *last)
+rx_int_t
+rx_http_cache_replay_header(rx_http_request_t *r, char *p, char *last)
 {
     rx_http_headers_out_t *ho = &r->headers_out;
     char                  *eol, *colon, *v;
@@ -165,7 +165,7 @@ on_head(rx_http_request_t *r, ssize_t res)
         }
         return;
     }
-    if (replay_header(r, ctx->head_buf + sizeof(h) + h.key_len,
+    if (rx_http_cache_replay_header(r, ctx->head_buf + sizeof(h) + h.key_len,
                       ctx->head_buf + h.body_start) != RX_OK) {
         to_miss(r, "has a broken header", 0);
         return;
@@ -228,6 +228,9 @@ rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
 
     if (rc == RX_ERROR) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (rc == RX_AGAIN) {
+        return rx_http_cache_wait(r, conf, go);
     }
     if (rc == RX_DECLINED || r->cache_status != RX_HTTP_CACHE_HIT) {
         return go(r);

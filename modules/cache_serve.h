@@ -16,4 +16,16 @@
 rx_int_t rx_http_cache_handler(rx_http_request_t *r,
     const rx_http_cache_conf_t *conf, rx_int_t (*go)(rx_http_request_t *r));
 
+/* The stored header ("200 OK\r\nName: value\r\n...\r\n" in [p, last))
+ * into r->headers_out. RX_OK or RX_ERROR (not a header). */
+rx_int_t rx_http_cache_replay_header(rx_http_request_t *r, char *p,
+    char *last);
+
+/* cache_wait.c: another request fetches this entry (fetch ctx->seq, of
+ * r->cache_ctx): r waits, then reads the file as it is written, or,
+ * when the fetch ends without one, looks up again or goes upstream (go).
+ * Returns as a content handler does. */
+rx_int_t rx_http_cache_wait(rx_http_request_t *r,
+    const rx_http_cache_conf_t *conf, rx_int_t (*go)(rx_http_request_t *r));
+
 #endif /* RX_CACHE_SERVE_H */

@@ -216,11 +216,11 @@ is hdr(get('/short/len/10'), 'x-cache') =~ /HIT|EXPIRED/ ? 1 : 0, 1,
 $t->stop;
 
 # -t: what ringx does not have yet is refused by name
-for my $d ('proxy_cache_lock on;', 'proxy_cache_use_stale error;',
+for my $d ('proxy_cache_convert_head on;', 'proxy_cache_use_stale error;',
            'proxy_cache_methods GET;', 'proxy_no_cache $arg_x;',
            'proxy_cache_bypass $arg_x;', 'proxy_cache_revalidate on;',
            'proxy_cache_background_update on;', 'proxy_cache_min_uses 2;',
-           'fastcgi_cache_lock on;') {
+           'fastcgi_cache_purge on;') {
     my $t2 = Test::Ringx->new;
     $t2->write_config("events {} http { $d }");
     my ($rc, $out, $err) = $t2->ringx('-t');
