@@ -122,6 +122,8 @@ typedef struct {
     rx_http_complex_value_t *key;      /* UNSET_PTR: unset */
     rx_array_t              *valid;    /* rx_http_cache_valid_t; UNSET_PTR */
     rx_int_t                 lock;     /* coalesce concurrent misses */
+    rx_array_t              *bypass;   /* rx_http_complex_value_t; UNSET_PTR */
+    rx_array_t              *no_cache; /* the same */
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -198,6 +200,13 @@ const char *rx_http_cache_set_valid(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 const char *rx_http_cache_set_refused(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
+/* *_cache_bypass, *_no_cache: strings with variables (cmd->offset: an
+ * rx_array_t * of rx_http_complex_value_t); several lines add up. */
+const char *rx_http_cache_set_predicates(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
+/* One of them is neither empty nor "0" for r. */
+bool rx_http_cache_test_predicates(rx_http_request_t *r,
+    const rx_array_t *list);
 rx_int_t rx_http_cache_add_variables(rx_conf_t *cf);
 /*
  * Before the upstream: RX_DECLINED when the location does not cache this
@@ -253,8 +262,12 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
         rx_http_cache_set_valid, (up) + (cache)),                            \
     RX_HTTP_CACHE_REFUSED(p, "cache_methods"),                               \
     RX_HTTP_CACHE_REFUSED(p, "cache_min_uses"),                              \
-    RX_HTTP_CACHE_REFUSED(p, "cache_bypass"),                                \
-    RX_HTTP_CACHE_REFUSED(p, "no_cache"),                                    \
+    RX_HTTP_CACHE_CMD(p, "cache_bypass", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,   \
+        rx_http_cache_set_predicates,                                        \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, bypass)),            \
+    RX_HTTP_CACHE_CMD(p, "no_cache", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,       \
+        rx_http_cache_set_predicates,                                        \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, no_cache)),          \
     RX_HTTP_CACHE_REFUSED(p, "cache_use_stale"),                             \
     RX_HTTP_CACHE_REFUSED(p, "cache_background_update"),                     \
     RX_HTTP_CACHE_CMD(p, "cache_lock", RX_HTTP_CACHE_LOC, RX_CONF_FLAG,      \

@@ -20,6 +20,8 @@ rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
     conf->key = RX_CONF_UNSET_PTR;
     conf->valid = RX_CONF_UNSET_PTR;
     conf->lock = RX_CONF_UNSET;
+    conf->bypass = RX_CONF_UNSET_PTR;
+    conf->no_cache = RX_CONF_UNSET_PTR;
 }
 
 static bool
@@ -262,6 +264,53 @@ rx_http_cache_set_valid(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
+const char *
+rx_http_cache_set_predicates(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf)
+{
+    rx_array_t              **list = rx_conf_field(conf, cmd, rx_array_t *);
+    rx_str_t                 *value = cf->args->elts;
+    rx_http_complex_value_t  *cv;
+    rx_uint_t                 i;
+
+    if (*list == RX_CONF_UNSET_PTR || *list == NULL) {
+        *list = rx_array_create(cf->pool, 2, sizeof(*cv));
+        if (*list == NULL) {
+            return RX_CONF_ERROR;
+        }
+    }
+    for (i = 1; i < cf->args->nelts; i++) {
+        cv = rx_array_push(*list);
+        if (cv == NULL
+            || rx_http_compile_complex_value(cf, &value[i], cv) != RX_OK) {
+            return RX_CONF_ERROR;
+        }
+    }
+    return RX_CONF_OK;
+}
+
+bool
+rx_http_cache_test_predicates(rx_http_request_t *r, const rx_array_t *list)
+{
+    const rx_http_complex_value_t *cv;
+    rx_str_t                       v;
+    rx_uint_t                      i;
+
+    if (list == NULL) {
+        return false;
+    }
+    cv = list->elts;
+    for (i = 0; i < list->nelts; i++) {
+        if (rx_http_complex_value(r, &cv[i], &v) != RX_OK) {
+            return true;         /* as nginx: an error counts as set */
+        }
+        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A cache directive ringx does not have yet: refused by name at -t. */
 const char *
 rx_http_cache_set_refused(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
@@ -283,6 +332,8 @@ rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
     rx_conf_merge_ptr(conf->valid, prev->valid, NULL);
     rx_conf_merge_ptr(conf->key, prev->key, NULL);
     rx_conf_merge_value(conf->lock, prev->lock, 1);
+    rx_conf_merge_ptr(conf->bypass, prev->bypass, NULL);
+    rx_conf_merge_ptr(conf->no_cache, prev->no_cache, NULL);
     if (conf->zone == NULL || conf->key != NULL) {
         return RX_CONF_OK;
     }
@@ -361,7 +412,8 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     memset(&e, 0, sizeof(e));
     if (r->method != RX_HTTP_GET) {
         /* HEAD stores nothing: it fetches for itself, or waits */
-        if (ctx->entry.updating && ctx->conf->lock) {
+        if (ctx->entry.updating && ctx->conf->lock
+            && r->cache_status != RX_HTTP_CACHE_BYPASS) {
             ctx->seq = ctx->entry.seq;
             return RX_AGAIN;
         }
@@ -378,8 +430,9 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     ctx->seq = e.seq;
     if (!e.claimed) {
         /* *_cache_lock off: nginx's default, every miss goes upstream
-         * (only the first stores) */
-        return ctx->conf->lock ? RX_AGAIN : RX_OK;
+         * (only the first stores); a bypass never waits */
+        return ctx->conf->lock && r->cache_status != RX_HTTP_CACHE_BYPASS
+               ? RX_AGAIN : RX_OK;
     }
     ctx->claimed = true;
     cln->handler = claim_cleanup;
@@ -418,6 +471,11 @@ rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
         return RX_DECLINED;      /* the zone is unusable: as if off */
     }
     r->cache_ctx = ctx;
+    if (rx_http_cache_test_predicates(r, conf->bypass)) {
+        /* a fresh response, which replaces the stored one */
+        r->cache_status = RX_HTTP_CACHE_BYPASS;
+        return fetch(r, ctx);
+    }
     if (!ctx->entry.found) {
         r->cache_status = RX_HTTP_CACHE_MISS;
     } else if (ctx->entry.vary[0]

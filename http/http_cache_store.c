@@ -327,7 +327,9 @@ start(rx_http_upstream_t *u)
 
     if (ctx == NULL || r->method != RX_HTTP_GET || r->header_only
         || (r->cache_status != RX_HTTP_CACHE_MISS
-            && r->cache_status != RX_HTTP_CACHE_EXPIRED)
+            && r->cache_status != RX_HTTP_CACHE_EXPIRED
+            && r->cache_status != RX_HTTP_CACHE_BYPASS)
+        || rx_http_cache_test_predicates(r, ctx->conf->no_cache)
         || u->headers_in.status == 206 || r->upgrade) {
         return;
     }

@@ -67,6 +67,13 @@ http {
             proxy_cache ro;
             proxy_cache_valid 1m;
         }
+        location /bp/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+            proxy_cache_valid 1m;
+            proxy_cache_bypass \$http_x_bypass;
+            proxy_no_cache \$http_x_nostore \$arg_nostore;
+        }
         location /off/ {
             proxy_pass http://$UP/;
             proxy_cache off;
@@ -178,6 +185,21 @@ is hdr(get($v, 'Accept-Language' => 'fr'), 'x-cache'), 'MISS',
    'Vary: fr is another variant (MISS)';
 is hdr(get($v, 'Accept-Language' => 'fr'), 'x-cache'), 'HIT', 'Vary: fr HIT';
 
+# proxy_cache_bypass: a fresh response, which replaces the stored one
+is hdr(get('/bp/len/11'), 'x-cache'), 'MISS', 'bypass location: MISS';
+is hdr(get('/bp/len/11'), 'x-cache'), 'HIT', 'bypass location: HIT';
+is hdr(get('/bp/len/11', 'X-Bypass' => '0'), 'x-cache'), 'HIT',
+   'proxy_cache_bypass "0": HIT';
+is hdr(get('/bp/len/11', 'X-Bypass' => '1'), 'x-cache'), 'BYPASS',
+   'proxy_cache_bypass set: BYPASS';
+is upstream_count('/len/11'), 2, 'the bypass went upstream';
+is hdr(get('/bp/len/11'), 'x-cache'), 'HIT', 'after a bypass: HIT';
+# proxy_no_cache: the response is not stored
+is hdr(get('/bp/len/12', 'X-Nostore' => 'yes'), 'x-cache'), 'MISS',
+   'proxy_no_cache set: MISS';
+is hdr(get('/bp/len/12'), 'x-cache'), 'MISS', '... and nothing was stored';
+is hdr(get('/bp/len/12'), 'x-cache'), 'HIT', 'without it: stored';
+
 # no levels; proxy_cache off
 get('/flat/len/7');
 is hdr(get('/flat/len/7'), 'x-cache'), 'HIT', 'a cache without levels: HIT';
@@ -217,8 +239,7 @@ $t->stop;
 
 # -t: what ringx does not have yet is refused by name
 for my $d ('proxy_cache_convert_head on;', 'proxy_cache_use_stale error;',
-           'proxy_cache_methods GET;', 'proxy_no_cache $arg_x;',
-           'proxy_cache_bypass $arg_x;', 'proxy_cache_revalidate on;',
+           'proxy_cache_methods GET;', 'proxy_cache_revalidate on;',
            'proxy_cache_background_update on;', 'proxy_cache_min_uses 2;',
            'fastcgi_cache_purge on;') {
     my $t2 = Test::Ringx->new;
