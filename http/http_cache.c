@@ -205,6 +205,8 @@ copy_out(rx_http_cache_node_t *n, rx_http_cache_entry_t *e)
     e->fsize = n->fsize;
     e->vary_hash = n->vary_hash;
     memcpy(e->vary, n->vary, sizeof(e->vary));
+    e->swr = n->swr;
+    e->sie = n->sie;
     e->updating = n->updating;
     e->last_pass = n->last_pass;
     e->last_stored = n->last_stored;
@@ -393,6 +395,8 @@ rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
     n->accessed = rx_time_sec;
     n->vary_hash = h->vary_hash;
     memcpy(n->vary, h->vary, sizeof(n->vary));
+    n->swr = h->swr;
+    n->sie = h->sie;
     if (n->updating && n->seq == seq) {
         n->updating = 0;         /* its waiters find the file */
         n->last_pass = 0;
@@ -495,6 +499,8 @@ load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
     n->accessed = rx_time_sec;
     n->vary_hash = h.vary_hash;
     memcpy(n->vary, h.vary, sizeof(n->vary));
+    n->swr = h.swr;
+    n->sie = h.sie;
 }
 
 static void

@@ -37,7 +37,9 @@ typedef enum {
     RX_HTTP_CACHE_HIT
 } rx_http_cache_status_e;
 
-#define RX_HTTP_CACHE_MAGIC      "RXCACHE1"
+#define RX_HTTP_CACHE_MAGIC      "RXCACHE2"
+/* *_cache_use_stale updating (beside the RX_HTTP_UPSTREAM_FT_* bits) */
+#define RX_HTTP_CACHE_STALE_UPDATING  0x10000
 #define RX_HTTP_CACHE_VARY_LEN   96     /* the Vary names kept per entry */
 
 /* The head of a cache file (host byte order: the files are this
@@ -54,6 +56,8 @@ typedef struct {
     uint16_t    status;
     uint16_t    pad;
     char        vary[RX_HTTP_CACHE_VARY_LEN];  /* names, NUL-terminated */
+    int32_t     swr;             /* Cache-Control stale-while-revalidate */
+    int32_t     sie;             /* ... stale-if-error (seconds; 0: none) */
 } rx_http_cache_head_t;
 
 /* One *_cache_path: made by the directive, zone->data. */
@@ -78,6 +82,8 @@ struct rx_http_cache_node_s {
     int64_t                fsize;        /* 0: no file (being written) */
     uint32_t               vary_hash;
     char                   vary[RX_HTTP_CACHE_VARY_LEN];
+    int32_t                swr;          /* the file's head's */
+    int32_t                sie;
     /* One request (in any worker) fetches a missing or expired entry;
      * the others wait for it and read its file as it is written. */
     unsigned               updating:1;
@@ -99,6 +105,8 @@ typedef struct {
     int64_t     fsize;
     uint32_t    vary_hash;
     char        vary[RX_HTTP_CACHE_VARY_LEN];
+    int32_t     swr;
+    int32_t     sie;
     bool        exists;          /* a node (maybe without a file) */
     bool        updating;        /* a fetch runs ... */
     bool        claimed;         /* ... and it is this request's */
@@ -124,6 +132,7 @@ typedef struct {
     rx_int_t                 lock;     /* coalesce concurrent misses */
     rx_array_t              *bypass;   /* rx_http_complex_value_t; UNSET_PTR */
     rx_array_t              *no_cache; /* the same */
+    rx_uint_t                use_stale; /* FT_* | STALE_UPDATING; 0 unset */
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -142,6 +151,9 @@ typedef struct rx_http_cache_req_s {
     char                    *head_buf;
     size_t                   head_size;
     rx_int_t               (*miss)(rx_http_request_t *r);  /* go upstream */
+    /* answers r from ctx->file (modules/cache_serve.c's): for a stale
+     * copy standing in for a failed fetch */
+    rx_int_t               (*serve)(rx_http_request_t *r);
 } rx_http_cache_req_t;
 
 /* http_cache.c: the index. Each returns after unlocking. */
@@ -220,6 +232,20 @@ rx_int_t rx_http_cache_add_variables(rx_conf_t *cf);
 rx_int_t rx_http_cache_begin(rx_http_request_t *r,
     const rx_http_cache_conf_t *conf);
 
+/*
+ * The upstream engine is about to answer r with status rc (the fetch
+ * failed: 502, 504, or the upstream's own error status): when the
+ * location's *_cache_use_stale, or the stored response's stale-if-error,
+ * lets the expired copy stand in, r is answered from it (STALE) and true
+ * is returned; the engine has let go of the upstream already.
+ */
+bool rx_http_cache_stale(rx_http_request_t *r, rx_int_t rc);
+/* The same question, without answering r; status: rc is the upstream's
+ * own status (not the engine's 502/504 for a failure). */
+bool rx_http_cache_stale_allowed(rx_http_request_t *r, rx_int_t rc,
+    bool status);
+extern const rx_conf_enum_t rx_http_cache_use_stale_masks[];
+
 /* http_cache_store.c: called by the upstream engine (http_upstream*.c). */
 struct rx_http_upstream_s;
 /* The header went to the client: start storing the response when its
@@ -243,6 +269,8 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
  */
 #define RX_HTTP_CACHE_CMD(p, name, ctx, arity, set, off)                     \
     { p name, (ctx) | (arity), set, RX_HTTP_LOC_CONF_OFFSET, off, NULL }
+#define RX_HTTP_CACHE_CMDP(p, name, ctx, arity, set, off, post)              \
+    { p name, (ctx) | (arity), set, RX_HTTP_LOC_CONF_OFFSET, off, post }
 #define RX_HTTP_CACHE_LOC  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
 #define RX_HTTP_CACHE_NOTICE(p, name, why)                                   \
     { p name, RX_HTTP_CACHE_LOC | RX_CONF_TAKE1, rx_conf_set_ignored,        \
@@ -268,7 +296,10 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
     RX_HTTP_CACHE_CMD(p, "no_cache", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,       \
         rx_http_cache_set_predicates,                                        \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, no_cache)),          \
-    RX_HTTP_CACHE_REFUSED(p, "cache_use_stale"),                             \
+    RX_HTTP_CACHE_CMDP(p, "cache_use_stale", RX_HTTP_CACHE_LOC,              \
+        RX_CONF_1MORE, rx_conf_set_bitmask_slot,                             \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, use_stale),          \
+        rx_http_cache_use_stale_masks),                                      \
     RX_HTTP_CACHE_REFUSED(p, "cache_background_update"),                     \
     RX_HTTP_CACHE_CMD(p, "cache_lock", RX_HTTP_CACHE_LOC, RX_CONF_FLAG,      \
         rx_conf_set_flag_slot,                                               \

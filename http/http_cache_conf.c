@@ -6,12 +6,35 @@
  */
 #include "http.h"
 #include "http_cache.h"
+#include "http_upstream.h"
 #include "http_variables.h"
 #include "md5.h"
 #include "clock.h"
 
 /* The owner of the keys zones (rx_shm_zone_add's tag). */
 static const char cache_zone_tag = 0;
+
+const rx_conf_enum_t rx_http_cache_use_stale_masks[] = {
+    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
+    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
+    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
+    { "updating", RX_HTTP_CACHE_STALE_UPDATING },
+    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
+    { "http_502", RX_HTTP_UPSTREAM_FT_HTTP_502 },
+    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
+    { "http_504", RX_HTTP_UPSTREAM_FT_HTTP_504 },
+    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
+    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
+    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
+    { "off", RX_HTTP_UPSTREAM_FT_OFF },
+    { NULL, 0 }
+};
+
+/* What stale-if-error covers (nginx: errors and these statuses). */
+#define STALE_IF_ERROR  (RX_HTTP_UPSTREAM_FT_ERROR                           \
+    | RX_HTTP_UPSTREAM_FT_TIMEOUT | RX_HTTP_UPSTREAM_FT_INVALID_HEADER        \
+    | RX_HTTP_UPSTREAM_FT_HTTP_500 | RX_HTTP_UPSTREAM_FT_HTTP_502             \
+    | RX_HTTP_UPSTREAM_FT_HTTP_503 | RX_HTTP_UPSTREAM_FT_HTTP_504)
 
 void
 rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
@@ -334,6 +357,12 @@ rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
     rx_conf_merge_value(conf->lock, prev->lock, 1);
     rx_conf_merge_ptr(conf->bypass, prev->bypass, NULL);
     rx_conf_merge_ptr(conf->no_cache, prev->no_cache, NULL);
+    if (conf->use_stale == 0) {
+        conf->use_stale = prev->use_stale;
+    }
+    if (conf->use_stale & RX_HTTP_UPSTREAM_FT_OFF) {
+        conf->use_stale = RX_HTTP_UPSTREAM_FT_OFF;
+    }
     if (conf->zone == NULL || conf->key != NULL) {
         return RX_CONF_OK;
     }
@@ -412,6 +441,13 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     memset(&e, 0, sizeof(e));
     if (r->method != RX_HTTP_GET) {
         /* HEAD stores nothing: it fetches for itself, or waits */
+        if (ctx->entry.updating && r->cache_status == RX_HTTP_CACHE_EXPIRED
+            && ((ctx->conf->use_stale & RX_HTTP_CACHE_STALE_UPDATING)
+                || (ctx->entry.swr > 0
+                && rx_time_sec - ctx->entry.valid_until <= ctx->entry.swr))) {
+            r->cache_status = RX_HTTP_CACHE_UPDATING;
+            return RX_OK;
+        }
         if (ctx->entry.updating && ctx->conf->lock
             && r->cache_status != RX_HTTP_CACHE_BYPASS) {
             ctx->seq = ctx->entry.seq;
@@ -428,6 +464,14 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
         return RX_OK;            /* fetched without the cache's help */
     }
     ctx->seq = e.seq;
+    if (!e.claimed && r->cache_status == RX_HTTP_CACHE_EXPIRED
+        && ((ctx->conf->use_stale & RX_HTTP_CACHE_STALE_UPDATING)
+            || (ctx->entry.swr > 0
+                && rx_time_sec - ctx->entry.valid_until <= ctx->entry.swr))) {
+        /* another request refreshes it: the expired copy meanwhile */
+        r->cache_status = RX_HTTP_CACHE_UPDATING;
+        return RX_OK;
+    }
     if (!e.claimed) {
         /* *_cache_lock off: nginx's default, every miss goes upstream
          * (only the first stores); a bypass never waits */
@@ -489,4 +533,62 @@ rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
         r->cache_status = RX_HTTP_CACHE_EXPIRED;
     }
     return fetch(r, ctx);
+}
+
+bool
+rx_http_cache_stale_allowed(rx_http_request_t *r, rx_int_t rc, bool status)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_uint_t            ft;
+
+    if (ctx == NULL || ctx->serve == NULL || !ctx->entry.found
+        || r->cache_status != RX_HTTP_CACHE_EXPIRED || r->header_sent) {
+        return false;
+    }
+    ft = status ? 0
+         : rc == RX_HTTP_GATEWAY_TIME_OUT ? RX_HTTP_UPSTREAM_FT_TIMEOUT
+                                          | RX_HTTP_UPSTREAM_FT_HTTP_504
+         : rc == RX_HTTP_BAD_GATEWAY ? RX_HTTP_UPSTREAM_FT_ERROR
+                                       | RX_HTTP_UPSTREAM_FT_INVALID_HEADER
+                                       | RX_HTTP_UPSTREAM_FT_HTTP_502
+         : 0;
+    ft = ft ? ft
+         : rc == 502 ? RX_HTTP_UPSTREAM_FT_HTTP_502
+         : rc == 504 ? RX_HTTP_UPSTREAM_FT_HTTP_504
+         : rc == 500 ? RX_HTTP_UPSTREAM_FT_HTTP_500
+         : rc == 503 ? RX_HTTP_UPSTREAM_FT_HTTP_503
+         : rc == 403 ? RX_HTTP_UPSTREAM_FT_HTTP_403
+         : rc == 404 ? RX_HTTP_UPSTREAM_FT_HTTP_404
+         : rc == 429 ? RX_HTTP_UPSTREAM_FT_HTTP_429 : 0;
+    if (ft == 0 || (ctx->conf->use_stale & RX_HTTP_UPSTREAM_FT_OFF)
+        || (!(ctx->conf->use_stale & ft)
+            && !((ft & STALE_IF_ERROR)
+                 && ctx->entry.sie > 0
+                 && rx_time_sec - ctx->entry.valid_until <= ctx->entry.sie))) {
+        return false;
+    }
+    return true;
+}
+
+bool
+rx_http_cache_stale(rx_http_request_t *r, rx_int_t rc)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_int_t             n;
+
+    if (!rx_http_cache_stale_allowed(r, rc, false)) {
+        return false;
+    }
+    rx_http_cache_store_abort(r);
+    if (ctx->claimed) {
+        ctx->claimed = false;
+        rx_http_cache_release(ctx->cache, ctx->md5, ctx->seq, false);
+    }
+    r->cache_status = RX_HTTP_CACHE_STALE;
+    r->op_handler = NULL;
+    n = ctx->serve(r);
+    if (n != RX_AGAIN && n != RX_OK) {
+        rx_http_finalize_request(r, n);
+    }
+    return true;
 }

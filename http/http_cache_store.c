@@ -117,13 +117,23 @@ valid_by_conf(const rx_http_cache_conf_t *conf, rx_uint_t status)
  * now; 0: not stored. The first rule that speaks decides, in nginx's
  * order: X-Accel-Expires, Cache-Control, Expires, *_cache_valid. */
 static time_t
-validity(rx_http_upstream_t *u, const rx_http_cache_conf_t *conf)
+validity(rx_http_upstream_t *u, const rx_http_cache_conf_t *conf,
+    rx_http_cache_head_t *head)
 {
     const rx_http_upstream_headers_in_t *h = &u->headers_in;
     const rx_table_elt_t                *e;
     rx_uint_t                            ign = u->conf->ignore_headers;
     int64_t                              n;
 
+    if (!(ign & RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL)
+        && (e = header(h, "cache-control")) != NULL) {
+        /* how long after expiry a stale copy may still be served (RFC
+         * 5861), whichever rule below sets the expiry */
+        n = cc_number(&e->value, "stale-while-revalidate");
+        head->swr = n > 0 ? (int32_t) n : 0;
+        n = cc_number(&e->value, "stale-if-error");
+        head->sie = n > 0 ? (int32_t) n : 0;
+    }
     if (!(ign & RX_HTTP_UPSTREAM_IGN_XA_EXPIRES)
         && (e = header(h, "x-accel-expires")) != NULL) {
         bool at = e->value.len && e->value.data[0] == '@';
@@ -141,6 +151,7 @@ validity(rx_http_upstream_t *u, const rx_http_cache_conf_t *conf)
             || cc_has(&e->value, "private")) {
             return 0;
         }
+
         n = cc_number(&e->value, "s-maxage");
         if (n < 0) {
             n = cc_number(&e->value, "max-age");
@@ -335,7 +346,7 @@ start(rx_http_upstream_t *u)
     }
     st = rx_pcalloc(r->pool, sizeof(*st));
     if (st == NULL || !storable(u, &st->head)
-        || (valid = validity(u, ctx->conf)) <= 0) {
+        || (valid = validity(u, ctx->conf, &st->head)) <= 0) {
         return;
     }
     cln = rx_pool_cleanup_add(r->pool, 0);

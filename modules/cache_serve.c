@@ -219,6 +219,22 @@ serve_op(rx_http_request_t *r, const rx_cqe_t *cqe)
     }
 }
 
+/* Answers r from its entry's file (a hit, a stale copy). */
+static rx_int_t
+serve_file(rx_http_request_t *r)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_int_t             rc = rx_http_discard_request_body(r);
+
+    if (rc != RX_OK) {
+        return rc;
+    }
+    r->op_handler = serve_op;
+    rx_ring_openat(AT_FDCWD, ctx->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+                   rx_http_op_ud(r, RX_OP_OPEN));
+    return RX_AGAIN;
+}
+
 rx_int_t
 rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
     rx_int_t (*go)(rx_http_request_t *r))
@@ -229,20 +245,18 @@ rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
     if (rc == RX_ERROR) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    if (rc == RX_AGAIN) {
-        return rx_http_cache_wait(r, conf, go);
-    }
-    if (rc == RX_DECLINED || r->cache_status != RX_HTTP_CACHE_HIT) {
+    if (rc == RX_DECLINED) {
         return go(r);
     }
     ctx = r->cache_ctx;
     ctx->miss = go;
-    rc = rx_http_discard_request_body(r);
-    if (rc != RX_OK) {
-        return rc;
+    ctx->serve = serve_file;
+    if (rc == RX_AGAIN) {
+        return rx_http_cache_wait(r, conf, go);
     }
-    r->op_handler = serve_op;
-    rx_ring_openat(AT_FDCWD, ctx->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
-                   rx_http_op_ud(r, RX_OP_OPEN));
-    return RX_AGAIN;
+    if (r->cache_status != RX_HTTP_CACHE_HIT
+        && r->cache_status != RX_HTTP_CACHE_UPDATING) {
+        return go(r);
+    }
+    return serve_file(r);
 }

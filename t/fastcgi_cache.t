@@ -53,7 +53,7 @@ http {
             fastcgi_param QUERY_STRING \$query_string;
             fastcgi_cache php;
             fastcgi_cache_key \$request_uri;
-            fastcgi_cache_valid 200 1s;
+            fastcgi_cache_valid 200 2s;
         }
         location /k {
             fastcgi_pass unix:$SOCK;
@@ -94,7 +94,7 @@ $_->close for @c;
 my $h = get('/p?ms=500');
 is hdr($h, 'x-cache'), 'HIT', 'then: HIT';
 is runs(), 1, 'the hit did not run PHP';
-sleep 1.5;
+sleep 2.3;
 my $e = get('/p?ms=500');
 is hdr($e, 'x-cache'), 'EXPIRED', 'after fastcgi_cache_valid: EXPIRED';
 is runs(), 2, 'the refresh ran PHP once more';
