@@ -207,6 +207,7 @@ copy_out(rx_http_cache_node_t *n, rx_http_cache_entry_t *e)
     memcpy(e->vary, n->vary, sizeof(e->vary));
     e->swr = n->swr;
     e->sie = n->sie;
+    e->uses = n->uses;
     e->updating = n->updating;
     e->last_pass = n->last_pass;
     e->last_stored = n->last_stored;
@@ -267,6 +268,8 @@ rx_http_cache_claim(rx_http_cache_t *cache, const uint8_t md5[16],
         return RX_ERROR;
     }
     check_updater(n);
+    n->uses++;
+    e->uses = n->uses;
     if (!n->updating) {
         n->updating = 1;
         n->last_pass = 0;

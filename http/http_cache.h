@@ -82,6 +82,7 @@ struct rx_http_cache_node_s {
     int64_t                fsize;        /* 0: no file (being written) */
     uint32_t               vary_hash;
     char                   vary[RX_HTTP_CACHE_VARY_LEN];
+    rx_uint_t              uses;         /* fetches asked for (min_uses) */
     int32_t                swr;          /* the file's head's */
     int32_t                sie;
     /* One request (in any worker) fetches a missing or expired entry;
@@ -110,6 +111,7 @@ typedef struct {
     bool        exists;          /* a node (maybe without a file) */
     bool        updating;        /* a fetch runs ... */
     bool        claimed;         /* ... and it is this request's */
+    rx_uint_t   uses;
     bool        last_pass;       /* the fetch seq ended without storing */
     bool        last_stored;     /* the fetch seq's file is in place */
     uint32_t    seq;
@@ -133,6 +135,9 @@ typedef struct {
     rx_array_t              *bypass;   /* rx_http_complex_value_t; UNSET_PTR */
     rx_array_t              *no_cache; /* the same */
     rx_uint_t                use_stale; /* FT_* | STALE_UPDATING; 0 unset */
+    rx_uint_t                methods;  /* RX_HTTP_GET ... ; 0 unset */
+    rx_int_t                 convert_head;
+    rx_int_t                 min_uses;
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -145,6 +150,14 @@ typedef struct rx_http_cache_req_s {
     rx_http_cache_entry_t    entry;      /* what the lookup found */
     struct rx_http_cache_store_s *store; /* a response being written */
     bool                     claimed;    /* this request fetches for all */
+    bool                     head_as_get; /* *_cache_convert_head */
+    bool                     decided;    /* the store said yes or no */
+    rx_uint_t                uses;       /* requests of the entry so far */
+    /* body bytes the protocol's parser handed over with the header, before
+     * the store could decide (every try's, the last try's at the end) */
+    char                    *early;
+    size_t                   early_len;
+    size_t                   early_cap;
     uint32_t                 seq;        /* the fetch it runs or waits for */
     /* a hit being served (modules/cache_serve.c) */
     int                      fd;
@@ -246,6 +259,11 @@ bool rx_http_cache_stale_allowed(rx_http_request_t *r, rx_int_t rc,
     bool status);
 extern const rx_conf_enum_t rx_http_cache_use_stale_masks[];
 
+/* The protocol sends this HEAD upstream as a GET (*_cache_convert_head):
+ * its response is stored, the client gets its header. */
+bool rx_http_cache_head_as_get(rx_http_request_t *r);
+extern const rx_conf_enum_t rx_http_cache_methods_masks[];
+
 /* http_cache_store.c: called by the upstream engine (http_upstream*.c). */
 struct rx_http_upstream_s;
 /* The header went to the client: start storing the response when its
@@ -288,8 +306,13 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
         rx_http_cache_set_key, (up) + (cache)),                              \
     RX_HTTP_CACHE_CMD(p, "cache_valid", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,    \
         rx_http_cache_set_valid, (up) + (cache)),                            \
-    RX_HTTP_CACHE_REFUSED(p, "cache_methods"),                               \
-    RX_HTTP_CACHE_REFUSED(p, "cache_min_uses"),                              \
+    RX_HTTP_CACHE_CMDP(p, "cache_methods", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,  \
+        rx_conf_set_bitmask_slot,                                            \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, methods),            \
+        rx_http_cache_methods_masks),                                        \
+    RX_HTTP_CACHE_CMD(p, "cache_min_uses", RX_HTTP_CACHE_LOC, RX_CONF_TAKE1, \
+        rx_conf_set_num_slot,                                                \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, min_uses)),          \
     RX_HTTP_CACHE_CMD(p, "cache_bypass", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,   \
         rx_http_cache_set_predicates,                                        \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, bypass)),            \
@@ -311,7 +334,9 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
         "fetch of its entry as long as the fetch runs; none goes upstream "  \
         "after a time"),                                                     \
     RX_HTTP_CACHE_REFUSED(p, "cache_revalidate"),                            \
-    RX_HTTP_CACHE_REFUSED(p, "cache_convert_head"),                          \
+    RX_HTTP_CACHE_CMD(p, "cache_convert_head", RX_HTTP_CACHE_LOC,            \
+        RX_CONF_FLAG, rx_conf_set_flag_slot,                                 \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, convert_head)),      \
     RX_HTTP_CACHE_REFUSED(p, "cache_purge")
 
 #endif /* RX_HTTP_CACHE_H */

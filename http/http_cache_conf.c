@@ -30,6 +30,13 @@ const rx_conf_enum_t rx_http_cache_use_stale_masks[] = {
     { NULL, 0 }
 };
 
+const rx_conf_enum_t rx_http_cache_methods_masks[] = {
+    { "GET", RX_HTTP_GET },
+    { "HEAD", RX_HTTP_HEAD },
+    { "POST", RX_HTTP_POST },
+    { NULL, 0 }
+};
+
 /* What stale-if-error covers (nginx: errors and these statuses). */
 #define STALE_IF_ERROR  (RX_HTTP_UPSTREAM_FT_ERROR                           \
     | RX_HTTP_UPSTREAM_FT_TIMEOUT | RX_HTTP_UPSTREAM_FT_INVALID_HEADER        \
@@ -45,6 +52,8 @@ rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
     conf->lock = RX_CONF_UNSET;
     conf->bypass = RX_CONF_UNSET_PTR;
     conf->no_cache = RX_CONF_UNSET_PTR;
+    conf->convert_head = RX_CONF_UNSET;
+    conf->min_uses = RX_CONF_UNSET;
 }
 
 static bool
@@ -363,6 +372,29 @@ rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
     if (conf->use_stale & RX_HTTP_UPSTREAM_FT_OFF) {
         conf->use_stale = RX_HTTP_UPSTREAM_FT_OFF;
     }
+    if (conf->methods == 0) {
+        conf->methods = prev->methods;
+    }
+    conf->methods |= RX_HTTP_GET | RX_HTTP_HEAD;     /* always, as nginx */
+    if (strcmp(module, "proxy") != 0) {
+        /* the application is told the client's method (REQUEST_METHOD):
+         * a HEAD cannot be made a GET behind its back (nginx has no
+         * fastcgi_cache_convert_head either) */
+        if (conf->convert_head == 1) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"%s_cache_convert_head "
+                "on\" is not supported: the application sees the client's "
+                "method", module);
+            return RX_CONF_ERROR;
+        }
+        conf->convert_head = 0;
+    }
+    rx_conf_merge_value(conf->convert_head, prev->convert_head, 1);
+    rx_conf_merge_value(conf->min_uses, prev->min_uses, 1);
+    if (conf->min_uses < 1) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"%s_cache_min_uses\" must "
+                          "be at least 1", module);
+        return RX_CONF_ERROR;
+    }
     if (conf->zone == NULL || conf->key != NULL) {
         return RX_CONF_OK;
     }
@@ -439,7 +471,9 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     rx_pool_cleanup_t    *cln;
 
     memset(&e, 0, sizeof(e));
-    if (r->method != RX_HTTP_GET) {
+    if (r->method == RX_HTTP_HEAD && ctx->conf->convert_head) {
+        ctx->head_as_get = true;         /* fetched as a GET, and stored */
+    } else if (r->method == RX_HTTP_HEAD) {
         /* HEAD stores nothing: it fetches for itself, or waits */
         if (ctx->entry.updating && r->cache_status == RX_HTTP_CACHE_EXPIRED
             && ((ctx->conf->use_stale & RX_HTTP_CACHE_STALE_UPDATING)
@@ -464,6 +498,7 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
         return RX_OK;            /* fetched without the cache's help */
     }
     ctx->seq = e.seq;
+    ctx->uses = e.uses;
     if (!e.claimed && r->cache_status == RX_HTTP_CACHE_EXPIRED
         && ((ctx->conf->use_stale & RX_HTTP_CACHE_STALE_UPDATING)
             || (ctx->entry.swr > 0
@@ -491,7 +526,7 @@ rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
     rx_http_cache_t     *cache;
     rx_md5_t             md5;
 
-    if (conf->zone == NULL || !(r->method & (RX_HTTP_GET | RX_HTTP_HEAD))
+    if (conf->zone == NULL || !(r->method & conf->methods)
         || (cache = rx_http_cache_of(conf->zone)) == NULL) {
         return RX_DECLINED;
     }
@@ -591,4 +626,12 @@ rx_http_cache_stale(rx_http_request_t *r, rx_int_t rc)
         rx_http_finalize_request(r, n);
     }
     return true;
+}
+
+bool
+rx_http_cache_head_as_get(rx_http_request_t *r)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+
+    return ctx && ctx->head_as_get && r->method == RX_HTTP_HEAD;
 }

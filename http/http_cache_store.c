@@ -249,25 +249,19 @@ append_header(store_t *st, rx_http_request_t *r)
 
 static void store_op(rx_http_request_t *r, const rx_cqe_t *cqe);
 
-/* The body bytes that came with the header: the protocol's parser handed
- * them to the engine's blocks before the header was complete (none has
- * gone to the client yet). RX_OK, or RX_ERROR when they are not all
- * there. */
+/* The body bytes that came with the header (the protocol's parser hands
+ * them over before the header is complete): the last try's are the last
+ * u->body_bytes of them. RX_OK, or RX_ERROR when they are not all there. */
 static rx_int_t
 append_early_body(store_t *st, rx_http_upstream_t *u)
 {
-    int64_t   n, got = 0;
-    rx_uint_t i;
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+    size_t               n = (size_t) u->body_bytes;
 
-    for (i = 0; i < u->used && got < u->body_bytes; i++) {
-        n = i + 1 == u->used ? (int64_t) (u->fill - u->blocks[i])
-                             : (int64_t) u->conf->bufs_size;
-        if (rx_http_temp_append(&st->tf, u->blocks[i], (size_t) n) != RX_OK) {
-            return RX_ERROR;
-        }
-        got += n;
+    if (n > ctx->early_len) {
+        return RX_ERROR;
     }
-    return got == u->body_bytes && u->pending == NULL ? RX_OK : RX_ERROR;
+    return rx_http_temp_append(&st->tf, ctx->early + ctx->early_len - n, n);
 }
 
 static void
@@ -320,6 +314,7 @@ rx_http_cache_store_start(rx_http_upstream_t *u)
         return;                  /* only the request that fetches stores */
     }
     start(u);
+    ctx->decided = true;
     if (ctx->store == NULL && ctx->claimed) {
         /* not a response to store: its waiters go upstream each */
         ctx->claimed = false;
@@ -336,7 +331,9 @@ start(rx_http_upstream_t *u)
     store_t             *st;
     time_t               valid;
 
-    if (ctx == NULL || r->method != RX_HTTP_GET || r->header_only
+    if (ctx == NULL
+        || !(r->method & (RX_HTTP_GET | RX_HTTP_POST) || ctx->head_as_get)
+        || ctx->uses < (rx_uint_t) ctx->conf->min_uses
         || (r->cache_status != RX_HTTP_CACHE_MISS
             && r->cache_status != RX_HTTP_CACHE_EXPIRED
             && r->cache_status != RX_HTTP_CACHE_BYPASS)
@@ -386,12 +383,38 @@ start(rx_http_upstream_t *u)
     rx_http_temp_kick(r, &st->tf);
 }
 
+/* Bytes before the store decided: kept for it (at most what came in the
+ * header's reads, bounded by *_buffer_size). */
+static void
+stash(rx_http_cache_req_t *ctx, rx_pool_t *pool, const char *data, size_t len)
+{
+    if (ctx->early_len + len > ctx->early_cap) {
+        size_t cap = rx_max(ctx->early_len + len, (size_t) 4096) * 2;
+        char  *p = rx_pnalloc(pool, cap);
+
+        if (p == NULL) {
+            return;              /* the store will find them missing */
+        }
+        if (ctx->early_len) {
+            memcpy(p, ctx->early, ctx->early_len);
+        }
+        ctx->early = p;
+        ctx->early_cap = cap;
+    }
+    memcpy(ctx->early + ctx->early_len, data, len);
+    ctx->early_len += len;
+}
+
 void
 rx_http_cache_store_body(rx_http_upstream_t *u, const char *data, size_t len)
 {
     rx_http_cache_req_t *ctx = u->r->cache_ctx;
     store_t             *st = ctx ? ctx->store : NULL;
 
+    if (ctx && ctx->claimed && !ctx->decided) {
+        stash(ctx, u->r->pool, data, len);
+        return;
+    }
     if (st == NULL || st->failed) {
         return;
     }

@@ -111,10 +111,10 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
     if (u->state) {
         u->state->response_length += (int64_t) len;
     }
+    rx_http_cache_store_body(u, data, len);     /* HEAD too: convert_head */
     if (u->r->header_only && !u->tunnel) {
         return RX_OK;          /* HEAD: the body is read and dropped */
     }
-    rx_http_cache_store_body(u, data, len);
     if (u->spilling) {
         return rx_http_temp_append(&u->temp, data, len);
     }

@@ -216,6 +216,9 @@ create_request(rx_http_upstream_t *u)
     rx_uint_t                 i;
 
     method = r->method_name;
+    if (rx_http_cache_head_as_get(r)) {
+        rx_str_set(&method, "GET");      /* the cache stores the body */
+    }
     if (plcf->method && rx_http_complex_value(r, plcf->method, &method) != RX_OK) {
         return RX_ERROR;
     }
@@ -281,7 +284,8 @@ process_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *used
 
     if (ctx->parser == NULL) {
         ctx->parser = rx_http_response_parser_create(u->r->pool, &u->headers_in,
-                          u->r->method == RX_HTTP_HEAD, on_body, u);
+                          u->r->method == RX_HTTP_HEAD
+                          && !rx_http_cache_head_as_get(u->r), on_body, u);
         if (ctx->parser == NULL) {
             return RX_ERROR;
         }

@@ -74,6 +74,25 @@ http {
             proxy_cache_bypass \$http_x_bypass;
             proxy_no_cache \$http_x_nostore \$arg_nostore;
         }
+        location /post/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+            proxy_cache_valid 1m;
+            proxy_cache_methods POST;
+            proxy_cache_key \$request_method\$request_uri;
+        }
+        location /nohead/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+            proxy_cache_valid 1m;
+            proxy_cache_convert_head off;
+        }
+        location /twice/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+            proxy_cache_valid 1m;
+            proxy_cache_min_uses 2;
+        }
         location /off/ {
             proxy_pass http://$UP/;
             proxy_cache off;
@@ -200,6 +219,35 @@ is hdr(get('/bp/len/12', 'X-Nostore' => 'yes'), 'x-cache'), 'MISS',
 is hdr(get('/bp/len/12'), 'x-cache'), 'MISS', '... and nothing was stored';
 is hdr(get('/bp/len/12'), 'x-cache'), 'HIT', 'without it: stored';
 
+# proxy_cache_methods POST: stored and served (the key says the method)
+is hdr(get('/post/len/13', method => 'POST'), 'x-cache'), 'MISS', 'POST: MISS';
+my $p2 = get('/post/len/13', method => 'POST');
+is hdr($p2, 'x-cache'), 'HIT', 'proxy_cache_methods POST: HIT';
+is length($p2->{body}), 13, '... with its body';
+ok !defined hdr(get('/len/13', method => 'POST'), 'x-cache'),
+   'POST without proxy_cache_methods: not looked up';
+
+# proxy_cache_convert_head (on by default): a HEAD miss fetches a GET
+my $hm = get('/len/14', method => 'HEAD');
+is hdr($hm, 'x-cache'), 'MISS', 'HEAD miss: MISS';
+is $hm->{body} // '', '', '... no body to the client';
+is hdr($hm, 'content-length'), 14, '... the GET\'s length';
+my ($hreq) = grep { $_->{uri} eq '/len/14' } $up->requests;
+is $hreq->{method}, 'GET', 'the origin got a GET';
+my $hg = get('/len/14');
+is hdr($hg, 'x-cache'), 'HIT', 'then a GET: HIT';
+is length($hg->{body}), 14, '... with the body';
+# proxy_cache_convert_head off: the HEAD goes as it is, nothing stored
+get('/nohead/len/15', method => 'HEAD');
+my ($nreq) = grep { $_->{uri} eq '/len/15' } $up->requests;
+is $nreq->{method}, 'HEAD', 'convert_head off: the origin got the HEAD';
+is hdr(get('/nohead/len/15'), 'x-cache'), 'MISS', '... and nothing was stored';
+
+# proxy_cache_min_uses 2: stored at the second request
+is hdr(get('/twice/len/16'), 'x-cache'), 'MISS', 'min_uses 2: MISS';
+is hdr(get('/twice/len/16'), 'x-cache'), 'MISS', 'min_uses 2: MISS again';
+is hdr(get('/twice/len/16'), 'x-cache'), 'HIT', 'min_uses 2: then HIT';
+
 # no levels; proxy_cache off
 get('/flat/len/7');
 is hdr(get('/flat/len/7'), 'x-cache'), 'HIT', 'a cache without levels: HIT';
@@ -238,9 +286,9 @@ is hdr(get('/short/len/10'), 'x-cache') =~ /HIT|EXPIRED/ ? 1 : 0, 1,
 $t->stop;
 
 # -t: what ringx does not have yet is refused by name
-for my $d ('proxy_cache_convert_head on;',
-           'proxy_cache_methods GET;', 'proxy_cache_revalidate on;',
-           'proxy_cache_background_update on;', 'proxy_cache_min_uses 2;',
+for my $d (
+           'proxy_cache_revalidate on;',
+           'proxy_cache_background_update on;',
            'fastcgi_cache_purge on;') {
     my $t2 = Test::Ringx->new;
     $t2->write_config("events {} http { $d }");
@@ -272,6 +320,13 @@ for my $case (['max_size=1g', qr/"max_size" parameter is not supported/],
     ($rc, $out, $err) = $t2->ringx('-t');
     like $err, qr/zero size shared memory zone "nozone"/,
          'proxy_cache of an undeclared zone: refused';
+    $t2->write_config("events {} http { fastcgi_cache_path %%PREFIX%%/c "
+        . "keys_zone=z:1m; server { location / { fastcgi_pass 127.0.0.1:9; "
+        . "fastcgi_cache z; fastcgi_cache_key \$uri; "
+        . "fastcgi_cache_convert_head on; } } }");
+    ($rc, $out, $err) = $t2->ringx('-t');
+    like $err, qr/"fastcgi_cache_convert_head on" is not supported/,
+         'fastcgi_cache_convert_head on: refused (the application sees HEAD)';
 }
 
 $up->stop;
