@@ -24,7 +24,15 @@ typedef struct {
     rx_http_cache_node_t   *head;       /* most recently used */
     rx_http_cache_node_t   *tail;
     rx_uint_t               count;
+    int64_t                 total;      /* bytes of the files (max_size) */
 } cache_root_t;
+
+static void
+set_fsize(cache_root_t *root, rx_http_cache_node_t *n, int64_t fsize)
+{
+    root->total += fsize - n->fsize;
+    n->fsize = fsize;
+}
 
 rx_http_cache_t *
 rx_http_cache_of(rx_shm_zone_t *zone)
@@ -173,6 +181,7 @@ drop(rx_http_cache_t *cache, cache_root_t *root, rx_http_cache_node_t *n)
     if (n->fsize && file_name(file, cache, n->md5)) {
         (void) unlink(file);
     }
+    set_fsize(root, n, 0);
     rx_shm_zone_free_locked(cache->zone, n);
 }
 
@@ -363,6 +372,23 @@ node_for(rx_http_cache_t *cache, cache_root_t *root, const uint8_t md5[16])
     return n;
 }
 
+/* max_size: the least recently used files go until the rest fits (never
+ * keep, the entry just stored, nor one a fetch is writing). */
+static void
+evict_to_size(rx_http_cache_t *cache, cache_root_t *root,
+    rx_http_cache_node_t *keep)
+{
+    rx_http_cache_node_t *n = root->tail, *prev;
+
+    while (cache->max_size && root->total > cache->max_size && n) {
+        prev = n->prev;
+        if (n != keep && !n->updating && n->fsize) {
+            drop(cache, root, n);
+        }
+        n = prev;
+    }
+}
+
 rx_int_t
 rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
     int64_t fsize, uint32_t seq, rx_log_t *log)
@@ -394,12 +420,13 @@ rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
         return RX_ERROR;
     }
     n->valid_until = h->valid_until;
-    n->fsize = fsize;
+    set_fsize(root, n, fsize);
     n->accessed = rx_time_sec;
     n->vary_hash = h->vary_hash;
     memcpy(n->vary, h->vary, sizeof(n->vary));
     n->swr = h->swr;
     n->sie = h->sie;
+    evict_to_size(cache, root, n);
     if (n->updating && n->seq == seq) {
         n->updating = 0;         /* its waiters find the file */
         n->last_pass = 0;
@@ -422,7 +449,7 @@ rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16])
     root = rx_shm_zone_root(cache->zone);
     n = root ? find(root, md5, NULL) : NULL;
     if (n) {
-        n->fsize = 0;            /* the file is gone already */
+        set_fsize(root, n, 0);   /* the file is gone already */
         if (!n->updating) {
             drop(cache, root, n);
         }
@@ -498,7 +525,7 @@ load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
         return;                  /* the zone is full: the rest stays cold */
     }
     n->valid_until = h.valid_until;
-    n->fsize = st.st_size;
+    set_fsize(root, n, st.st_size);
     n->accessed = rx_time_sec;
     n->vary_hash = h.vary_hash;
     memcpy(n->vary, h.vary, sizeof(n->vary));
@@ -562,9 +589,11 @@ rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old)
     root->nbuckets = n;
     root->head = root->tail = NULL;
     root->count = 0;
+    root->total = 0;
     rx_shm_zone_set_root(zone, root);
     rx_time_update();
     walk(cache, root, cache->path.data, 0, zone->log);
+    evict_to_size(cache, root, NULL);
     if (root->count) {
         rx_log_error(RX_LOG_NOTICE, zone->log, 0, "cache \"%s\": %lu entries "
                      "loaded from \"%s\"", zone->name.data,

@@ -66,6 +66,7 @@ typedef struct {
                                         the end */
     rx_uint_t       levels[3];       /* 0 ends the list */
     time_t          inactive;        /* seconds */
+    int64_t         max_size;        /* bytes of files; 0: no bound */
     rx_shm_zone_t  *zone;
     const char     *directive;       /* "proxy_cache_path" */
 } rx_http_cache_t;

@@ -144,10 +144,21 @@ path_param(rx_conf_t *cf, const rx_str_t *v, rx_http_cache_t *cache,
             return RX_CONF_OK;
         }
     }
-    if (arg_is(v, "max_size=", &skip) || arg_is(v, "min_free=", &skip)) {
+    if (arg_is(v, "max_size=", &skip)) {
+        t.data = v->data + skip;
+        t.len = v->len - skip;
+        cache->max_size = rx_parse_offset(&t);
+        if (cache->max_size <= 0) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid max_size value "
+                              "\"%.*s\"", (int) v->len, v->data);
+            return RX_CONF_ERROR;
+        }
+        return RX_CONF_OK;
+    }
+    if (arg_is(v, "min_free=", &skip)) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "the \"%.*s\" parameter is not "
-            "supported by ringx yet (the cache is bounded by its keys zone "
-            "and inactive=)", (int) (skip - 1), v->data);
+            "supported by ringx yet (the cache is bounded by max_size=, its "
+            "keys zone and inactive=)", (int) (skip - 1), v->data);
         return RX_CONF_ERROR;
     }
 invalid:

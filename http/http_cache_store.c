@@ -338,7 +338,10 @@ start(rx_http_upstream_t *u)
             && r->cache_status != RX_HTTP_CACHE_EXPIRED
             && r->cache_status != RX_HTTP_CACHE_BYPASS)
         || rx_http_cache_test_predicates(r, ctx->conf->no_cache)
-        || u->headers_in.status == 206 || r->upgrade) {
+        /* an answer to the client's own Range or condition (passed on)
+         * is not the entry: never stored */
+        || u->headers_in.status == 206 || u->headers_in.status == 304
+        || r->upgrade) {
         return;
     }
     st = rx_pcalloc(r->pool, sizeof(*st));

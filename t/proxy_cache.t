@@ -34,6 +34,7 @@ http {
     proxy_cache_path %%PREFIX%%/cache levels=1:2 keys_zone=one:1m inactive=1h;
     proxy_cache_path %%PREFIX%%/flat keys_zone=flat:64k;
     proxy_cache_path %%PREFIX%%/ro keys_zone=ro:64k;
+    proxy_cache_path %%PREFIX%%/small keys_zone=small:64k max_size=50k;
     server {
         listen 127.0.0.1:%%PORT_0%%;
         add_header X-Cache \$upstream_cache_status always;
@@ -92,6 +93,11 @@ http {
             proxy_cache one;
             proxy_cache_valid 1m;
             proxy_cache_min_uses 2;
+        }
+        location /small/ {
+            proxy_pass http://$UP/;
+            proxy_cache small;
+            proxy_cache_valid 1m;
         }
         location /off/ {
             proxy_pass http://$UP/;
@@ -248,6 +254,20 @@ is hdr(get('/twice/len/16'), 'x-cache'), 'MISS', 'min_uses 2: MISS';
 is hdr(get('/twice/len/16'), 'x-cache'), 'MISS', 'min_uses 2: MISS again';
 is hdr(get('/twice/len/16'), 'x-cache'), 'HIT', 'min_uses 2: then HIT';
 
+# max_size: the least recently used files go
+get("/small/len/20000?$_") for qw(a b c);
+my @small = glob("${\$t->prefix}/small/*");
+is scalar(@small), 2, 'max_size=50k: two files of 20 KB stay';
+is hdr(get('/small/len/20000?c'), 'x-cache'), 'HIT', 'the newest: HIT';
+is hdr(get('/small/len/20000?b'), 'x-cache'), 'HIT', 'the next: HIT';
+is hdr(get('/small/len/20000?a'), 'x-cache'), 'MISS', 'the oldest went: MISS';
+is hdr(get('/small/len/20000?c'), 'x-cache'), 'MISS',
+   'storing it again evicted the least recently used';
+
+# a 304 (an answer to a condition) is never stored, even with "any"
+get('/flat/status/304');
+is hdr(get('/flat/status/304'), 'x-cache'), 'MISS', '304: not stored';
+
 # no levels; proxy_cache off
 get('/flat/len/7');
 is hdr(get('/flat/len/7'), 'x-cache'), 'HIT', 'a cache without levels: HIT';
@@ -298,7 +318,8 @@ for my $d (
     like $err, qr/\[emerg\] "\Q$name\E" directive is not supported by ringx yet/,
          "$name: refused by name";
 }
-for my $case (['max_size=1g', qr/"max_size" parameter is not supported/],
+for my $case (['min_free=1g', qr/"min_free" parameter is not supported/],
+              ['max_size=x', qr/invalid max_size value "max_size=x"/],
               ['levels=3', qr/invalid "levels" "levels=3"/],
               ['bogus=1', qr/invalid parameter "bogus=1"/]) {
     my $t2 = Test::Ringx->new;
