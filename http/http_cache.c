@@ -457,6 +457,34 @@ rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16])
     rx_shm_zone_unlock(cache->zone);
 }
 
+bool
+rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
+{
+    cache_root_t         *root;
+    rx_http_cache_node_t *n;
+    char                  file[PATH_MAX];
+    bool                  had = false;
+
+    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+        return false;
+    }
+    root = rx_shm_zone_root(cache->zone);
+    n = root ? find(root, md5, NULL) : NULL;
+    if (n) {
+        had = n->fsize != 0;
+        if (!n->updating) {
+            drop(cache, root, n);
+        } else if (n->fsize) {
+            if (file_name(file, cache, n->md5)) {
+                (void) unlink(file);
+            }
+            set_fsize(root, n, 0);
+        }
+    }
+    rx_shm_zone_unlock(cache->zone);
+    return had;
+}
+
 /* FNV-1a of each named request header's name and values. */
 uint32_t
 rx_http_cache_vary_hash(rx_http_request_t *r, const char *vary)

@@ -139,6 +139,7 @@ typedef struct {
     rx_uint_t                methods;  /* RX_HTTP_GET ... ; 0 unset */
     rx_int_t                 convert_head;
     rx_int_t                 min_uses;
+    rx_array_t              *purge;    /* rx_http_complex_value_t; UNSET_PTR */
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -198,6 +199,9 @@ void rx_http_cache_release(rx_http_cache_t *cache, const uint8_t md5[16],
     uint32_t seq, bool pass);
 /* Forgets md5 (a file found missing or broken). */
 void rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16]);
+/* Removes md5's entry and file (*_cache_purge); a fetch under way goes on
+ * and stores the new response. True when there was a file. */
+bool rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16]);
 /* The path of the entry md5 in the cache (levels applied), from pool. */
 char *rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
     const uint8_t md5[16]);
@@ -259,6 +263,11 @@ bool rx_http_cache_stale(rx_http_request_t *r, rx_int_t rc);
 bool rx_http_cache_stale_allowed(rx_http_request_t *r, rx_int_t rc,
     bool status);
 extern const rx_conf_enum_t rx_http_cache_use_stale_masks[];
+
+/* *_cache_purge: RX_DECLINED when r is not a purge; else the status to
+ * answer with: 204 (the entry was removed), 404 (there was none), 500. */
+rx_int_t rx_http_cache_purge(rx_http_request_t *r,
+    const rx_http_cache_conf_t *conf);
 
 /* The protocol sends this HEAD upstream as a GET (*_cache_convert_head):
  * its response is stored, the client gets its header. */
@@ -338,6 +347,8 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
     RX_HTTP_CACHE_CMD(p, "cache_convert_head", RX_HTTP_CACHE_LOC,            \
         RX_CONF_FLAG, rx_conf_set_flag_slot,                                 \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, convert_head)),      \
-    RX_HTTP_CACHE_REFUSED(p, "cache_purge")
+    RX_HTTP_CACHE_CMD(p, "cache_purge", RX_HTTP_CACHE_LOC, RX_CONF_1MORE,    \
+        rx_http_cache_set_predicates,                                        \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, purge))
 
 #endif /* RX_HTTP_CACHE_H */

@@ -54,6 +54,7 @@ rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
     conf->no_cache = RX_CONF_UNSET_PTR;
     conf->convert_head = RX_CONF_UNSET;
     conf->min_uses = RX_CONF_UNSET;
+    conf->purge = RX_CONF_UNSET_PTR;
 }
 
 static bool
@@ -377,6 +378,7 @@ rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
     rx_conf_merge_value(conf->lock, prev->lock, 1);
     rx_conf_merge_ptr(conf->bypass, prev->bypass, NULL);
     rx_conf_merge_ptr(conf->no_cache, prev->no_cache, NULL);
+    rx_conf_merge_ptr(conf->purge, prev->purge, NULL);
     if (conf->use_stale == 0) {
         conf->use_stale = prev->use_stale;
     }
@@ -530,28 +532,62 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     return RX_OK;
 }
 
+/* The key of r, and its MD5. */
+static rx_int_t
+key_of(rx_http_request_t *r, const rx_http_cache_conf_t *conf, rx_str_t *key,
+    uint8_t md5[16])
+{
+    rx_md5_t ctx;
+
+    if (rx_http_complex_value(r, conf->key, key) != RX_OK) {
+        return RX_ERROR;
+    }
+    rx_md5_init(&ctx);
+    rx_md5_update(&ctx, key->data, key->len);
+    rx_md5_final(md5, &ctx);
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_cache_purge(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
+{
+    rx_http_cache_t *cache;
+    rx_str_t         key;
+    uint8_t          md5[16];
+
+    if (conf->zone == NULL || conf->purge == NULL
+        || !rx_http_cache_test_predicates(r, conf->purge)
+        || (cache = rx_http_cache_of(conf->zone)) == NULL) {
+        return RX_DECLINED;
+    }
+    if (key_of(r, conf, &key, md5) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (!rx_http_cache_remove(cache, md5)) {
+        return RX_HTTP_NOT_FOUND;
+    }
+    rx_http_request_log_error(r, RX_LOG_INFO, 0, "cache entry \"%.*s\" "
+                              "purged", (int) key.len, key.data);
+    return RX_HTTP_NO_CONTENT;
+}
+
 rx_int_t
 rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
 {
     rx_http_cache_req_t *ctx;
     rx_http_cache_t     *cache;
-    rx_md5_t             md5;
 
     if (conf->zone == NULL || !(r->method & conf->methods)
         || (cache = rx_http_cache_of(conf->zone)) == NULL) {
         return RX_DECLINED;
     }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
-    if (ctx == NULL
-        || rx_http_complex_value(r, conf->key, &ctx->key) != RX_OK) {
+    if (ctx == NULL || key_of(r, conf, &ctx->key, ctx->md5) != RX_OK) {
         return RX_ERROR;
     }
     ctx->cache = cache;
     ctx->conf = conf;
     ctx->fd = -1;
-    rx_md5_init(&md5);
-    rx_md5_update(&md5, ctx->key.data, ctx->key.len);
-    rx_md5_final(ctx->md5, &md5);
     ctx->file = rx_http_cache_file_name(r->pool, cache, ctx->md5);
     if (ctx->file == NULL) {
         return RX_ERROR;

@@ -240,8 +240,12 @@ rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
     rx_int_t (*go)(rx_http_request_t *r))
 {
     rx_http_cache_req_t *ctx;
-    rx_int_t             rc = rx_http_cache_begin(r, conf);
+    rx_int_t             rc = rx_http_cache_purge(r, conf);
 
+    if (rc != RX_DECLINED) {
+        return rc;               /* a purge is answered here */
+    }
+    rc = rx_http_cache_begin(r, conf);
     if (rc == RX_ERROR) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }

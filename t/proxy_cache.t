@@ -20,6 +20,7 @@ use Time::HiRes qw(sleep);
 my $up = Test::Upstream->new;
 $up->start;
 my $UP = $up->addr;
+(my $UP_LOCALHOST = $UP) =~ s/^127\.0\.0\.1/localhost/;
 
 my $t = Test::Ringx->new;
 my $conf = <<"EOF";
@@ -30,6 +31,7 @@ error_log logs/error.log info;
 events { worker_connections 128; }
 http {
     log_format c '\$request_uri \$upstream_cache_status';
+    map \$request_method \$purge_method { PURGE 1; default ""; }
     access_log logs/access.log c;
     proxy_cache_path %%PREFIX%%/cache levels=1:2 keys_zone=one:1m inactive=1h;
     proxy_cache_path %%PREFIX%%/flat keys_zone=flat:64k;
@@ -42,6 +44,16 @@ http {
             proxy_pass http://$UP;
             proxy_cache one;
             proxy_cache_valid 200 404 1m;
+            proxy_cache_purge \$purge_method;
+            limit_except GET HEAD POST { allow 127.0.0.1; deny all; }
+        }
+        location ~ ^/purge(/.*)\$ {
+            allow 127.0.0.1;
+            deny all;
+            proxy_pass http://$UP;
+            proxy_cache one;
+            proxy_cache_key \$scheme\$proxy_host\$1;
+            proxy_cache_purge 1;
         }
         location /short/ {
             proxy_pass http://$UP/;
@@ -102,6 +114,15 @@ http {
         location /off/ {
             proxy_pass http://$UP/;
             proxy_cache off;
+        }
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        add_header X-Cache \$upstream_cache_status always;
+        location / {
+            proxy_pass http://$UP_LOCALHOST;
+            proxy_cache one;
+            proxy_cache_valid 1m;
         }
     }
 }
@@ -268,6 +289,40 @@ is hdr(get('/small/len/20000?c'), 'x-cache'), 'MISS',
 get('/flat/status/304');
 is hdr(get('/flat/status/304'), 'x-cache'), 'MISS', '304: not stored';
 
+# purge: the PURGE method (limit_except lets only 127.0.0.1 use it), and
+# an endpoint (allow/deny)
+sub raw_req {
+    my ($req, %o) = @_;
+    my $c = $t->raw($port, %o) or return { status => 0 };
+    $c->send($req);
+    return $c->read_response(timeout => 5) // { status => 0 };
+}
+is hdr(get('/len/20000'), 'x-cache'), 'HIT', 'before the purge: HIT';
+is raw_req("PURGE /len/20000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+           local => '127.0.0.2')->{status}, 403, 'PURGE from a denied address: 403';
+is hdr(get('/len/20000'), 'x-cache'), 'HIT', '... and the entry stays';
+is get('/len/20000', method => 'PURGE')->{status}, 204, 'PURGE: 204';
+is hdr(get('/len/20000'), 'x-cache'), 'MISS', 'after the purge: MISS';
+is get('/len/777', method => 'PURGE')->{status}, 404, 'PURGE of no entry: 404';
+is hdr(get('/len/20000'), 'x-cache'), 'HIT', 'stored again: HIT';
+is get('/purge/len/20000')->{status}, 204, 'the purge endpoint: 204';
+is raw_req("GET /purge/len/20000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+           local => '127.0.0.2')->{status}, 403, 'the endpoint denied: 403';
+is hdr(get('/len/20000'), 'x-cache'), 'MISS', 'purged through the endpoint';
+ok $t->log_contains(qr/cache entry "http127\.0\.0\.1:\d+\/len\/20000" purged/),
+   'a purge is logged (info)';
+
+# the default key holds \$proxy_host, known before the exchange: the same
+# URI behind another proxy_pass host is another entry
+is hdr(get('/len/22'), 'x-cache'), 'MISS', 'port 0: MISS';
+my $other = $t->http($t->port(1), "GET /len/22 HTTP/1.1\r\nHost: x\r\n"
+                     . "Connection: close\r\n\r\n");
+like $other, qr/X-Cache: MISS/, 'another proxy_pass host: its own entry (MISS)';
+# a method limit_except takes is proxied as its location is (the Host)
+my $del = get('/echo', method => 'DELETE');
+like $del->{body}, qr/header: Host: \Q$UP\E/,
+     'limit_except inherits proxy_pass: the Host is the upstream\'s';
+
 # no levels; proxy_cache off
 get('/flat/len/7');
 is hdr(get('/flat/len/7'), 'x-cache'), 'HIT', 'a cache without levels: HIT';
@@ -309,7 +364,7 @@ $t->stop;
 for my $d (
            'proxy_cache_revalidate on;',
            'proxy_cache_background_update on;',
-           'fastcgi_cache_purge on;') {
+           'fastcgi_cache_revalidate on;') {
     my $t2 = Test::Ringx->new;
     $t2->write_config("events {} http { $d }");
     my ($rc, $out, $err) = $t2->ringx('-t');
