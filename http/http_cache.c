@@ -216,6 +216,9 @@ copy_out(rx_http_cache_node_t *n, rx_http_cache_entry_t *e)
     memcpy(e->vary, n->vary, sizeof(e->vary));
     e->swr = n->swr;
     e->sie = n->sie;
+    e->status = n->status;
+    e->last_modified = n->last_modified;
+    memcpy(e->etag, n->etag, sizeof(e->etag));
     e->uses = n->uses;
     e->updating = n->updating;
     e->last_pass = n->last_pass;
@@ -426,6 +429,9 @@ rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
     memcpy(n->vary, h->vary, sizeof(n->vary));
     n->swr = h->swr;
     n->sie = h->sie;
+    n->status = h->status;
+    n->last_modified = h->last_modified;
+    memcpy(n->etag, h->etag, sizeof(n->etag));
     evict_to_size(cache, root, n);
     if (n->updating && n->seq == seq) {
         n->updating = 0;         /* its waiters find the file */
@@ -453,6 +459,32 @@ rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16])
         if (!n->updating) {
             drop(cache, root, n);
         }
+    }
+    rx_shm_zone_unlock(cache->zone);
+}
+
+void
+rx_http_cache_refresh(rx_http_cache_t *cache, const uint8_t md5[16],
+    uint32_t seq, int64_t valid_until)
+{
+    cache_root_t          *root;
+    rx_http_cache_node_t  *n;
+
+    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+        return;
+    }
+    root = rx_shm_zone_root(cache->zone);
+    n = root ? find(root, md5, NULL) : NULL;
+    if (n && n->updating && n->seq == seq) {
+        if (valid_until > n->valid_until) {
+            n->valid_until = valid_until;   /* the file's head keeps the
+                                               old time: a restart asks
+                                               again */
+        }
+        n->updating = 0;
+        n->last_pass = 0;
+        n->last_stored = 1;
+        n->tmp[0] = '\0';
     }
     rx_shm_zone_unlock(cache->zone);
 }
@@ -559,6 +591,10 @@ load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
     memcpy(n->vary, h.vary, sizeof(n->vary));
     n->swr = h.swr;
     n->sie = h.sie;
+    n->status = h.status;
+    n->last_modified = h.last_modified;
+    memcpy(n->etag, h.etag, sizeof(n->etag));
+    n->etag[sizeof(n->etag) - 1] = '\0';
 }
 
 static void

@@ -58,6 +58,8 @@ typedef struct {
     char        vary[RX_HTTP_CACHE_VARY_LEN];  /* names, NUL-terminated */
     int32_t     swr;             /* Cache-Control stale-while-revalidate */
     int32_t     sie;             /* ... stale-if-error (seconds; 0: none) */
+    int64_t     last_modified;   /* the response's validators, for */
+    char        etag[64];        /* *_cache_revalidate (-1, "": none) */
 } rx_http_cache_head_t;
 
 /* One *_cache_path: made by the directive, zone->data. */
@@ -86,6 +88,9 @@ struct rx_http_cache_node_s {
     rx_uint_t              uses;         /* fetches asked for (min_uses) */
     int32_t                swr;          /* the file's head's */
     int32_t                sie;
+    uint16_t               status;
+    int64_t                last_modified;
+    char                   etag[64];
     /* One request (in any worker) fetches a missing or expired entry;
      * the others wait for it and read its file as it is written. */
     unsigned               updating:1;
@@ -109,6 +114,9 @@ typedef struct {
     char        vary[RX_HTTP_CACHE_VARY_LEN];
     int32_t     swr;
     int32_t     sie;
+    uint16_t    status;
+    int64_t     last_modified;
+    char        etag[64];
     bool        exists;          /* a node (maybe without a file) */
     bool        updating;        /* a fetch runs ... */
     bool        claimed;         /* ... and it is this request's */
@@ -140,6 +148,7 @@ typedef struct {
     rx_int_t                 convert_head;
     rx_int_t                 min_uses;
     rx_array_t              *purge;    /* rx_http_complex_value_t; UNSET_PTR */
+    rx_int_t                 revalidate;
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -154,6 +163,8 @@ typedef struct rx_http_cache_req_s {
     bool                     claimed;    /* this request fetches for all */
     bool                     head_as_get; /* *_cache_convert_head */
     bool                     decided;    /* the store said yes or no */
+    bool                     revalidating; /* the fetch asks "modified?" */
+    bool                     refreshed;  /* ... and the answer was no */
     rx_uint_t                uses;       /* requests of the entry so far */
     /* body bytes the protocol's parser handed over with the header, before
      * the store could decide (every try's, the last try's at the end) */
@@ -199,6 +210,10 @@ void rx_http_cache_release(rx_http_cache_t *cache, const uint8_t md5[16],
     uint32_t seq, bool pass);
 /* Forgets md5 (a file found missing or broken). */
 void rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16]);
+/* The fetch seq found the file still good (a 304 to a revalidation): it
+ * is valid until valid_until, and the fetch ends as if it stored it. */
+void rx_http_cache_refresh(rx_http_cache_t *cache, const uint8_t md5[16],
+    uint32_t seq, int64_t valid_until);
 /* Removes md5's entry and file (*_cache_purge); a fetch under way goes on
  * and stores the new response. True when there was a file. */
 bool rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16]);
@@ -264,10 +279,22 @@ bool rx_http_cache_stale_allowed(rx_http_request_t *r, rx_int_t rc,
     bool status);
 extern const rx_conf_enum_t rx_http_cache_use_stale_masks[];
 
+struct rx_http_upstream_s;
+
 /* *_cache_purge: RX_DECLINED when r is not a purge; else the status to
  * answer with: 204 (the entry was removed), 404 (there was none), 500. */
 rx_int_t rx_http_cache_purge(rx_http_request_t *r,
     const rx_http_cache_conf_t *conf);
+
+/* *_cache_revalidate: the conditions the protocol sends instead of the
+ * client's (which the cache hid): If-None-Match (inm) and
+ * If-Modified-Since (ims), each empty when the entry has no such
+ * validator. False: not a revalidation. */
+bool rx_http_cache_conditions(rx_http_request_t *r, rx_str_t *inm,
+    rx_str_t *ims);
+/* The upstream answered a revalidation with 304: the entry is refreshed
+ * and r will be answered from it (REVALIDATED) when the engine ends. */
+bool rx_http_cache_revalidated(struct rx_http_upstream_s *u);
 
 /* The protocol sends this HEAD upstream as a GET (*_cache_convert_head):
  * its response is stored, the client gets its header. */
@@ -343,7 +370,9 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
     RX_HTTP_CACHE_NOTICE(p, "cache_lock_age", "a request waits for the "     \
         "fetch of its entry as long as the fetch runs; none goes upstream "  \
         "after a time"),                                                     \
-    RX_HTTP_CACHE_REFUSED(p, "cache_revalidate"),                            \
+    RX_HTTP_CACHE_CMD(p, "cache_revalidate", RX_HTTP_CACHE_LOC, RX_CONF_FLAG,\
+        rx_conf_set_flag_slot,                                               \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, revalidate)),        \
     RX_HTTP_CACHE_CMD(p, "cache_convert_head", RX_HTTP_CACHE_LOC,            \
         RX_CONF_FLAG, rx_conf_set_flag_slot,                                 \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, convert_head)),      \

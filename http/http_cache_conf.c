@@ -55,6 +55,7 @@ rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
     conf->convert_head = RX_CONF_UNSET;
     conf->min_uses = RX_CONF_UNSET;
     conf->purge = RX_CONF_UNSET_PTR;
+    conf->revalidate = RX_CONF_UNSET;
 }
 
 static bool
@@ -379,6 +380,7 @@ rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
     rx_conf_merge_ptr(conf->bypass, prev->bypass, NULL);
     rx_conf_merge_ptr(conf->no_cache, prev->no_cache, NULL);
     rx_conf_merge_ptr(conf->purge, prev->purge, NULL);
+    rx_conf_merge_value(conf->revalidate, prev->revalidate, 0);
     if (conf->use_stale == 0) {
         conf->use_stale = prev->use_stale;
     }
@@ -475,6 +477,50 @@ claim_cleanup(void *data)
     }
 }
 
+/* *_cache_revalidate: the fetch asks whether the stored response is still
+ * good; the client's own conditions (and Range) are not sent, its
+ * answer would not be the entry. */
+static void
+revalidate(rx_http_request_t *r, rx_http_cache_req_t *ctx)
+{
+    static const char *const hidden[] = {
+        "if-none-match", "if-modified-since", "if-match",
+        "if-unmodified-since", "range", "if-range", NULL
+    };
+    rx_table_elt_t *h = r->headers_in.headers.elts;
+    rx_uint_t       i, k;
+
+    for (i = 0; i < r->headers_in.headers.nelts; i++) {
+        for (k = 0; h[i].lowcase_key && hidden[k]; k++) {
+            if (strcmp(h[i].lowcase_key, hidden[k]) == 0) {
+                h[i].lowcase_key = NULL;     /* not passed on */
+            }
+        }
+    }
+    ctx->revalidating = true;
+}
+
+bool
+rx_http_cache_conditions(rx_http_request_t *r, rx_str_t *inm, rx_str_t *ims)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    char                *p;
+
+    if (ctx == NULL || !ctx->revalidating) {
+        return false;
+    }
+    inm->data = ctx->entry.etag;
+    inm->len = strlen(ctx->entry.etag);
+    ims->len = 0;
+    ims->data = NULL;
+    if (ctx->entry.last_modified > 0
+        && (p = rx_pnalloc(r->pool, 64)) != NULL) {
+        ims->len = rx_http_date(p, (time_t) ctx->entry.last_modified);
+        ims->data = p;
+    }
+    return true;
+}
+
 /* The entry must come from the upstream: this request fetches it, or
  * waits for the request that does (RX_AGAIN). */
 static rx_int_t
@@ -529,6 +575,10 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     ctx->claimed = true;
     cln->handler = claim_cleanup;
     cln->data = ctx;
+    if (r->cache_status == RX_HTTP_CACHE_EXPIRED && ctx->conf->revalidate
+        && (ctx->entry.etag[0] || ctx->entry.last_modified > 0)) {
+        revalidate(r, ctx);
+    }
     return RX_OK;
 }
 
@@ -658,6 +708,15 @@ rx_http_cache_stale(rx_http_request_t *r, rx_int_t rc)
     rx_http_cache_req_t *ctx = r->cache_ctx;
     rx_int_t             n;
 
+    if (ctx && ctx->refreshed && rc == RX_HTTP_NOT_MODIFIED) {
+        /* REVALIDATED: the stored response, still good */
+        r->op_handler = NULL;
+        n = ctx->serve(r);
+        if (n != RX_AGAIN && n != RX_OK) {
+            rx_http_finalize_request(r, n);
+        }
+        return true;
+    }
     if (!rx_http_cache_stale_allowed(r, rc, false)) {
         return false;
     }

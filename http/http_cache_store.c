@@ -305,6 +305,50 @@ store_fail(store_t *st, const char *what, int err, bool pass)
 
 static void start(rx_http_upstream_t *u);
 
+/* ETag and Last-Modified, for a later revalidation. */
+static void
+validators(rx_http_upstream_t *u, rx_http_cache_head_t *head)
+{
+    const rx_table_elt_t *e;
+
+    head->last_modified = -1;
+    if ((e = header(&u->headers_in, "last-modified")) != NULL) {
+        head->last_modified = rx_http_parse_date(e->value.data, e->value.len);
+    }
+    if ((e = header(&u->headers_in, "etag")) != NULL
+        && e->value.len < sizeof(head->etag)) {
+        memcpy(head->etag, e->value.data, e->value.len);
+        head->etag[e->value.len] = '\0';
+    }
+}
+
+bool
+rx_http_cache_revalidated(rx_http_upstream_t *u)
+{
+    rx_http_request_t    *r = u->r;
+    rx_http_cache_req_t  *ctx = r->cache_ctx;
+    rx_http_cache_head_t  head;
+    rx_uint_t             status = u->headers_in.status;
+    time_t                valid;
+
+    if (ctx == NULL || !ctx->revalidating || !ctx->claimed
+        || status != RX_HTTP_NOT_MODIFIED || r->header_sent) {
+        return false;
+    }
+    /* the 304's own headers may say for how long; else *_cache_valid of
+     * the stored response's status */
+    memset(&head, 0, sizeof(head));
+    u->headers_in.status = ctx->entry.status;
+    valid = validity(u, ctx->conf, &head);
+    u->headers_in.status = status;
+    ctx->claimed = false;
+    rx_http_cache_refresh(ctx->cache, ctx->md5, ctx->seq,
+                          valid > 0 ? rx_time_sec + valid : 0);
+    ctx->refreshed = true;
+    r->cache_status = RX_HTTP_CACHE_REVALIDATED;
+    return true;
+}
+
 void
 rx_http_cache_store_start(rx_http_upstream_t *u)
 {
@@ -366,6 +410,7 @@ start(rx_http_upstream_t *u)
     st->head.stored = rx_time_sec;
     st->head.status = (uint16_t) u->headers_in.status;
     st->head.key_len = (uint32_t) ctx->key.len;
+    validators(u, &st->head);
     if (rx_http_temp_append(&st->tf, (char *) &st->head, sizeof(st->head))
             != RX_OK
         || rx_http_temp_append(&st->tf, ctx->key.data, ctx->key.len) != RX_OK

@@ -63,9 +63,11 @@ rx_http_upstream_copy_headers(rx_http_upstream_t *u)
     rx_table_elt_t    *in = h->headers.elts, *out;
     rx_uint_t          i;
 
-    if (h->status >= RX_HTTP_BAD_REQUEST
-        && rx_http_cache_stale_allowed(r, (rx_int_t) h->status, true)) {
-        /* an error status where the cache may answer with a stale copy */
+    if ((h->status >= RX_HTTP_BAD_REQUEST
+         && rx_http_cache_stale_allowed(r, (rx_int_t) h->status, true))
+        || rx_http_cache_revalidated(u)) {
+        /* an error status where the cache may answer with a stale copy,
+         * or a 304 saying the stored response is still good */
         rx_http_upstream_finalize(u, (rx_int_t) h->status);
         return RX_DONE;
     }

@@ -152,7 +152,8 @@ rx_http_upstream_end(rx_http_upstream_t *u)
 
 /* The exchange ends before a response went out: r is answered with rc,
  * unless the cache has a stale copy that may stand in
- * (*_cache_use_stale, stale-if-error). */
+ * (*_cache_use_stale, stale-if-error), or a copy the upstream just said
+ * is still good (a 304 to *_cache_revalidate). */
 void
 rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc)
 {
@@ -162,7 +163,8 @@ rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc)
     rx_http_upstream_end_state(u);
     rx_http_upstream_end(u);
     r->write_handler = NULL;
-    if (rc >= RX_HTTP_BAD_REQUEST && rx_http_cache_stale(r, rc)) {
+    if ((rc >= RX_HTTP_BAD_REQUEST || rc == RX_HTTP_NOT_MODIFIED)
+        && rx_http_cache_stale(r, rc)) {
         return;
     }
     rx_http_finalize_request(r, rc);

@@ -361,10 +361,8 @@ is hdr(get('/short/len/10'), 'x-cache') =~ /HIT|EXPIRED/ ? 1 : 0, 1,
 $t->stop;
 
 # -t: what ringx does not have yet is refused by name
-for my $d (
-           'proxy_cache_revalidate on;',
-           'proxy_cache_background_update on;',
-           'fastcgi_cache_revalidate on;') {
+for my $d ('proxy_cache_background_update on;',
+           'fastcgi_cache_background_update on;') {
     my $t2 = Test::Ringx->new;
     $t2->write_config("events {} http { $d }");
     my ($rc, $out, $err) = $t2->ringx('-t');

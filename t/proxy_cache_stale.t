@@ -62,6 +62,12 @@ http {
             proxy_cache one;
             proxy_cache_valid 200 1m;
         }
+        location /reval/ {
+            proxy_pass http://$UP/;
+            proxy_cache one;
+            proxy_cache_valid 200 2s;
+            proxy_cache_revalidate on;
+        }
         location /plain/ {
             proxy_pass http://$UP/;
             proxy_cache one;
@@ -158,6 +164,26 @@ sleep 0.3;
 my $wait = get('/plain/len/5?k=g');
 is length($wait->{body}), 60, 'no stale allowed: the waiter gets the refresh';
 $slow3->read_response(timeout => 10);
+
+# proxy_cache_revalidate: the expired entry's validators go to the origin;
+# its 304 refreshes the entry and the client gets the stored response
+my $v1 = get('/reval/headers?ETag=%22v1%22&Last-Modified=Tue,%2001%20Dec%202026%2010:00:00%20GMT&k=r');
+is $v1->{status}, 200, 'revalidate: stored';
+sleep 2.3;
+my $client_inm = $t->http($port, "GET /reval/headers/304?ETag=%22v1%22&k=r "
+    . "HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"client\"\r\nConnection: close\r\n\r\n");
+my ($rv) = Test::Ringx::parse_responses($client_inm // '');
+is $rv->{status}, 200, 'the origin said 304: the client gets the stored 200';
+is st($rv), 'REVALIDATED', '... as REVALIDATED';
+is $rv->{body}, "ok\n", '... with the stored body';
+my ($req) = grep { $_->{uri} =~ m{^/headers/304} } $up->requests;
+my %h = map { lc($_->[0]) => $_->[1] } @{ $req->{headers} };
+is $h{'if-none-match'}, '"v1"', 'the origin got the entry\'s ETag';
+is $h{'if-modified-since'}, 'Tue, 01 Dec 2026 10:00:00 GMT',
+   '... and its Last-Modified';
+is scalar(grep { lc($_->[0]) eq 'if-none-match' } @{ $req->{headers} }), 1,
+   '... and not the client\'s own condition';
+is st(get('/reval/headers/500?k=r')), 'HIT', 'refreshed: a HIT again';
 
 $t->stop;
 $up->stop;
