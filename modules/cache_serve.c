@@ -13,6 +13,8 @@
 #include "cache_serve.h"
 
 #define HEAD_READ  8192          /* the first read: most headers fit */
+#define WHOLE_READ (64 * 1024)   /* a file this small is read whole: its
+                                    body leaves from memory, one read less */
 
 static void serve_op(rx_http_request_t *r, const rx_cqe_t *cqe);
 
@@ -180,6 +182,18 @@ on_head(rx_http_request_t *r, ssize_t res)
         end(r, rx_http_output_filter(r, NULL));
         return;
     }
+    if ((int64_t) res == (int64_t) h.body_start + h.body_len) {
+        rx_chain_t *cl = rx_chain_from_text(r->pool, "", 0, true);
+
+        if (cl == NULL) {
+            end(r, RX_ERROR);
+            return;
+        }
+        cl->buf->start = cl->buf->pos = ctx->head_buf + h.body_start;
+        cl->buf->end = cl->buf->last = ctx->head_buf + res;
+        end(r, rx_http_output_filter(r, cl));
+        return;
+    }
     path.data = ctx->file;
     path.len = strlen(ctx->file);
     rc = rx_http_static_send_file(r, ctx->fd, h.body_start,
@@ -209,7 +223,8 @@ serve_op(rx_http_request_t *r, const rx_cqe_t *cqe)
         }
         cln->handler = close_fd;
         cln->data = ctx;
-        read_head(r, (size_t) rx_min(ctx->entry.fsize, (int64_t) HEAD_READ));
+        read_head(r, (size_t) (ctx->entry.fsize <= WHOLE_READ
+                               ? ctx->entry.fsize : HEAD_READ));
         return;
     case RX_OP_READ:
         on_head(r, cqe->res);
