@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include "http.h"
 #include "http_cache.h"
+#include "http_date.h"
 #include "static.h"
 #include "cache_serve.h"
 
@@ -139,6 +140,87 @@ rx_http_cache_replay_header(rx_http_request_t *r, char *p, char *last)
     return RX_ERROR;
 }
 
+/* An entity tag without its weakness (W/), for the weak comparison of
+ * If-None-Match. */
+static void
+opaque(const char *p, size_t len, rx_str_t *out)
+{
+    if (len > 2 && p[0] == 'W' && p[1] == '/') {
+        p += 2;
+        len -= 2;
+    }
+    out->data = (char *) p;
+    out->len = len;
+}
+
+static bool
+etag_matches(const rx_str_t *list, const rx_table_elt_t *etag)
+{
+    const char *p = list->data, *end = list->data + list->len, *start, *e;
+    rx_str_t    mine, theirs;
+
+    opaque(etag->value.data, etag->value.len, &mine);
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == ',' || *p == '\t')) p++;
+        if (p == end) break;
+        if (*p == '*') {
+            return true;
+        }
+        for (start = p; p < end && *p != ','; p++) { }
+        for (e = p; e > start && (e[-1] == ' ' || e[-1] == '\t'); e--) { }
+        opaque(start, (size_t) (e - start), &theirs);
+        if (theirs.len == mine.len && memcmp(theirs.data, mine.data, mine.len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The client's If-None-Match / If-Modified-Since against the stored
+ * response's ETag and Last-Modified (as nginx's not_modified filter does
+ * for a cached response): 304 or 0. */
+static rx_uint_t
+not_modified(rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_headers_in_t    *hi = &r->headers_in;
+    rx_table_elt_t          *h = r->headers_out.headers.elts;
+    const rx_table_elt_t    *lm = NULL;
+    time_t                   t, mtime;
+    rx_uint_t                i;
+
+    if (r->headers_out.status != RX_HTTP_OK) {
+        return 0;
+    }
+    if (hi->if_none_match) {
+        return r->headers_out.etag
+               && etag_matches(&hi->if_none_match->value, r->headers_out.etag)
+               ? RX_HTTP_NOT_MODIFIED : 0;
+    }
+    if (hi->if_modified_since == NULL
+        || clcf->if_modified_since == RX_HTTP_IMS_OFF) {
+        return 0;
+    }
+    for (i = 0; i < r->headers_out.headers.nelts; i++) {
+        if (h[i].key.len == 13 && strncasecmp(h[i].key.data, "last-modified", 13) == 0) {
+            lm = &h[i];
+        }
+    }
+    if (lm == NULL) {
+        return 0;
+    }
+    mtime = rx_http_parse_date(lm->value.data, lm->value.len);
+    t = rx_http_parse_date(hi->if_modified_since->value.data,
+                           hi->if_modified_since->value.len);
+    if (mtime == -1 || t == -1) {
+        return 0;
+    }
+    return (clcf->if_modified_since == RX_HTTP_IMS_EXACT ? t == mtime
+                                                         : mtime <= t)
+           ? RX_HTTP_NOT_MODIFIED : 0;
+}
+
 /* The head is read: the stored response goes out. */
 static void
 on_head(rx_http_request_t *r, ssize_t res)
@@ -173,6 +255,18 @@ on_head(rx_http_request_t *r, ssize_t res)
         return;
     }
     r->op_handler = NULL;
+    if (not_modified(r) == RX_HTTP_NOT_MODIFIED) {
+        r->headers_out.status = RX_HTTP_NOT_MODIFIED;
+        r->headers_out.status_line.len = 0;
+        r->headers_out.content_type.len = 0;
+        r->headers_out.content_length_n = -1;
+        if (rx_http_send_header(r) == RX_ERROR) {
+            end(r, RX_ERROR);
+            return;
+        }
+        end(r, rx_http_output_filter(r, NULL));
+        return;
+    }
     r->headers_out.content_length_n = h.body_len;
     if (rx_http_send_header(r) == RX_ERROR) {
         end(r, RX_ERROR);

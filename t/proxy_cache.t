@@ -289,6 +289,21 @@ is hdr(get('/small/len/20000?c'), 'x-cache'), 'MISS',
 get('/flat/status/304');
 is hdr(get('/flat/status/304'), 'x-cache'), 'MISS', '304: not stored';
 
+# a hit answers the client's own conditions (as nginx's not_modified
+# filter): If-None-Match against the stored ETag, If-Modified-Since (exact)
+my $cond = '/headers?ETag=%22e1%22&Last-Modified=Tue,%2001%20Dec%202026%2010:00:00%20GMT';
+get($cond);
+my $c304 = get($cond, 'If-None-Match' => 'W/"e1"');
+is $c304->{status}, 304, 'a hit with a matching If-None-Match: 304';
+is hdr($c304, 'x-cache'), 'HIT', '... from the cache';
+is $c304->{body} // '', '', '... no body';
+is get($cond, 'If-None-Match' => '"other"')->{status}, 200,
+   'another ETag: 200';
+is get($cond, 'If-Modified-Since' => 'Tue, 01 Dec 2026 10:00:00 GMT')->{status},
+   304, 'If-Modified-Since equal to the stored Last-Modified: 304';
+is get($cond, 'If-Modified-Since' => 'Tue, 01 Dec 2026 11:00:00 GMT')->{status},
+   200, 'If-Modified-Since another time: 200 (if_modified_since exact)';
+
 # purge: the PURGE method (limit_except lets only 127.0.0.1 use it), and
 # an endpoint (allow/deny)
 sub raw_req {
