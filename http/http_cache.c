@@ -25,7 +25,13 @@ typedef struct {
     rx_http_cache_node_t   *tail;
     rx_uint_t               count;
     int64_t                 total;      /* bytes of the files (max_size) */
+    int64_t                 responses[RX_HTTP_CACHE_STATUSES];
 } cache_root_t;
+
+const char *const rx_http_cache_status_names[RX_HTTP_CACHE_STATUSES] = {
+    "NONE", "MISS", "BYPASS", "EXPIRED", "STALE", "UPDATING",
+    "REVALIDATED", "HIT"
+};
 
 static void
 set_fsize(cache_root_t *root, rx_http_cache_node_t *n, int64_t fsize)
@@ -654,6 +660,7 @@ rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old)
     root->head = root->tail = NULL;
     root->count = 0;
     root->total = 0;
+    memset(root->responses, 0, sizeof(root->responses));
     rx_shm_zone_set_root(zone, root);
     rx_time_update();
     walk(cache, root, cache->path.data, 0, zone->log);
@@ -664,4 +671,42 @@ rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old)
                      (unsigned long) root->count, cache->path.data);
     }
     return RX_OK;
+}
+
+void
+rx_http_cache_count(rx_http_cache_t *cache, rx_uint_t status)
+{
+    cache_root_t *root;
+
+    if (status >= RX_HTTP_CACHE_STATUSES
+        || rx_shm_zone_lock(cache->zone) != RX_OK) {
+        return;
+    }
+    root = rx_shm_zone_root(cache->zone);
+    if (root) {
+        root->responses[status]++;
+    }
+    rx_shm_zone_unlock(cache->zone);
+}
+
+bool
+rx_http_cache_stats(rx_shm_zone_t *zone, rx_http_cache_stats_t *out)
+{
+    rx_http_cache_t *cache = zone->data;
+    cache_root_t    *root;
+
+    if (zone->init != rx_http_cache_init_zone || cache == NULL
+        || zone->shm.addr == NULL || rx_shm_zone_lock(zone) != RX_OK) {
+        return false;
+    }
+    root = rx_shm_zone_root(zone);
+    memset(out, 0, sizeof(*out));
+    if (root) {
+        memcpy(out->responses, root->responses, sizeof(out->responses));
+        out->entries = (int64_t) root->count;
+        out->bytes = root->total;
+    }
+    out->max_size = cache->max_size;
+    rx_shm_zone_unlock(zone);
+    return true;
 }

@@ -135,6 +135,16 @@ typedef struct {
     time_t      valid;           /* seconds; 0: not cached */
 } rx_http_cache_valid_t;
 
+/* A cache's figures (the metrics): what its requests were, summed over
+ * the workers in its zone; entries and bytes now. */
+#define RX_HTTP_CACHE_STATUSES  8       /* rx_http_cache_status_e */
+typedef struct {
+    int64_t     responses[RX_HTTP_CACHE_STATUSES];
+    int64_t     entries;
+    int64_t     bytes;
+    int64_t     max_size;               /* 0: none */
+} rx_http_cache_stats_t;
+
 /* A location's settings (inside rx_http_upstream_conf_t). */
 typedef struct {
     rx_shm_zone_t           *zone;     /* NULL: off; UNSET_PTR: unset */
@@ -224,6 +234,12 @@ char *rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
  * path): a directory entry each, no data I/O. RX_OK or RX_ERROR (errno). */
 rx_int_t rx_http_cache_make_dirs(const rx_http_cache_t *cache,
     const char *file);
+/* Counts a request's final $upstream_cache_status in its cache. */
+void rx_http_cache_count(rx_http_cache_t *cache, rx_uint_t status);
+/* The figures of the cache of zone (false: not a cache's zone, or no
+ * mapping); its statuses' names for labels. */
+bool rx_http_cache_stats(rx_shm_zone_t *zone, rx_http_cache_stats_t *out);
+extern const char *const rx_http_cache_status_names[RX_HTTP_CACHE_STATUSES];
 /* The zone's init hook (the loader): see http_cache.c. */
 rx_int_t rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old);
 /* The hash of the request headers named in vary ("accept-encoding,

@@ -464,6 +464,18 @@ rx_http_cache_add_variables(rx_conf_t *cf)
     return RX_OK;
 }
 
+/* The request's last word on the cache, counted when it ends. */
+static void
+count_cleanup(void *data)
+{
+    rx_http_request_t   *r = data;
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+
+    if (ctx && r->cache_status) {
+        rx_http_cache_count(ctx->cache, r->cache_status);
+    }
+}
+
 /* The fetch a request claimed ends with the request, whatever became of
  * it: its waiters learn it failed, and the next of them fetches. */
 static void
@@ -630,6 +642,15 @@ rx_http_cache_begin(rx_http_request_t *r, const rx_http_cache_conf_t *conf)
     if (conf->zone == NULL || !(r->method & conf->methods)
         || (cache = rx_http_cache_of(conf->zone)) == NULL) {
         return RX_DECLINED;
+    }
+    if (r->cache_ctx == NULL) {          /* once, not at each new look */
+        rx_pool_cleanup_t *cln = rx_pool_cleanup_add(r->pool, 0);
+
+        if (cln == NULL) {
+            return RX_ERROR;
+        }
+        cln->handler = count_cleanup;
+        cln->data = r;
     }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
     if (ctx == NULL || key_of(r, conf, &ctx->key, ctx->md5) != RX_OK) {

@@ -47,6 +47,7 @@ http {
             proxy_cache_purge \$purge_method;
             limit_except GET HEAD POST { allow 127.0.0.1; deny all; }
         }
+        location = /metrics { metrics; }
         location ~ ^/purge(/.*)\$ {
             allow 127.0.0.1;
             deny all;
@@ -357,6 +358,20 @@ is length($ro2->{body}), 30000, 'unwritable cache: again whole';
 is hdr($ro2, 'x-cache'), 'MISS', 'unwritable cache: nothing was cached';
 ok $t->log_contains(qr/cannot create files in proxy_cache_path/),
    'one line names the directory';
+
+# the metrics: each cache's responses by status, entries, bytes
+my $m = $t->http_get($port, '/metrics');
+my ($hits) = $m =~ /^ringx_cache_responses_total\{zone="one",status="HIT"\} (\d+)$/m;
+my ($miss) = $m =~ /^ringx_cache_responses_total\{zone="one",status="MISS"\} (\d+)$/m;
+cmp_ok $hits // 0, '>=', 10, 'metrics: the HITs of zone "one" are counted';
+cmp_ok $miss // 0, '>=', 10, 'metrics: its MISSes too';
+like $m, qr/^ringx_cache_responses_total\{zone="one",status="BYPASS"\} [1-9]/m,
+     'metrics: BYPASS';
+my ($ent) = $m =~ /^ringx_cache_entries\{zone="small"\} (\d+)$/m;
+is $ent, 2, 'metrics: the entries of a cache';
+my ($bytes) = $m =~ /^ringx_cache_size_bytes\{zone="small"\} (\d+)$/m;
+cmp_ok $bytes // 0, '>', 40000, 'metrics: the bytes of its files';
+cmp_ok $bytes // 1e9, '<=', 51200, '... within max_size';
 
 # the cache survives a restart: the master's loader rebuilds the index
 $t->stop;
