@@ -10,6 +10,7 @@
 #include "http.h"
 #include "http_cache.h"
 #include "http_date.h"
+#include "http_range.h"
 #include "static.h"
 #include "cache_serve.h"
 
@@ -221,14 +222,105 @@ not_modified(rx_http_request_t *r)
            ? RX_HTTP_NOT_MODIFIED : 0;
 }
 
+/* Range on a stored 200 (one range; several, or an If-Range that does not
+ * hold, get the whole body, as nginx's range filter). 0: the whole body;
+ * 206 with *rg set; 416. */
+static rx_uint_t
+hit_range(rx_http_request_t *r, int64_t len, rx_http_range_t *rg)
+{
+    rx_http_headers_in_t *hi = &r->headers_in;
+    rx_http_range_t       two[2];
+    rx_uint_t             n = 0;
+    rx_int_t              rc;
+    rx_str_t              v;
+
+    if (hi->range == NULL || r->headers_out.status != RX_HTTP_OK) {
+        return 0;
+    }
+    if (hi->if_range && (r->headers_out.etag == NULL
+            || hi->if_range->value.len != r->headers_out.etag->value.len
+            || memcmp(hi->if_range->value.data, r->headers_out.etag->value.data,
+                      hi->if_range->value.len) != 0)) {
+        return 0;
+    }
+    rc = rx_http_parse_range(&hi->range->value, len, two, 2, &n);
+    if (rc == RX_HTTP_RANGE_IGNORE || (rc == RX_HTTP_RANGE_OK && n != 1)) {
+        return 0;
+    }
+    *rg = two[0];
+    v.data = rx_pnalloc(r->pool, 80);
+    if (v.data == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (rc == RX_HTTP_RANGE_UNSATISFIABLE) {
+        v.len = (size_t) sprintf(v.data, "bytes */%" PRId64, len);
+        (void) rx_http_add_header_out(r, "Content-Range", &v);
+        return RX_HTTP_RANGE_NOT_SATISFIABLE;
+    }
+    v.len = (size_t) sprintf(v.data, "bytes %" PRId64 "-%" PRId64 "/%" PRId64,
+                             rg->start, rg->end - 1, len);
+    if (rx_http_add_header_out(r, "Content-Range", &v) == NULL) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    r->headers_out.status = RX_HTTP_PARTIAL_CONTENT;
+    r->headers_out.status_line.len = 0;
+    return RX_HTTP_PARTIAL_CONTENT;
+}
+
+/* The stored response (its header replayed into r), or what the client's
+ * conditions and Range make of it; res bytes of the file are in
+ * head_buf. Returns as a content handler does. */
+static rx_int_t
+send_stored(rx_http_request_t *r, const rx_http_cache_head_t *h, ssize_t res)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_http_range_t      rg = { 0, h->body_len };
+    rx_chain_t          *cl;
+    rx_uint_t            st;
+    rx_str_t             path;
+
+    if (not_modified(r) == RX_HTTP_NOT_MODIFIED) {
+        r->headers_out.status = RX_HTTP_NOT_MODIFIED;
+        r->headers_out.status_line.len = 0;
+        r->headers_out.content_type.len = 0;
+        r->headers_out.content_length_n = -1;
+        if (rx_http_send_header(r) == RX_ERROR) {
+            return RX_ERROR;
+        }
+        return rx_http_output_filter(r, NULL);
+    }
+    st = hit_range(r, h->body_len, &rg);
+    if (st != 0 && st != RX_HTTP_PARTIAL_CONTENT) {
+        return (rx_int_t) st;
+    }
+    r->headers_out.content_length_n = rg.end - rg.start;
+    if (rx_http_send_header(r) == RX_ERROR) {
+        return RX_ERROR;
+    }
+    if (r->header_only || rg.end == rg.start) {
+        return rx_http_output_filter(r, NULL);
+    }
+    if ((int64_t) res == (int64_t) h->body_start + h->body_len) {
+        cl = rx_chain_from_text(r->pool, "", 0, true);
+        if (cl == NULL) {
+            return RX_ERROR;
+        }
+        cl->buf->start = cl->buf->pos = ctx->head_buf + h->body_start + rg.start;
+        cl->buf->end = cl->buf->last = ctx->head_buf + h->body_start + rg.end;
+        return rx_http_output_filter(r, cl);
+    }
+    path.data = ctx->file;
+    path.len = strlen(ctx->file);
+    return rx_http_static_send_file(r, ctx->fd, h->body_start + rg.start,
+                                    h->body_start + rg.end, &path);
+}
+
 /* The head is read: the stored response goes out. */
 static void
 on_head(rx_http_request_t *r, ssize_t res)
 {
     rx_http_cache_req_t  *ctx = r->cache_ctx;
     rx_http_cache_head_t  h;
-    rx_str_t              path;
-    rx_int_t              rc;
 
     if (res < (ssize_t) sizeof(h)) {
         to_miss(r, res < 0 ? "could not be read" : "is too short",
@@ -255,44 +347,7 @@ on_head(rx_http_request_t *r, ssize_t res)
         return;
     }
     r->op_handler = NULL;
-    if (not_modified(r) == RX_HTTP_NOT_MODIFIED) {
-        r->headers_out.status = RX_HTTP_NOT_MODIFIED;
-        r->headers_out.status_line.len = 0;
-        r->headers_out.content_type.len = 0;
-        r->headers_out.content_length_n = -1;
-        if (rx_http_send_header(r) == RX_ERROR) {
-            end(r, RX_ERROR);
-            return;
-        }
-        end(r, rx_http_output_filter(r, NULL));
-        return;
-    }
-    r->headers_out.content_length_n = h.body_len;
-    if (rx_http_send_header(r) == RX_ERROR) {
-        end(r, RX_ERROR);
-        return;
-    }
-    if (r->header_only || h.body_len == 0) {
-        end(r, rx_http_output_filter(r, NULL));
-        return;
-    }
-    if ((int64_t) res == (int64_t) h.body_start + h.body_len) {
-        rx_chain_t *cl = rx_chain_from_text(r->pool, "", 0, true);
-
-        if (cl == NULL) {
-            end(r, RX_ERROR);
-            return;
-        }
-        cl->buf->start = cl->buf->pos = ctx->head_buf + h.body_start;
-        cl->buf->end = cl->buf->last = ctx->head_buf + res;
-        end(r, rx_http_output_filter(r, cl));
-        return;
-    }
-    path.data = ctx->file;
-    path.len = strlen(ctx->file);
-    rc = rx_http_static_send_file(r, ctx->fd, h.body_start,
-                                  (int64_t) h.body_start + h.body_len, &path);
-    end(r, rc);
+    end(r, send_stored(r, &h, res));
 }
 
 static void

@@ -305,6 +305,22 @@ is get($cond, 'If-Modified-Since' => 'Tue, 01 Dec 2026 10:00:00 GMT')->{status},
 is get($cond, 'If-Modified-Since' => 'Tue, 01 Dec 2026 11:00:00 GMT')->{status},
    200, 'If-Modified-Since another time: 200 (if_modified_since exact)';
 
+# a hit answers a Range (one range) from the stored body
+for my $len (30001, 100000) {          # read whole, and sent from the file
+    my $full = get("/len/$len")->{body};
+    my $r206 = get("/len/$len", Range => 'bytes=10-19');
+    is $r206->{status}, 206, "$len: a Range on a hit: 206";
+    is $r206->{body}, substr($full, 10, 10), "$len: ... the right bytes";
+    is hdr($r206, 'content-range'), "bytes 10-19/$len", "$len: ... Content-Range";
+    is hdr($r206, 'x-cache'), 'HIT', "$len: ... from the cache";
+    my $tail = get("/len/$len", Range => 'bytes=-5');
+    is $tail->{body}, substr($full, -5), "$len: a suffix range";
+}
+is get('/len/30001', Range => 'bytes=40000-')->{status}, 416,
+   'an unsatisfiable range: 416';
+is length(get('/len/30001', Range => 'bytes=0-1,5-6')->{body}), 30001,
+   'several ranges: the whole body (200)';
+
 # purge: the PURGE method (limit_except lets only 127.0.0.1 use it), and
 # an endpoint (allow/deny)
 sub raw_req {
