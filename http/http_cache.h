@@ -37,10 +37,10 @@ typedef enum {
     RX_HTTP_CACHE_HIT
 } rx_http_cache_status_e;
 
-#define RX_HTTP_CACHE_MAGIC      "RXCACHE2"
+#define RX_HTTP_CACHE_MAGIC      "RXCACHE3"
 /* *_cache_use_stale updating (beside the RX_HTTP_UPSTREAM_FT_* bits) */
 #define RX_HTTP_CACHE_STALE_UPDATING  0x10000
-#define RX_HTTP_CACHE_VARY_LEN   96     /* the Vary names kept per entry */
+#define RX_HTTP_CACHE_VARY_LEN   48     /* the Vary names kept per entry */
 
 /* The head of a cache file (host byte order: the files are this
  * machine's). */
@@ -59,7 +59,7 @@ typedef struct {
     int32_t     swr;             /* Cache-Control stale-while-revalidate */
     int32_t     sie;             /* ... stale-if-error (seconds; 0: none) */
     int64_t     last_modified;   /* the response's validators, for */
-    char        etag[64];        /* *_cache_revalidate (-1, "": none) */
+    char        etag[48];        /* *_cache_revalidate (-1, "": none) */
 } rx_http_cache_head_t;
 
 /* One *_cache_path: made by the directive, zone->data. */
@@ -90,7 +90,7 @@ struct rx_http_cache_node_s {
     int32_t                sie;
     uint16_t               status;
     int64_t                last_modified;
-    char                   etag[64];
+    char                   etag[48];
     /* One request (in any worker) fetches a missing or expired entry;
      * the others wait for it and read its file as it is written. */
     unsigned               updating:1;
@@ -116,7 +116,7 @@ typedef struct {
     int32_t     sie;
     uint16_t    status;
     int64_t     last_modified;
-    char        etag[64];
+    char        etag[48];
     bool        exists;          /* a node (maybe without a file) */
     bool        updating;        /* a fetch runs ... */
     bool        claimed;         /* ... and it is this request's */
