@@ -25,6 +25,8 @@ static const rx_command_t core_commands[] = {
       rx_conf_set_flag_slot, 0, offsetof(rx_core_conf_t, master), NULL },
     { "worker_processes", RX_MAIN_CONF | RX_DIRECT_CONF | RX_CONF_TAKE1,
       set_worker_processes, 0, 0, NULL },
+    { "worker_reuseport", RX_MAIN_CONF | RX_DIRECT_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, 0, offsetof(rx_core_conf_t, worker_reuseport), NULL },
     { "worker_cpu_affinity", RX_MAIN_CONF | RX_DIRECT_CONF | RX_CONF_1MORE,
       set_cpu_affinity, 0, 0, NULL },
     { "worker_rlimit_nofile", RX_MAIN_CONF | RX_DIRECT_CONF | RX_CONF_TAKE1,
@@ -78,6 +80,7 @@ core_create_conf(rx_cycle_t *cycle)
     ccf->daemon = RX_CONF_UNSET;
     ccf->master = RX_CONF_UNSET;
     ccf->worker_processes = RX_CONF_UNSET;
+    ccf->worker_reuseport = RX_CONF_UNSET;
     ccf->rlimit_nofile = RX_CONF_UNSET;
     ccf->shutdown_timeout = RX_CONF_UNSET_MSEC;
     ccf->priority_set = 0;
@@ -106,6 +109,7 @@ core_init_conf(rx_cycle_t *cycle, void *conf)
     rx_conf_init_value(ccf->daemon, 1);
     rx_conf_init_value(ccf->master, 1);
     rx_conf_init_value(ccf->worker_processes, 1);
+    rx_conf_init_value(ccf->worker_reuseport, 1);
     rx_conf_init_msec(ccf->shutdown_timeout, 0);
 
     if (ccf->pid.data == NULL) {

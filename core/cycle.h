@@ -23,6 +23,9 @@ typedef struct {
     int            so_keepalive;   /* 0 unset, 1 on, 2 off */
     int            keepidle, keepintvl, keepcnt;
     bool           reuseport;      /* one socket per worker */
+    bool           reuseport_auto; /* reuseport by worker_reuseport, not
+                                      asked for on the listen line: bind
+                                      must fail on an address in use */
     bool           deferred;       /* TCP_DEFER_ACCEPT */
     bool           inherited;      /* fd kept from the previous cycle */
     bool           remove;         /* closed when the new cycle starts */
@@ -48,6 +51,8 @@ typedef struct {
     rx_int_t     daemon;
     rx_int_t     master;
     rx_int_t     worker_processes;        /* resolved: auto -> CPUs */
+    rx_int_t     worker_reuseport;        /* TCP listeners: a socket per
+                                             worker (core/listening.c) */
     rx_array_t   cpu_affinity;            /* uint64_t masks, one per worker */
     rx_int_t     cpu_affinity_auto;
     uint64_t     cpu_affinity_auto_mask;

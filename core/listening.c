@@ -1,8 +1,10 @@
 /*
- * listening.c: opening the cycle's listening sockets in the master, taking
- * over those of the previous cycle whose address is unchanged, and closing
- * the ones no longer configured.
+ * listening.c: opening the cycle's listening sockets in the master (a TCP
+ * address gets one SO_REUSEPORT socket per worker unless worker_reuseport
+ * is off), taking over those of the previous cycle whose address is
+ * unchanged, and closing the ones no longer configured.
  */
+#include <linux/filter.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include "core.h"
@@ -62,6 +64,36 @@ unix_socket_stale(const rx_sockaddr_t *addr)
     return stale;
 }
 
+/* A reuseport group we did not ask for must not join another process's
+ * sockets on the address (which a second server started by the same user
+ * may hold, with reuseport): before binding the group's first socket, a
+ * probe without SO_REUSEPORT must bind, as a plain listen would. */
+static bool
+address_in_use(rx_log_t *log, rx_listening_t *ls)
+{
+    int family = ls->addr.u.sa.sa_family, one = 1, v6only;
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int err = 0;
+
+    if (fd == -1) {
+        return false;            /* the real socket() will say why */
+    }
+    v6only = ls->ipv6only == -1 ? 1 : ls->ipv6only;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1
+        || (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
+                                             &v6only, sizeof(v6only)) == -1)
+        || bind(fd, &ls->addr.u.sa, ls->addr.len) == -1) {
+        err = errno;
+    }
+    close(fd);
+    if (err == EADDRINUSE) {
+        rx_log_error(RX_LOG_EMERG, log, err, "bind() to %s failed",
+                     ls->addr_text.data);
+        return true;
+    }
+    return false;
+}
+
 static rx_int_t
 open_one(rx_cycle_t *cycle, rx_listening_t *ls)
 {
@@ -86,6 +118,9 @@ open_one(rx_cycle_t *cycle, rx_listening_t *ls)
                 ls->ipv6only == -1 ? 1 : ls->ipv6only, "IPV6_V6ONLY");
     }
     apply_options(log, ls);
+    if (ls->reuseport_auto && ls->worker == 0 && address_in_use(log, ls)) {
+        goto failed;
+    }
 
     for (tries = 0; ; tries++) {
         if (bind(ls->fd, &ls->addr.u.sa, ls->addr.len) == 0) {
@@ -119,19 +154,33 @@ failed:
 }
 
 /* With reuseport every worker gets its own socket on the address: the
- * entry is cloned once per worker, each bound separately. */
+ * entry is cloned once per worker, each bound separately. A TCP address
+ * is reuseport unless worker_reuseport is off: on one shared socket, the
+ * kernel hands every connection to the accept armed first (a multishot
+ * accept stays at the head of the wait queue), so one worker took all.
+ * Unix sockets cannot be bound twice and stay shared. Without a master,
+ * the one process serves a single socket. */
 static rx_int_t
 clone_reuseport(rx_cycle_t *cycle)
 {
     rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
-    rx_uint_t       n = cycle->listening.nelts, i, w;
+    rx_uint_t       n = cycle->listening.nelts, i, w, workers;
 
+    workers = ccf->master ? (rx_uint_t) ccf->worker_processes : 1;
     for (i = 0; i < n; i++) {
         rx_listening_t *ls = (rx_listening_t *) cycle->listening.elts + i;
-        if (!ls->reuseport || ls->worker != 0) {
+        if (ls->worker != 0) {
             continue;
         }
-        for (w = 1; w < (rx_uint_t) ccf->worker_processes; w++) {
+        if (!ls->reuseport && ccf->worker_reuseport
+            && ls->addr.u.sa.sa_family != AF_UNIX) {
+            ls->reuseport = true;
+            ls->reuseport_auto = true;
+        }
+        if (!ls->reuseport) {
+            continue;
+        }
+        for (w = 1; w < workers; w++) {
             rx_listening_t *copy = rx_array_push(&cycle->listening);
             if (copy == NULL) {
                 return RX_ERROR;
@@ -142,6 +191,66 @@ clone_reuseport(rx_cycle_t *cycle)
         }
     }
     return RX_OK;
+}
+
+/* Takes over old socket o for entry ls. A shared socket may become worker
+ * 0's of a reuseport group (nginx sets SO_REUSEPORT on it, as here: the
+ * kernel forms the group when the next socket binds), and worker 0's
+ * socket of a group may become the shared one (the group's others close
+ * with the old cycle). */
+static void
+take_over(rx_cycle_t *cycle, rx_listening_t *ls, rx_listening_t *o)
+{
+    ls->fd = o->fd;
+    ls->inherited = true;
+    o->remove = true;               /* now owned by the new cycle */
+    if (ls->reuseport && !o->reuseport) {
+        set_opt(cycle->log, ls, SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT");
+    }
+    apply_options(cycle->log, ls);
+}
+
+/* The kernel picks a group's socket by hash among all its sockets, in the
+ * order they joined: here worker 0's, 1's ... (clones bind in that order,
+ * and a closed socket's slot takes the last one). When a reload lowers
+ * worker_processes, the sockets of the workers that go stay in the group
+ * until their old worker has served its backlog and closed them, and
+ * without net.ipv4.tcp_migrate_req what is in a closing socket's queue is
+ * reset. So the group gets a program that picks among the first `workers`
+ * sockets only, at random: a socket on its way out gets no connection. */
+static void
+attach_selector(rx_cycle_t *cycle, rx_listening_t *ls, rx_uint_t workers)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_RANDOM),
+        BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, (uint32_t) workers),
+        BPF_STMT(BPF_RET | BPF_A, 0),
+    };
+    struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+
+    if (setsockopt(ls->fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog,
+                   sizeof(prog)) == -1) {
+        rx_log_error(RX_LOG_WARN, cycle->log, errno, "setsockopt("
+                     "SO_ATTACH_REUSEPORT_CBPF) %s failed, ignored: a reload "
+                     "to fewer workers may reset connections",
+                     ls->addr_text.data);
+    }
+}
+
+static void
+attach_selectors(rx_cycle_t *cycle)
+{
+    rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
+    rx_listening_t *ls = cycle->listening.elts;
+    rx_uint_t       i;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        /* only a group that is ours alone (see address_in_use()) */
+        if (ls[i].reuseport_auto && ls[i].worker == 0 && ls[i].fd != -1) {
+            attach_selector(cycle, &ls[i], ccf->master
+                            ? (rx_uint_t) ccf->worker_processes : 1);
+        }
+    }
 }
 
 rx_int_t
@@ -163,12 +272,8 @@ rx_open_listening_sockets(rx_cycle_t *cycle)
         for (j = 0; j < old_n; j++) {
             if (old_ls[j].fd != -1 && !old_ls[j].remove
                 && rx_sockaddr_eq(&old_ls[j].addr, &ls[i].addr)
-                && old_ls[j].reuseport == ls[i].reuseport
                 && old_ls[j].worker == ls[i].worker) {
-                ls[i].fd = old_ls[j].fd;
-                ls[i].inherited = true;
-                old_ls[j].remove = true;   /* now owned by the new cycle */
-                apply_options(cycle->log, &ls[i]);
+                take_over(cycle, &ls[i], &old_ls[j]);
                 break;
             }
         }
@@ -176,6 +281,7 @@ rx_open_listening_sockets(rx_cycle_t *cycle)
             goto failed;
         }
     }
+    attach_selectors(cycle);
     return RX_OK;
 
 failed:

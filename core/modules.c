@@ -35,6 +35,9 @@ extern rx_module_t rx_http_headers_module;
 extern rx_module_t rx_http_userid_module;
 extern rx_module_t rx_http_gunzip_module;
 extern rx_module_t rx_http_sub_filter_module;
+extern rx_module_t rx_http_addition_filter_module;
+extern rx_module_t rx_http_ssi_filter_module;
+extern rx_module_t rx_http_postpone_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
@@ -49,10 +52,14 @@ extern rx_module_t rx_http_upstream_random_module;
 extern rx_module_t rx_http_proxy_module;
 extern rx_module_t rx_http_proxy_ssl_module;
 extern rx_module_t rx_http_fastcgi_module;
+extern rx_module_t rx_http_uwsgi_module;
+extern rx_module_t rx_http_scgi_module;
+extern rx_module_t rx_http_memcached_module;
 extern rx_module_t rx_http_empty_gif_module;
 extern rx_module_t rx_http_browser_module;
 extern rx_module_t rx_http_secure_link_module;
 extern rx_module_t rx_http_chunked_filter_module;
+extern rx_module_t rx_http_v2_module;
 
 rx_module_t *const rx_modules[] = {
     /* core: top-level directives and blocks */
@@ -70,6 +77,7 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HAVE_OPENSSL)
     &rx_http_ssl_module,        /* ssl_*, listen ... ssl, $ssl_* */
 #endif
+    &rx_http_v2_module,         /* http2, http2_*, $http2 */
     &rx_http_upstream_module,   /* upstream {}, $upstream_* */
     &rx_http_upstream_hash_module,          /* hash, ip_hash */
     &rx_http_upstream_least_conn_module,
@@ -118,10 +126,13 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_GUNZIP && RX_HTTP_GZIP)
     &rx_http_gunzip_module,     /* filter: inflates for clients without gzip */
 #endif
+    &rx_http_addition_filter_module, /* filter: add_before/after_body */
 #if (RX_HTTP_SUB)
     &rx_http_sub_filter_module, /* filter: sub_filter, before charset/gzip */
 #endif
     &rx_http_charset_module,    /* filter: after headers, before gzip */
+    &rx_http_ssi_filter_module, /* filter: ssi, above postpone (includes) */
+    &rx_http_postpone_filter_module, /* filter: subrequests' bodies in order */
 #if (RX_HTTP_GZIP)
     &rx_http_gzip_module,       /* filter: after headers, before chunked */
 #endif
@@ -146,6 +157,9 @@ rx_module_t *const rx_modules[] = {
 #if (RX_HTTP_FASTCGI)
     &rx_http_fastcgi_module,    /* a location's handler (fastcgi_pass) */
 #endif
+    &rx_http_uwsgi_module,      /* a location's handler (uwsgi_pass) */
+    &rx_http_scgi_module,       /* a location's handler (scgi_pass) */
+    &rx_http_memcached_module,  /* a location's handler (memcached_pass) */
     /* nginx's small modules, in its order */
 #if (RX_HTTP_EMPTY_GIF)
     &rx_http_empty_gif_module,  /* a location's handler (empty_gif) */
@@ -180,17 +194,18 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_sub_module", RX_HTTP_SUB, false },
     { "http_gunzip_module", RX_HTTP_GUNZIP && RX_HTTP_GZIP, false },
     { "http_auth_request_module", true, false },
+    { "http_addition_module", true, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
     { "http_proxy_module", RX_HTTP_PROXY, true },
     { "http_fastcgi_module", RX_HTTP_FASTCGI, true },
-    { "http_uwsgi_module", false, true },
-    { "http_scgi_module", false, true },
-    { "http_ssi_module", false, true },
+    { "http_uwsgi_module", true, true },
+    { "http_scgi_module", true, true },
+    { "http_ssi_module", true, true },
     { "http_userid_module", RX_HTTP_USERID, true },
     { "http_mirror_module", false, true },
-    { "http_memcached_module", false, true },
+    { "http_memcached_module", true, true },
     { "http_empty_gif_module", RX_HTTP_EMPTY_GIF, true },
     { "http_secure_link_module", RX_HTTP_SECURE_LINK, false },
     { "http_browser_module", RX_HTTP_BROWSER, true },

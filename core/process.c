@@ -367,6 +367,11 @@ reload(rx_cycle_t *cycle)
     rx_cycle = fresh;
     generation++;
     count_master(offsetof(rx_counters_master_t, reloads));
+    /* the sockets the new cycle did not take over go before the fork: a
+     * new worker would hold them open, unserved, and the kernel would
+     * still queue connections there (a removed listen address, or the
+     * socket of a worker a reload took away from a reuseport group) */
+    rx_close_listening_sockets(cycle);
     start_workers(fresh);
     /* the old generation finishes its requests and leaves */
     signal_workers(fresh, SIGQUIT, (long) generation - 1);

@@ -41,13 +41,27 @@ serves(rx_worker_t *w, rx_listening_t *ls)
     return ls->fd != -1 && (!ls->reuseport || ls->worker == w->index);
 }
 
+/* A socket other workers also accept on (a unix socket, or any with
+ * worker_reuseport off) gets one-shot accepts: the kernel wakes the accept
+ * at the head of the socket's wait queue, and a multishot one stays there,
+ * so its worker took every connection; a one-shot accept re-armed after
+ * each connection queues behind the other workers' and they take turns. */
+static bool
+shared(rx_worker_t *w, rx_listening_t *ls)
+{
+    rx_core_conf_t *ccf = rx_get_conf(w->cycle->conf_ctx, rx_core_module);
+
+    return !ls->reuseport && ccf->master && ccf->worker_processes > 1;
+}
+
 static void
 arm(rx_worker_t *w, rx_uint_t i)
 {
     rx_listening_t *ls = (rx_listening_t *) w->cycle->listening.elts + i;
 
     if (serves(w, ls)) {
-        rx_ring_accept(ls->fd, rx_ring_features.multishot_accept,
+        rx_ring_accept(ls->fd,
+                       rx_ring_features.multishot_accept && !shared(w, ls),
                        rx_op_pack(RX_OP_ACCEPT, (uint32_t) i, 0));
     }
 }

@@ -63,6 +63,14 @@ rx_conn_ud(rx_conn_t *c, rx_op_kind_t kind)
     return rx_op_pack(kind, c->slot, c->gen);
 }
 
+/* The protocol's tag rides with the slot; on_op reads it (rx_op_tag). */
+uint64_t
+rx_conn_ud_tag(rx_conn_t *c, rx_op_kind_t kind, uint8_t tag)
+{
+    return rx_op_pack(kind, c->slot | ((uint32_t) tag << RX_OP_TAG_SHIFT),
+                      c->gen);
+}
+
 static void
 conn_log_ctx(rx_conn_t *c)
 {
@@ -184,6 +192,11 @@ rx_conn_close(rx_conn_t *c)
         /* freed at the end of this loop turn, never under the caller's
          * feet: code that closed a connection may still look at it */
         queue_free(w, c);
+        return;
+    }
+    if (c->fd == -1) {
+        /* a slot without a socket (an HTTP/2 stream): its operations are
+         * on files and end by themselves; the slot waits for them */
         return;
     }
     /* every operation on the fd completes (most with -ECANCELED) before
@@ -418,7 +431,7 @@ handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
 void
 rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
 {
-    uint32_t   slot = rx_op_slot(cqe->user_data);
+    uint32_t   slot = rx_op_slot(cqe->user_data) & RX_OP_SLOT_MASK;
     bool       more = (cqe->flags & RX_CQE_F_MORE) != 0;
     rx_conn_t *c;
 

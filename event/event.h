@@ -63,7 +63,8 @@ typedef struct {
     /* Any other operation the protocol submitted on the connection's slot
      * (file open, read, splice ...) completed. Called also while the
      * connection closes, so that the protocol can release what the
-     * operation produced (an fd); c->state tells which. */
+     * operation produced (an fd); c->state tells which. The tag given to
+     * rx_conn_ud_tag comes back as rx_op_tag(cqe->user_data). */
     void (*on_op)(rx_conn_t *c, const rx_cqe_t *cqe);
 } rx_conn_ops_t;
 
@@ -173,6 +174,7 @@ void rx_conn_close_idle(rx_worker_t *w);
 const rx_sockaddr_t *rx_conn_peer(rx_conn_t *c);
 const rx_sockaddr_t *rx_conn_local(rx_conn_t *c);
 uint64_t rx_conn_ud(rx_conn_t *c, rx_op_kind_t kind);
+uint64_t rx_conn_ud_tag(rx_conn_t *c, rx_op_kind_t kind, uint8_t tag);
 extern const rx_transport_t rx_plain_transport;
 
 /* timer.c */

@@ -4,8 +4,14 @@
  * generation, so a completion for a slot that has since been reused is
  * recognised and dropped.
  *
- *   63      56 55                32 31                 0
- *   [  kind  ] [   generation 24   ] [       slot       ]
+ *   63      56 55                32 31      24 23          0
+ *   [  kind  ] [   generation 24   ] [  tag   ] [   slot    ]
+ *
+ * A connection's slot is below 2^24 (worker_connections is at most that),
+ * so the top byte of the slot word is a tag of the protocol's: which of
+ * its users (an HTTP request or subrequest) submitted the operation, so
+ * that the completion goes back to it. Other kinds (accept, DNS) use the
+ * whole word as they like.
  */
 #ifndef RX_OP_H
 #define RX_OP_H
@@ -33,6 +39,8 @@ typedef enum {
 } rx_op_kind_t;
 
 #define RX_OP_GEN_MASK  0xffffffu
+#define RX_OP_SLOT_MASK 0xffffffu      /* a connection's slot */
+#define RX_OP_TAG_SHIFT 24
 
 static inline uint64_t
 rx_op_pack(rx_op_kind_t kind, uint32_t slot, uint32_t gen)
@@ -44,5 +52,6 @@ rx_op_pack(rx_op_kind_t kind, uint32_t slot, uint32_t gen)
 static inline rx_op_kind_t rx_op_kind(uint64_t ud) { return (rx_op_kind_t) (ud >> 56); }
 static inline uint32_t rx_op_gen(uint64_t ud) { return (uint32_t) (ud >> 32) & RX_OP_GEN_MASK; }
 static inline uint32_t rx_op_slot(uint64_t ud) { return (uint32_t) ud; }
+static inline uint8_t rx_op_tag(uint64_t ud) { return (uint8_t) ((uint32_t) ud >> RX_OP_TAG_SHIFT); }
 
 #endif /* RX_OP_H */

@@ -37,6 +37,7 @@ typedef struct rx_http_subrequest_s  rx_http_subrequest_t;
 
 #define RX_HTTP_VERSION_10  1000
 #define RX_HTTP_VERSION_11  1001
+#define RX_HTTP_VERSION_20  2000
 
 /* Status codes used by the core. */
 #define RX_HTTP_CONTINUE                 100
@@ -261,6 +262,7 @@ struct rx_http_request_s {
     rx_str_t                  exten;
     rx_str_t                  schema;            /* absolute-form only */
     rx_str_t                  host;              /* absolute-form only */
+    rx_uint_t                 host_port;         /* its ":port", 0: none */
     bool                      quoted_uri;
 
     rx_http_headers_in_t      headers_in;
@@ -316,6 +318,10 @@ struct rx_http_request_s {
      * its output call must go on by itself, as no send will call back. */
     void                    (*op_handler)(rx_http_request_t *r,
                                           const rx_cqe_t *cqe);
+    /* which request of the connection an operation's completion goes
+     * to (rx_http_op_ud): a parent that waits for a subrequest may still
+     * have its own in flight (a proxied body's temporary file) */
+    uint8_t                   op_tag;
     rx_http_handler_pt        write_handler;
     void                     *ctx;               /* the content handler's */
     void                     *upstream;          /* rx_http_upstream_t */
@@ -334,12 +340,17 @@ struct rx_http_request_s {
     void                     *open_file_ctx;     /* http_open_file.c's, while
                                                     an open is in flight */
     void                     *auth_request_ctx;  /* modules/auth_request.c's */
+    void                     *ssi_ctx;           /* modules/ssi.c's */
+    void                     *addition_ctx;      /* modules/addition.c's */
+    /* an in-body subrequest's (http_postpone.c): where its body goes */
+    void                     *postpone_ctx;
     void                     *userid_ctx;        /* modules/userid.c's */
     void                     *sub_filter_ctx;    /* modules/sub_filter.c's */
     void                     *gunzip_ctx;        /* modules/gunzip.c's */
     void                     *cache_ctx;         /* http_cache*.c's */
     uint8_t                   cache_status;      /* rx_http_cache_status_e,
                                                     $upstream_cache_status */
+    void                     *charset_ctx;       /* modules/charset*.c's */
     rx_uint_t                 content_index;     /* content handler running */
     /* what limit_req / limit_conn decided (modules/limit_*.c; 0: not yet),
      * once per request whatever internal redirects follow, as nginx */
@@ -393,7 +404,25 @@ struct rx_http_request_s {
     /* add_trailer applies (modules/headers.c): an HTTP/1.1 response is
      * chunked even with a known length, so the trailer can follow */
     unsigned                  expect_trailers:1;
+    /* a subrequest whose body goes into its parent's output, in document
+     * order (http_postpone.c), not dropped */
+    unsigned                  in_body:1;
 };
+
+/*
+ * The framing a connection's request goes out in, between the request
+ * layer and the bytes: NULL is HTTP/1.1 (status line, headers, chunked
+ * bodies, keepalive). An HTTP/2 stream (http_v2_stream.c) runs its one
+ * request on a connection of its own whose transport makes DATA frames:
+ * send_header sends the response header (a HEADERS frame) instead of the
+ * HTTP/1.1 text, request_done ends the stream once the response is sent
+ * (instead of keepalive or a close), closed tells it its connection goes.
+ */
+typedef struct {
+    rx_int_t (*send_header)(rx_http_request_t *r);
+    void     (*request_done)(rx_http_request_t *r);
+    void     (*closed)(rx_http_connection_t *hc);
+} rx_http_framing_t;
 
 /* The HTTP side of a connection (http_connection.c owns the state). */
 typedef enum {
@@ -417,10 +446,13 @@ struct rx_http_connection_s {
     size_t                    in_parsed;     /* consumed by the parser */
     rx_http_request_t        *r;             /* the current request */
     rx_uint_t                 requests;      /* $connection_requests */
+    uint8_t                   op_tags;       /* the last request's op_tag */
     rx_msec_t                 keepalive_start;
     rx_msec_t                 linger_deadline;
     const char               *action;        /* "while <action>" in logs */
     rx_http_core_srv_conf_t  *ssl_server;    /* chosen by SNI (modules/ssl.c) */
+    const rx_http_framing_t  *framing;       /* NULL: HTTP/1.1 */
+    void                     *framing_data;  /* the framing's (an h2 stream) */
     unsigned                  keepalive:1;
     unsigned                  close_after:1; /* close once the response is sent */
     unsigned                  client_eof:1;
@@ -458,6 +490,14 @@ rx_int_t rx_http_send_header(rx_http_request_t *r);
 rx_int_t rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in);
 rx_int_t rx_http_send_response(rx_http_request_t *r, rx_uint_t status,
     const rx_str_t *content_type, const rx_str_t *body);
+
+/* http_conditional.c: the request's preconditions against a response's
+ * validators (etag: the ETag value with its quotes, empty for none;
+ * mtime: -1 for none): 0 (answer as planned), 304 or 412. */
+rx_uint_t rx_http_test_preconditions(rx_http_request_t *r,
+    const rx_str_t *etag, time_t mtime);
+/* A 304 with the validators already set, no type and no body. */
+rx_int_t rx_http_send_not_modified(rx_http_request_t *r);
 rx_table_elt_t *rx_http_add_header_out(rx_http_request_t *r, const char *key,
     const rx_str_t *value);
 void rx_http_clear_content_length(rx_http_request_t *r);
@@ -515,9 +555,34 @@ rx_int_t rx_http_subrequest_output(rx_http_request_t *sr, rx_chain_t *in);
 /* rx_http_close_request for a subrequest: it lets go of what it holds
  * (its abort handler) and ends with 500. */
 void rx_http_subrequest_fail(rx_http_request_t *sr);
-/* The request that the client connection's operations belong to: r, or
- * the subrequest r waits for (http_connection.c routes completions). */
+/*
+ * http_postpone.c: a subrequest whose response body takes its place in
+ * the parent's output (ssi include, addition) or is kept in memory
+ * (capture, at most max bytes: ssi's set=). The subrequest's header and
+ * body run through the filters above the postpone filter (ssi of its own
+ * for nested includes) and then, as the main request's bytes, through
+ * those below it (gzip, chunked, the writer). The parent holds its own
+ * output until done runs, so the order of the document is kept. Returns
+ * sr, or NULL.
+ */
+rx_http_request_t *rx_http_subrequest_in_body(rx_http_request_t *r,
+    const rx_str_t *uri, const rx_str_t *args, size_t capture_max,
+    rx_http_subrequest_done_pt done, void *data);
+/* ssi's stub: when the subrequest's status is 300 or more its body is
+ * dropped; output_empty: nothing of its body reached the output. */
+void rx_http_subrequest_stub(rx_http_request_t *sr);
+bool rx_http_subrequest_output_empty(rx_http_request_t *sr);
+/* The body a capturing subrequest kept (empty when none). */
+void rx_http_subrequest_captured(rx_http_request_t *sr, rx_str_t *body);
+/* A filter that held its parent's input while a subrequest ran is done
+ * holding: the producer goes on when nothing waits to be sent. */
+void rx_http_postpone_release(rx_http_request_t *r);
+/* The request that the client connection's sends serve: r, or the
+ * subrequest r waits for (http_send.c calls its write_handler). */
 rx_http_request_t *rx_http_op_target(rx_http_request_t *r);
+/* The request among r and the subrequests it waits for whose op_tag is
+ * tag, or NULL (http_connection.c routes completions by it). */
+rx_http_request_t *rx_http_op_owner(rx_http_request_t *r, uint8_t tag);
 /* The client's address for this request: realip's when it replaced the
  * connection's peer, else the peer; NULL only for a request without a
  * connection. What $remote_addr, allow/deny, geo, ip_hash, the error
@@ -552,11 +617,19 @@ void rx_http_init_connection(rx_conn_t *c);
 typedef struct {
     rx_int_t (*init_connection)(rx_conn_t *c, rx_http_core_srv_conf_t *def);
     rx_int_t (*check_request)(rx_http_request_t *r);
+    /* whether the handshake chose ALPN "h2" */
+    bool     (*alpn_h2)(rx_conn_t *c);
 } rx_http_tls_hooks_t;
 extern rx_http_tls_hooks_t rx_http_tls_hooks;
 /* Whether the connection is TLS ($https, $scheme, redirects). */
 bool rx_http_conn_is_tls(const rx_conn_t *c);
 void rx_http_request_done(rx_http_request_t *r);
+/* http_connection.c: c (a table slot without a socket) carries one
+ * request of another framing (an HTTP/2 stream): its HTTP connection is
+ * parent's server choice with framing fr; the request's bytes come
+ * through c->ops->on_read. RX_OK or RX_ERROR. */
+rx_int_t rx_http_init_framed_connection(rx_conn_t *c,
+    rx_http_connection_t *parent, const rx_http_framing_t *fr, void *data);
 /* http_send.c: sends what r->out holds, one send in flight at a time;
  * rx_http_on_sent is the connection's on_sent (http_connection.c installs
  * it). */

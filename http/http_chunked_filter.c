@@ -48,7 +48,9 @@ chunked_header_filter(rx_http_request_t *r)
 
     if ((r->headers_out.content_length_n == -1 || r->expect_trailers)
         && has_body(r)) {
-        if (r->http_version >= RX_HTTP_VERSION_11
+        if (r->hc->framing) {
+            /* DATA frames delimit the body: nothing to chunk */
+        } else if (r->http_version >= RX_HTTP_VERSION_11
             && clcf->chunked_transfer_encoding) {
             /* a trailer can only follow a chunked body: a known length
              * gives way to it, as in nginx */

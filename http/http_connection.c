@@ -17,6 +17,7 @@
 #include "http_stats.h"
 #include "clock.h"
 #include "tls.h"
+#include "http_v2.h"
 
 /* Pipelined bytes held while a response goes out; beyond this the
  * connection stops reading until the response is done. */
@@ -31,6 +32,7 @@ static void on_op(rx_conn_t *c, const rx_cqe_t *cqe);
 static void release_input(rx_http_connection_t *hc);
 
 static void body_resume(rx_posted_t *p);
+static bool v2_start(rx_http_connection_t *hc);
 
 static const rx_conn_ops_t http_conn_ops = { on_read, rx_http_on_sent, on_free,
                                                on_op };
@@ -166,7 +168,11 @@ on_free(rx_conn_t *c)
         hc->r = NULL;
     }
     set_state(hc, RX_HC_CLOSED);
-    rx_http_stat_accepted(-1);
+    if (hc->framing) {
+        hc->framing->closed(hc);       /* a stream: not an accepted one */
+    } else {
+        rx_http_stat_accepted(-1);
+    }
     release_input(hc);
 }
 
@@ -174,16 +180,15 @@ uint64_t
 rx_http_op_ud(rx_http_request_t *r, rx_op_kind_t kind)
 {
     r->conn->inflight++;
-    return rx_conn_ud(r->conn, kind);
+    return rx_conn_ud_tag(r->conn, kind, r->op_tag);
 }
 
 static void
 on_op(rx_conn_t *c, const rx_cqe_t *cqe)
 {
     rx_http_connection_t *hc = c->data;
-    /* a request waiting for its subrequest has nothing in flight itself:
-     * the completion is the subrequest's */
-    rx_http_request_t    *r = rx_http_op_target(hc ? hc->r : NULL);
+    rx_http_request_t    *r = rx_http_op_owner(hc ? hc->r : NULL,
+                                               rx_op_tag(cqe->user_data));
 
     if (c->state != RX_CONN_ACTIVE || r == NULL || r->op_handler == NULL) {
         if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {
@@ -313,7 +318,61 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         set_state(hc, RX_HC_HEADER);
         rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
     }
+    if (hc->requests == 0 && hc->r == NULL && hc->framing == NULL
+        && v2_start(hc)) {
+        return;
+    }
     process_input(hc);
+}
+
+/* The first bytes: HTTP/2 after ALPN "h2", or the preface on a cleartext
+ * address whose default server has http2 on (h2c with prior knowledge, as
+ * nginx). True when they are (or may be: a partial preface) HTTP/2's. */
+static bool
+v2_start(rx_http_connection_t *hc)
+{
+    size_t n = rx_min(hc->in_len, RX_HTTP_V2_PREFACE_LEN);
+
+    if (rx_http_conn_is_tls(hc->conn)) {
+        if (rx_http_tls_hooks.alpn_h2 == NULL
+            || !rx_http_tls_hooks.alpn_h2(hc->conn)) {
+            return false;
+        }
+    } else if (!rx_http_v2_enabled(hc->default_server)
+               || memcmp(hc->in, RX_HTTP_V2_PREFACE, n) != 0) {
+        return false;
+    } else if (n < RX_HTTP_V2_PREFACE_LEN) {
+        return true;                     /* the rest of the preface */
+    }
+    rx_timer_del(&hc->conn->timer);
+    set_state(hc, RX_HC_WAIT);
+    rx_http_v2_init(hc, hc->in, hc->in_len);
+    release_input(hc);
+    return true;
+}
+
+rx_int_t
+rx_http_init_framed_connection(rx_conn_t *c, rx_http_connection_t *parent,
+    const rx_http_framing_t *fr, void *data)
+{
+    rx_http_connection_t *hc = rx_pcalloc(c->pool, sizeof(*hc));
+
+    if (hc == NULL) {
+        return RX_ERROR;
+    }
+    hc->conn = c;
+    hc->names = parent->names;
+    hc->default_server = parent->default_server;
+    hc->server = parent->server;
+    hc->ssl_server = parent->ssl_server;
+    hc->state = RX_HC_WAIT;
+    hc->framing = fr;
+    hc->framing_data = data;
+    c->data = hc;
+    c->ops = &http_conn_ops;
+    c->timer.handler = timer_handler;
+    c->timer.data = c;
+    return RX_OK;
 }
 
 /* Parser callbacks: http_request.c fills the request. */
@@ -582,6 +641,10 @@ rx_http_request_done(rx_http_request_t *r)
     if (hc->state == RX_HC_CLOSED || c->state != RX_CONN_ACTIVE) {
         return;                          /* called while the connection goes */
     }
+    if (hc->framing) {
+        hc->framing->request_done(r);    /* one request: the stream ends */
+        return;
+    }
     keep = keepalive_allowed(hc, r);
     if (keep && !r->body_read) {
         /* read and drop the rest of the body, then keep the connection */
@@ -656,7 +719,7 @@ close_timedout(rx_http_connection_t *hc)
         : loc_conf_of_server(hc);
     struct linger            l = { 1, 0 };
 
-    if (clcf->reset_timedout_connection
+    if (clcf->reset_timedout_connection && hc->conn->fd != -1
         && setsockopt(hc->conn->fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)) == -1) {
         rx_log_error(RX_LOG_CRIT, &hc->conn->log, errno,
                      "setsockopt(SO_LINGER) failed");

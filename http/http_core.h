@@ -29,6 +29,7 @@ typedef struct {
     bool                      ssl;           /* the address speaks TLS */
     bool                      proxy_protocol; /* connections start with a
                                                  PROXY protocol header */
+    bool                      http2;         /* deprecated listen ... http2 */
     bool                      set;           /* any socket option given */
     rx_str_t                  file;          /* where, for conflict errors */
     rx_uint_t                 line;

@@ -236,11 +236,6 @@ static const rx_command_t http_core_commands[] = {
       rx_conf_set_ignored, 0, 0, "ringx reads through the page cache" },
     { "read_ahead", RX_HTTP_ANY_CONF | RX_CONF_TAKE1,
       rx_conf_set_ignored, 0, 0, "the kernel's read-ahead applies" },
-    /* paths of nginx modules ringx leaves out: accepted so stock configs load */
-    { "uwsgi_temp_path", RX_HTTP_ANY_CONF | RX_CONF_1MORE,
-      rx_conf_set_ignored, 0, 0, "ringx has no uwsgi module" },
-    { "scgi_temp_path", RX_HTTP_ANY_CONF | RX_CONF_1MORE,
-      rx_conf_set_ignored, 0, 0, "ringx has no scgi module" },
     rx_null_command
 };
 

@@ -150,6 +150,62 @@ var_host(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
     return RX_OK;
 }
 
+/* The port of an authority ("host:8080", "[::1]:8080"): its digits, or
+ * len 0. */
+static rx_str_t
+authority_port(const char *p, size_t len)
+{
+    const char *end = p + len, *colon = NULL;
+    rx_str_t    port = { 0, NULL };
+
+    if (len && *p == '[') {
+        p = memchr(p, ']', len);
+        if (p == NULL) {
+            return port;
+        }
+    }
+    colon = memchr(p, ':', (size_t) (end - p));
+    if (colon == NULL) {
+        return port;
+    }
+    port.data = (char *) colon + 1;
+    while (port.data + port.len < end
+           && port.data[port.len] >= '0' && port.data[port.len] <= '9') {
+        port.len++;
+    }
+    return port;
+}
+
+/* $request_port (nginx 1.29.3): the port of the request line's authority
+ * (absolute-form), else of the Host header, else empty; data 1 makes
+ * $is_request_port (":" when there is one). */
+static rx_int_t
+var_request_port(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    rx_str_t    port = { 0, NULL };
+    char       *buf;
+
+    if (r->host_port) {
+        buf = rx_pnalloc(r->pool, 8);
+        if (buf == NULL) {
+            return RX_ERROR;
+        }
+        port.data = buf;
+        port.len = (size_t) snprintf(buf, 8, "%u", (unsigned) r->host_port);
+    }
+    if (port.len == 0 && r->headers_in.host) {
+        port = authority_port(r->headers_in.host->value.data,
+                              r->headers_in.host->value.len);
+    }
+    if (data) {
+        rx_http_var_str(v, port.len ? ":" : "", port.len ? 1 : 0);
+    } else {
+        rx_http_var_str(v, port.data ? port.data : "", port.len);
+    }
+    return RX_OK;
+}
+
 static rx_int_t
 var_status(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
 {
@@ -595,6 +651,8 @@ static const core_var_t core_vars[] = {
     { "request_method",      var_request_method, NULL, 0, NC },
     { "server_protocol",     var_request_str, NULL, RQ(http_protocol), 0 },
     { "host",                var_host, NULL, 0, 0 },
+    { "request_port",        var_request_port, NULL, 0, 0 },
+    { "is_request_port",     var_request_port, NULL, 1, 0 },
     { "content_type",        var_header_elt, NULL,
       RQ(headers_in.content_type), 0 },
     { "content_length",      var_content_length, NULL, 0, NC },

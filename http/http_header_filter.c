@@ -273,6 +273,10 @@ rx_http_header_filter(rx_http_request_t *r)
               && rx_atoi(ho->status_line.data, 3) == (rx_int_t) status;
     bodyless_status(r, status, relayed);
     drop_split_headers(r);
+    if (r->hc->framing) {
+        r->keepalive = 0;
+        return r->hc->framing->send_header(r);   /* an HTTP/2 stream's */
+    }
     keepalive = r->keepalive && !r->hc->close_after && !rx_worker.quit;
     r->keepalive = keepalive;
     sl = status_line(r, status, relayed, line, &ll);

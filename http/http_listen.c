@@ -3,6 +3,7 @@
  * groups listen lines by address into the cycle's listening sockets.
  */
 #include "http_core.h"
+#include "http_v2.h"
 
 static bool
 opt_num(rx_conf_t *cf, const rx_str_t *v, const char *name, int *out, bool size)
@@ -77,6 +78,10 @@ parse_option(rx_conf_t *cf, rx_http_listen_opt_t *lo, rx_str_t *v)
         lo->proxy_protocol = true;  /* not a socket option either */
         return true;
     }
+    if (rx_str_eq(v, "http2")) {
+        lo->http2 = true;           /* nor this: the server speaks HTTP/2 */
+        return true;
+    }
     lo->set = true;
     if (rx_str_eq(v, "reuseport")) {
         lo->reuseport = true;
@@ -114,13 +119,81 @@ parse_option(rx_conf_t *cf, rx_http_listen_opt_t *lo, rx_str_t *v)
     if (strncmp(v->data, "so_keepalive=", 13) == 0) {
         return opt_keepalive(cf, lo, v);
     }
-    if (rx_str_eq(v, "ssl") || rx_str_eq(v, "http2") || rx_str_eq(v, "quic")) {
+    if (rx_str_eq(v, "ssl") || rx_str_eq(v, "quic")) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "the \"%s\" parameter of "
             "\"listen\" is not supported by this ringx build yet", v->data);
         return false;
     }
     rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"", v->data);
     return false;
+}
+
+/*
+ * A port range at the end of a listen address ("8000-8010",
+ * "127.0.0.1:8000-8010", "[::1]:8000-8010"), as nginx: *host_len is the
+ * length of what comes before the port (its ':' included), *first and
+ * *last the ports. RX_DECLINED: no range (a single port, or none);
+ * RX_ERROR: err says what is wrong, in nginx's words.
+ */
+static rx_int_t
+port_range(const rx_str_t *v, size_t *host_len, rx_int_t *first,
+    rx_int_t *last, const char **err)
+{
+    const char *p = v->data, *end = v->data + v->len, *colon, *dash;
+
+    colon = memrchr(p, ':', v->len);
+    if (colon && memchr(colon, ']', (size_t) (end - colon))) {
+        return RX_DECLINED;                    /* "[::1]": no port */
+    }
+    p = colon ? colon + 1 : p;
+    dash = memchr(p, '-', (size_t) (end - p));
+    if (dash == NULL || (colon == NULL && v->data[0] == '[')) {
+        return RX_DECLINED;
+    }
+    *first = rx_atoi(p, (size_t) (dash - p));
+    *last = rx_atoi(dash + 1, (size_t) (end - dash - 1));
+    if (*first == -1 || *last == -1) {
+        return RX_DECLINED;   /* "host-name" or "18400-": a host to look up */
+    }
+    *host_len = (size_t) (p - v->data);
+    if (*first < 1 || *first > 65535 || *last < 1 || *last > 65535) {
+        *err = "invalid port";
+        return RX_ERROR;
+    }
+    if (*last < *first) {
+        *err = "invalid port range";
+        return RX_ERROR;
+    }
+    return RX_OK;
+}
+
+/* The addresses of a listen argument: one port, or each of a range. */
+static const char *
+listen_addrs(rx_conf_t *cf, const rx_str_t *v, rx_array_t *list)
+{
+    rx_int_t    first, last, port;
+    size_t      host_len;
+    const char *err = NULL;
+    char        text[320];
+    rx_str_t    one;
+
+    switch (port_range(v, &host_len, &first, &last, &err)) {
+    case RX_DECLINED:
+        return rx_parse_addr(cf->pool, v, 80, true, list);
+    case RX_ERROR:
+        return err;
+    }
+    if (host_len + 6 > sizeof(text)) {
+        return "host name is too long";
+    }
+    memcpy(text, v->data, host_len);
+    for (port = first; port <= last && err == NULL; port++) {
+        one.len = host_len + (size_t) snprintf(text + host_len, 6, "%d",
+                                               (int) port);
+        one.data = text;
+        err = rx_parse_addr(cf->pool, &one, 80, true, list);
+    }
+    return err;
 }
 
 const char *
@@ -148,10 +221,13 @@ rx_http_core_listen(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
             return RX_CONF_ERROR;
         }
     }
+    if (proto.http2) {
+        rx_http_v2_listen_enable(cf, cscf);
+    }
     if (rx_array_init(&list, cf->temp_pool, 2, sizeof(rx_sockaddr_t)) != RX_OK) {
         return RX_CONF_ERROR;
     }
-    err = rx_parse_addr(cf->pool, &value[1], 80, true, &list);
+    err = listen_addrs(cf, &value[1], &list);
     if (err) {
         rx_conf_log_error(RX_LOG_EMERG, cf, 0, "%s in \"%s\" of the \"listen\" "
                           "directive", err, value[1].data);

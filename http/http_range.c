@@ -42,7 +42,7 @@ typedef struct {
 } range_spec_t;
 
 /* Reads one spec and the white space around it, up to a ',' or the end;
- * false when it is not one (invalid: the header is ignored). */
+ * false when it is not one (invalid: 416, as nginx answers). */
 static bool
 read_spec(const char **pp, const char *end, range_spec_t *s)
 {
@@ -69,7 +69,7 @@ read_spec(const char **pp, const char *end, range_spec_t *s)
         p = skip_ws(p, end);
         if (p == end || *p == ',') {
             s->open = true;
-        } else if (!read_num(&p, end, &s->last) || s->last < s->first) {
+        } else if (!read_num(&p, end, &s->last)) {
             return false;
         }
     }
@@ -100,8 +100,8 @@ spec_extent(const range_spec_t *s, int64_t size, rx_http_range_t *r,
         r->end = size;
         return true;
     }
-    if (s->first >= size) {
-        return false;
+    if (s->first >= size || (!s->open && s->last < s->first)) {
+        return false;      /* "5-1" selects nothing, as in nginx: 416 alone */
     }
     r->start = s->first;
     r->end = s->open || s->last >= size ? size : s->last + 1;
@@ -144,9 +144,14 @@ rx_http_parse_range(const rx_str_t *header, int64_t size,
         return RX_HTTP_RANGE_IGNORE;
     }
     p += 6;
+    if (skip_ws(p, end) == end) {
+        return RX_HTTP_RANGE_IGNORE;               /* "bytes=": nothing asked */
+    }
     for ( ;; ) {
         if (!read_spec(&p, end, &spec)) {
-            return RX_HTTP_RANGE_IGNORE;
+            /* RFC 9110 14.2 lets a server ignore or reject an invalid
+             * ranges-specifier; nginx rejects it (416), and so do we */
+            return RX_HTTP_RANGE_UNSATISFIABLE;
         }
         if (spec_extent(&spec, size, &r, &empty_suffix)) {
             any_satisfiable = true;

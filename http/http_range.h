@@ -21,6 +21,8 @@ typedef struct {
  * nginx does, as long as together they are no longer than size; ranges
  * adding up to more than size (only possible with overlaps), or more
  * ranges than max → IGNORE (the whole body is sent, as nginx does).
+ * A malformed specifier ("bytes=x", "bytes=5-3", a trailing comma, a
+ * number that overflows) → UNSATISFIABLE, as nginx; "bytes=" → IGNORE.
  */
 rx_int_t rx_http_parse_range(const rx_str_t *header, int64_t size,
     rx_http_range_t *ranges, rx_uint_t max, rx_uint_t *n);

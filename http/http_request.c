@@ -186,7 +186,11 @@ rx_http_create_request(rx_http_connection_t *hc)
     r->start_sec = rx_time_sec;
     r->uri_changes = RX_HTTP_MAX_URI_CHANGES + 1;
     r->method = RX_HTTP_UNKNOWN;
+    /* a stream's DATA frames are made from memory: no sendfile or splice
+     * into a socket it does not have */
+    r->filter_need_in_memory = hc->framing != NULL;
     hc->requests++;
+    r->op_tag = ++hc->op_tags;
     return r;
 }
 
@@ -229,6 +233,7 @@ rx_http_on_url(void *data, const char *at, size_t len)
     r->exten = u.exten;
     r->schema = u.scheme;
     r->host = u.host;
+    r->host_port = u.port;
     r->quoted_uri = u.quoted;
     return RX_OK;
 }
@@ -410,6 +415,14 @@ build_request_line(rx_http_request_t *r, const rx_http_message_info_t *info)
     r->method_name.data = (char *) info->method_name;
     r->method_name.len = ml;
     r->http_version = info->http_major * 1000 + info->http_minor;
+    if (r->hc->framing) {
+        /* an HTTP/2 stream's request, handed over as HTTP/1.1 text:
+         * $request and $server_protocol say what the client spoke */
+        r->http_version = RX_HTTP_VERSION_20;
+        r->http_protocol.data = "HTTP/2.0";
+        r->http_protocol.len = 8;
+        goto line;
+    }
     r->http_protocol.data = rx_pnalloc(r->pool, sizeof("HTTP/255.255"));
     if (r->http_protocol.data == NULL) {
         return RX_ERROR;
@@ -427,6 +440,7 @@ build_request_line(rx_http_request_t *r, const rx_http_message_info_t *info)
         r->http_protocol.len = (size_t) sprintf(r->http_protocol.data, "HTTP/%u.%u",
                                                 info->http_major, info->http_minor);
     }
+line:
     n = ml + 1 + r->unparsed_uri.len + 1 + r->http_protocol.len;
     p = rx_pnalloc(r->pool, n + 1);
     if (p == NULL) {

@@ -43,6 +43,9 @@ rx_http_send_header(rx_http_request_t *r)
         r->headers_out.status_line.len = 0;
     }
     r->header_sent = 1;
+    if (r->in_body) {
+        return rx_http_top_header_filter(r);  /* stops at http_postpone.c */
+    }
     if (r->subrequest) {
         return rx_http_subrequest_header(r);    /* nothing reaches the client */
     }
@@ -53,7 +56,7 @@ rx_http_send_header(rx_http_request_t *r)
 rx_int_t
 rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in)
 {
-    if (r->subrequest) {
+    if (r->subrequest && !r->in_body) {
         return rx_http_subrequest_output(r, in);
     }
     if (in == NULL) {
@@ -76,7 +79,20 @@ rx_http_send_response(rx_http_request_t *r, rx_uint_t status,
 {
     rx_chain_t *cl = NULL;
     rx_int_t    rc;
+    rx_uint_t   pre;
 
+    if (status == RX_HTTP_OK && r->headers_out.last_modified_time != -1) {
+        /* validators set (empty_gif): the preconditions apply, as in
+         * nginx's not-modified filter */
+        pre = rx_http_test_preconditions(r, &(rx_str_t) rx_null_string,
+                                         r->headers_out.last_modified_time);
+        if (pre == RX_HTTP_NOT_MODIFIED) {
+            return rx_http_send_not_modified(r);
+        }
+        if (pre) {
+            return (rx_int_t) pre;
+        }
+    }
     r->headers_out.status = status;
     if (content_type) {
         r->headers_out.content_type = *content_type;

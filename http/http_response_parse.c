@@ -26,7 +26,17 @@ struct rx_http_response_parser_s {
     bool                            header_done;
     bool                            message_done;
     bool                            keepalive;
+    /* trailer fields of a chunked body, when asked for: copied as they
+     * come (body reads do not stay where they are) */
+    rx_http_response_trailer_pt     on_trailer;
+    char                           *tbuf;        /* name, then value */
+    size_t                          tname;       /* name's length */
+    size_t                          tlen;
+    bool                            tin_value;
 };
+
+/* The most bytes of one trailer field (name and value) kept. */
+#define RX_TRAILER_MAX  4096
 
 static llhttp_settings_t response_settings;
 
@@ -69,11 +79,36 @@ on_status(llhttp_t *l, const char *at, size_t n)
     return 0;
 }
 
+/* A piece of a trailer field's name or value, when they are wanted. */
+static int
+trailer_piece(rx_http_response_parser_t *p, const char *at, size_t n,
+    bool value)
+{
+    if (p->on_trailer == NULL) {
+        return 0;
+    }
+    if (value && !p->tin_value) {
+        p->tin_value = true;
+        p->tname = p->tlen;
+    }
+    if (p->tbuf == NULL
+        && (p->tbuf = rx_pnalloc(p->pool, RX_TRAILER_MAX)) == NULL) {
+        return HPE_USER;
+    }
+    if (n > RX_TRAILER_MAX - p->tlen) {
+        p->error = "upstream sent too long trailer field";
+        return HPE_USER;
+    }
+    memcpy(p->tbuf + p->tlen, at, n);
+    p->tlen += n;
+    return 0;
+}
+
 static int
 on_header_field(llhttp_t *l, const char *at, size_t n)
 {
     if (from(l)->header_done) {
-        return 0;        /* a trailer: see on_header_value_complete */
+        return trailer_piece(from(l), at, n, false);
     }
     grow(&from(l)->field, &from(l)->field_len, at, n);
     return 0;
@@ -83,7 +118,7 @@ static int
 on_header_value(llhttp_t *l, const char *at, size_t n)
 {
     if (from(l)->header_done) {
-        return 0;        /* a trailer: see on_header_value_complete */
+        return trailer_piece(from(l), at, n, true);
     }
     grow(&from(l)->value, &from(l)->value_len, at, n);
     return 0;
@@ -97,9 +132,29 @@ on_header_value_complete(llhttp_t *l)
     size_t                     i;
 
     if (p->header_done) {
-        /* a trailer of a chunked body: dropped, as nginx drops them; its
-         * bytes are in body reads, which do not stay where they are */
-        return 0;
+        /* a trailer of a chunked body: dropped, as nginx drops them,
+         * unless the protocol asked for them (proxy_pass_trailers) */
+        rx_str_t name, value;
+
+        if (p->on_trailer == NULL) {
+            return 0;
+        }
+        if (!p->tin_value) {
+            p->tname = p->tlen;           /* an empty value */
+        }
+        name.data = p->tbuf;
+        name.len = p->tname;
+        value.data = p->tbuf + p->tname;
+        value.len = p->tlen - p->tname;
+        p->tbuf = NULL;                   /* the field keeps its copy */
+        p->tlen = p->tname = 0;
+        p->tin_value = false;
+        if (name.len == 0 || memchr(value.data, '\r', value.len)
+            || memchr(value.data, '\n', value.len)) {
+            p->error = "upstream sent invalid trailer";
+            return HPE_USER;
+        }
+        return p->on_trailer(p->data, &name, &value) == RX_OK ? 0 : HPE_USER;
     }
     if (p->field_len == 0
         || (p->value && (memchr(p->value, '\r', p->value_len)
@@ -345,4 +400,11 @@ const char *
 rx_http_response_parser_error(rx_http_response_parser_t *p)
 {
     return p->error;
+}
+
+void
+rx_http_response_parser_on_trailer(rx_http_response_parser_t *p,
+    rx_http_response_trailer_pt cb)
+{
+    p->on_trailer = cb;
 }

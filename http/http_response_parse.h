@@ -18,6 +18,11 @@ typedef struct rx_http_response_parser_s rx_http_response_parser_t;
 typedef rx_int_t (*rx_http_response_body_pt)(void *data, const char *at,
     size_t len);
 
+/* A trailer field of a chunked body (name and value in the pool, kept):
+ * RX_OK, or RX_ERROR to fail the body. */
+typedef rx_int_t (*rx_http_response_trailer_pt)(void *data,
+    const rx_str_t *name, const rx_str_t *value);
+
 /* head: the request was HEAD (the response has no body whatever it says). */
 rx_http_response_parser_t *rx_http_response_parser_create(rx_pool_t *pool,
     rx_http_upstream_headers_in_t *h, bool head,
@@ -39,5 +44,9 @@ bool rx_http_response_parser_header_done(rx_http_response_parser_t *p);
 /* The response allows another request on the connection. */
 bool rx_http_response_parser_keepalive(rx_http_response_parser_t *p);
 const char *rx_http_response_parser_error(rx_http_response_parser_t *p);
+/* Trailer fields go to cb (with the data given at create) instead of
+ * being dropped. */
+void rx_http_response_parser_on_trailer(rx_http_response_parser_t *p,
+    rx_http_response_trailer_pt cb);
 
 #endif /* RX_HTTP_RESPONSE_PARSE_H */

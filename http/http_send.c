@@ -98,7 +98,7 @@ void
 rx_http_on_sent(rx_conn_t *c, ssize_t res)
 {
     rx_http_connection_t *hc = c->data;
-    rx_http_request_t    *r = hc->r;
+    rx_http_request_t    *r = hc->r, *w;
 
     if (r == NULL) {
         return;
@@ -133,10 +133,16 @@ rx_http_on_sent(rx_conn_t *c, ssize_t res)
             rx_http_request_done(r);
             return;
         }
-        if (r->write_handler) {
-            rx_int_t rc = r->write_handler(r);
+        /* the producer of a subrequest r waits for (an ssi include) is
+         * the one that goes on; r's own waits until it ends */
+        w = rx_http_op_target(r);
+        if (w != r) {
+            w->out = NULL;      /* http_postpone.c's copy of r->out */
+        }
+        if (w->write_handler) {
+            rx_int_t rc = w->write_handler(w);
             if (rc != RX_OK && rc != RX_AGAIN && rc != RX_DONE) {
-                rx_http_finalize_request(r, rc);
+                rx_http_finalize_request(w, rc);
             }
             return;
         }

@@ -38,6 +38,30 @@ cleanup(void *data)
     rx_post_cancel(&sub->post);
 }
 
+/* A tag for a new subrequest of r's operations (rx_http_op_ud): the next
+ * of the connection's that no request it may be routed past has (r and
+ * the requests r is waiting inside: a document with hundreds of includes
+ * wraps the 8 bits while its main request lives). */
+static uint8_t
+fresh_op_tag(rx_http_request_t *r)
+{
+    rx_http_connection_t *hc = r->hc;
+    rx_http_request_t    *p;
+    unsigned              tries;
+    uint8_t               tag = 0;
+
+    for (tries = 0; tries < 256; tries++) {
+        tag = ++hc->op_tags;
+        for (p = r->main; p && p->op_tag != tag; ) {
+            p = p->wait_sr ? p->wait_sr->sr : NULL;
+        }
+        if (p == NULL) {
+            break;
+        }
+    }
+    return tag;
+}
+
 /* The subrequest's fields, from its parent: a GET of uri?args, internal,
  * with the parent's headers minus what would announce a body, another
  * protocol or a 100-continue. */
@@ -50,6 +74,7 @@ init_request(rx_http_request_t *sr, rx_http_request_t *r, const rx_str_t *uri,
 
     sr->hc = r->hc;
     sr->conn = r->conn;
+    sr->op_tag = fresh_op_tag(r);     /* its completions are its own */
     sr->pool = r->pool;
     sr->main = r->main;
     sr->main_conf = cscf->ctx->main_conf;
@@ -228,6 +253,19 @@ rx_http_op_target(rx_http_request_t *r)
 {
     while (r && r->wait_sr) {
         r = r->wait_sr->sr;
+    }
+    return r;
+}
+
+/* The request that submitted an operation (rx_http_op_ud): r or one of the
+ * subrequests it waits for, as both may have operations in flight (a
+ * parent's proxied body goes on into its temporary file while an include
+ * runs); NULL when that request is gone. */
+rx_http_request_t *
+rx_http_op_owner(rx_http_request_t *r, uint8_t tag)
+{
+    while (r && r->op_tag != tag) {
+        r = r->wait_sr ? r->wait_sr->sr : NULL;
     }
     return r;
 }

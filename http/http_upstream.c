@@ -450,7 +450,8 @@ process_header(rx_http_upstream_t *u)
         next_upstream(u, ft);
         return RX_DONE;
     }
-    if (u->conf->intercept_errors && status >= 300 && rx_http_upstream_has_error_page(r, status)) {
+    if ((u->intercept_404 && status == RX_HTTP_NOT_FOUND) || (u->conf->intercept_errors
+        && status >= 300 && rx_http_upstream_has_error_page(r, status))) {
         u->keepalive = 0;
         rx_http_upstream_drop_connection(u);
         rx_http_upstream_release_peer(u, false);

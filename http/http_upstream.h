@@ -91,6 +91,9 @@ typedef struct {
     rx_int_t                     pass_request_body;
     rx_int_t                     intercept_errors;
     rx_int_t                     ignore_client_abort;
+    /* *_limit_rate: bytes a second the response is read at, with
+     * buffering on (a size with variables; NULL: no limit) */
+    rx_http_complex_value_t     *limit_rate;
     rx_uint_t                    ignore_headers;   /* RX_HTTP_UPSTREAM_IGN_* */
     rx_array_t                  *hide_headers;     /* rx_str_t, lower case */
     rx_array_t                  *pass_headers;     /* rx_str_t, lower case */
@@ -252,6 +255,16 @@ struct rx_http_upstream_s {
      * RX_AGAIN the header buffer is refilled from its start, and the
      * protocol itself limits the header's size */
     unsigned                         header_copied:1;
+    /* a 404 goes to the error page whatever *_intercept_errors says
+     * (memcached's miss: nginx's intercept_404) */
+    unsigned                         intercept_404:1;
+    /* *_limit_rate (http_upstream_body.c): reading waits for rate_timer */
+    unsigned                         rate_paused:1;
+    unsigned                         rate_started:1;
+    size_t                           rate;           /* 0: no limit */
+    int64_t                          rate_base;      /* bytes_received then */
+    rx_msec_t                        rate_start;
+    rx_timer_t                       rate_timer;
 
     /* the tunnel's client-to-upstream bytes: malloc'd chunks, the first
      * one being sent (never moved while the kernel reads it) */
@@ -351,6 +364,8 @@ extern const rx_conf_enum_t rx_http_upstream_ignore_headers_masks[];
         rx_conf_set_off_slot, up, max_temp_file_size, NULL),                 \
     RX_HTTP_UPSTREAM_CMD(p, "temp_path", RX_CONF_TAKE1234,                   \
         rx_http_set_temp_path_slot, up, temp_path, NULL),                    \
+    RX_HTTP_UPSTREAM_CMD(p, "limit_rate", RX_CONF_TAKE1,                     \
+        rx_http_set_complex_value_slot, up, limit_rate, NULL),               \
     RX_HTTP_UPSTREAM_ACCEPTED(p, "busy_buffers_size"),                       \
     RX_HTTP_UPSTREAM_ACCEPTED(p, "temp_file_write_size")
 

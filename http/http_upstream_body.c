@@ -4,7 +4,7 @@
  * the blocks go down the body filters, and every block is free again once
  * the client has all of them (write handler). When every block is in use,
  * reading from the upstream stops (backpressure), so memory stays bounded
- * whatever the body size.
+ * whatever the body size. *_limit_rate pauses reading the same way.
  */
 #include "http.h"
 #include "http_upstream.h"
@@ -134,7 +134,7 @@ pause_upstream(rx_http_upstream_t *u)
 static void
 resume_upstream(rx_http_upstream_t *u)
 {
-    if (u->paused && u->uc && !u->disk_paused) {
+    if (u->paused && u->uc && !u->disk_paused && !u->rate_paused) {
         u->paused = 0;
         u->uc->c->transport->start_read(u->uc->c);
         rx_timer_add(&u->uc->c->timer, u->conf->read_timeout);
@@ -160,6 +160,7 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
 {
     rx_chain_t *cl;
 
+    rx_http_upstream_rate_check(u);
     if (rx_http_upstream_emit_slice(u) != RX_OK) {
         return RX_ERROR;
     }
@@ -487,6 +488,9 @@ file_op(rx_http_request_t *r, const rx_cqe_t *cqe)
 void
 rx_http_upstream_free_body(rx_http_upstream_t *u)
 {
+    if (u->rate_timer.handler) {
+        rx_timer_del(&u->rate_timer);
+    }
     rx_http_temp_free(&u->temp);
     free(u->rbuf);
     u->rbuf = NULL;
@@ -509,4 +513,74 @@ rx_http_upstream_cut_body(rx_http_upstream_t *u, const char *reason, int err)
     rx_http_upstream_end(u);
     r->keepalive = 0;
     rx_http_close_request(r);       /* a subrequest fails instead */
+}
+
+/* ---- *_limit_rate ---- */
+
+static void
+rate_expired(rx_timer_t *t)
+{
+    rx_http_upstream_t *u = t->data;
+
+    u->rate_paused = 0;
+    if (u->uc == NULL || u->phase == RX_HTTP_UPSTREAM_DONE) {
+        return;                  /* the exchange ended while it waited */
+    }
+    /* reading goes on unless the buffers or the disk still hold it */
+    if (u->spilling || u->used < (rx_uint_t) u->conf->bufs_num) {
+        resume_upstream(u);
+    }
+}
+
+static void
+rate_start(rx_http_upstream_t *u)
+{
+    rx_str_t text;
+    ssize_t  n;
+
+    u->rate = 0;
+    u->rate_started = 1;
+    if (u->conf->limit_rate == NULL || !u->buffering || u->tunnel
+        || rx_http_complex_value(u->r, u->conf->limit_rate, &text) != RX_OK) {
+        return;
+    }
+    n = rx_parse_size(&text);
+    if (n < 0) {
+        rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "invalid \"%s_limit_rate"
+                                  "\" value \"%.*s\"", u->conf->module,
+                                  (int) text.len, text.data);
+        return;
+    }
+    u->rate = (size_t) n;
+    u->rate_base = u->state->bytes_received;
+    u->rate_start = rx_current_msec;
+    u->rate_timer.handler = rate_expired;
+    u->rate_timer.data = u;
+}
+
+/* As nginx: a second's worth at once, then no more than the rate since
+ * the body began; ahead of it, reading pauses until it is not. */
+void
+rx_http_upstream_rate_check(rx_http_upstream_t *u)
+{
+    double    rate, elapsed, excess;
+    rx_msec_t ms;
+
+    if (!u->rate_started && u->header_sent) {
+        rate_start(u);             /* the body began: buffering is known */
+    }
+    if (u->rate == 0 || u->body_done || u->rate_paused || u->uc == NULL) {
+        return;
+    }
+    rate = (double) u->rate;
+    elapsed = (double) (rx_current_msec - u->rate_start) / 1000.0;
+    excess = (double) (u->state->bytes_received - u->rate_base)
+             - rate * (elapsed + 1.0);
+    if (excess <= 0) {
+        return;
+    }
+    ms = (rx_msec_t) (excess * 1000.0 / rate) + 1;
+    u->rate_paused = 1;
+    pause_upstream(u);
+    rx_timer_add(&u->rate_timer, ms);
 }

@@ -28,6 +28,7 @@ rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf)
     conf->ignore_client_abort = RX_CONF_UNSET;
     conf->hide_headers = RX_CONF_UNSET_PTR;
     conf->pass_headers = RX_CONF_UNSET_PTR;
+    conf->limit_rate = RX_CONF_UNSET_PTR;
     conf->max_temp_file_size = RX_CONF_UNSET;
     rx_http_cache_init_conf(&conf->cache);
 }
@@ -146,6 +147,7 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     rx_conf_merge_value(conf->pass_request_body, prev->pass_request_body, 1);
     rx_conf_merge_value(conf->intercept_errors, prev->intercept_errors, 0);
     rx_conf_merge_value(conf->ignore_client_abort, prev->ignore_client_abort, 0);
+    rx_conf_merge_ptr(conf->limit_rate, prev->limit_rate, NULL);
     if (conf->ignore_headers == 0) {
         conf->ignore_headers = prev->ignore_headers;
     }

@@ -366,4 +366,10 @@ bool rx_http_upstream_tunnel_in(rx_http_upstream_t *u, const char *data,
 void rx_http_upstream_tunnel_eof(rx_http_upstream_t *u);
 void rx_http_upstream_tunnel_free(rx_http_upstream_t *u);
 
+/* http_upstream_body.c: *_limit_rate, after each flush of the body: its
+ * value is evaluated when the body begins (buffering on only, as nginx);
+ * reading pauses while the bytes read are ahead of the rate, and a timer
+ * resumes it. */
+void rx_http_upstream_rate_check(rx_http_upstream_t *u);
+
 #endif /* RX_HTTP_UPSTREAM_INT_H */

@@ -31,6 +31,8 @@ rx_http_upstream_create(rx_http_request_t *r, const rx_http_upstream_conf_t *con
     rx_http_temp_init(&u->temp, conf->temp_path.data);
     u->queue_timer.node.index = RX_HEAP_NONE;
     u->queue_timer.handler = NULL;
+    u->rate_timer.node.index = RX_HEAP_NONE;
+    u->rate_timer.handler = NULL;
     rx_str_set(&u->schema, "http://");
     cln->handler = rx_http_upstream_cleanup;
     cln->data = u;

@@ -415,3 +415,66 @@ rx_http_var_printf(rx_http_request_t *r, rx_http_variable_value_t *v,
     rx_http_var_str(v, p, n < 0 ? 0 : rx_min((size_t) n, max - 1));
     return RX_OK;
 }
+
+/* ---- by name, while running (ssi's echo, set and if) ---- */
+
+/* A registered variable's value for a name met only at run time: its
+ * getter is called each time, nothing is cached. */
+static rx_http_variable_value_t *
+get_unindexed(rx_http_request_t *r, rx_http_variable_t *k, const rx_str_t *name)
+{
+    rx_http_variable_value_t *v = rx_pcalloc(r->pool, sizeof(*v));
+    rx_str_t                 *full;
+    uintptr_t                 data = k->data;
+
+    if (v == NULL) {
+        return NULL;
+    }
+    if (k->flags & RX_HTTP_VAR_PREFIX) {
+        full = rx_palloc(r->pool, sizeof(*full));
+        if (full == NULL) {
+            return NULL;
+        }
+        *full = *name;
+        data = (uintptr_t) full;
+    }
+    v->valid = 1;
+    v->data = (char *) "";
+    if (k->get == NULL || k->get(r, v, data) != RX_OK) {
+        v->valid = 0;
+        v->not_found = 1;
+    }
+    return v;
+}
+
+rx_http_variable_value_t *
+rx_http_get_variable(rx_http_request_t *r, const rx_str_t *name)
+{
+    var_main_conf_t      *vmcf = rx_http_get_module_main_conf(r,
+                                    rx_http_variables_module);
+    rx_http_variable_t   *vars = vmcf->variables.elts, **keys = vmcf->keys.elts;
+    rx_http_variable_t   *best = NULL;
+    rx_uint_t             i;
+
+    /* a name the configuration refers to has an index: its cached value,
+     * which `set` may have given */
+    for (i = 0; i < vmcf->variables.nelts; i++) {
+        if (name_eq(name, &vars[i].name)) {
+            return rx_http_get_flushed_variable(r, i);
+        }
+    }
+    for (i = 0; i < vmcf->keys.nelts; i++) {
+        rx_http_variable_t *k = keys[i];
+
+        if (!(k->flags & RX_HTTP_VAR_PREFIX)) {
+            if (name_eq(name, &k->name)) {
+                return get_unindexed(r, k, name);
+            }
+        } else if (name->len >= k->name.len
+                   && strncasecmp(name->data, k->name.data, k->name.len) == 0
+                   && (best == NULL || k->name.len > best->name.len)) {
+            best = k;
+        }
+    }
+    return best ? get_unindexed(r, best, name) : NULL;
+}

@@ -93,6 +93,15 @@ rx_http_variable_value_t *rx_http_get_flushed_variable(rx_http_request_t *r,
     rx_uint_t index);
 
 /*
+ * The value of the variable called name (without '$', any case), looked
+ * up while running (ssi's echo, set, if): NULL when no module registers
+ * that name, or out of memory; else a value whose not_found says whether
+ * it has one.
+ */
+rx_http_variable_value_t *rx_http_get_variable(rx_http_request_t *r,
+    const rx_str_t *name);
+
+/*
  * Assigns a value for the rest of r (the `set` directive): through the
  * variable's set handler when it has one ($args), else into the cache,
  * where it stays until r->variables is cleared. value must live as long as

@@ -2,12 +2,13 @@
  * charset.c: charset, source_charset, override_charset, charset_types: a
  * header filter that adds "; charset=NAME" to the Content-Type of
  * responses of the listed types (static files, return, error pages,
- * proxied responses), by nginx's rules. ringx never recodes a body (it has
- * no charset_map): where nginx would recode, the response is left as it
- * is and nginx's error is logged.
+ * proxied responses), by nginx's rules; where the response's charset
+ * (source_charset, or with override_charset the one a proxied response
+ * names) differs, the body is recoded with the charset_map between the
+ * two (charset_map.c, charset_recode.c), else nginx's error is logged.
  */
 #include <ctype.h>
-#include "http.h"
+#include "charset.h"
 #include "http_script.h"
 
 #define RX_CHARSET_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
@@ -21,15 +22,19 @@ typedef struct {
 } rx_http_charset_conf_t;
 
 static rx_http_output_header_filter_pt next_header;
+static rx_http_output_body_filter_pt   next_body;
 
 static const char *set_charset(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static const char *set_types(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
+static void *create_main_conf(rx_conf_t *cf);
 static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 
 static const rx_command_t charset_commands[] = {
+    { "charset_map", RX_HTTP_MAIN_CONF | RX_CONF_BLOCK | RX_CONF_TAKE2,
+      rx_http_charset_map_block, RX_HTTP_MAIN_CONF_OFFSET, 0, NULL },
     { "charset", RX_CHARSET_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
       set_charset, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "source_charset", RX_CHARSET_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
@@ -46,7 +51,8 @@ static const rx_command_t charset_commands[] = {
 static void init_filters(rx_http_filters_t *top);
 
 static const rx_http_module_t charset_ctx = {
-    NULL, NULL, NULL, NULL, NULL, NULL, create_conf, merge_conf, init_filters
+    NULL, NULL, create_main_conf, NULL, NULL, NULL, create_conf, merge_conf,
+    init_filters
 };
 
 rx_module_t rx_http_charset_module = {
@@ -58,6 +64,19 @@ static const char *default_types[] = {
     "text/html", "text/xml", "text/plain", "text/vnd.wap.wml",
     "application/javascript", "application/rss+xml", NULL
 };
+
+static void *
+create_main_conf(rx_conf_t *cf)
+{
+    rx_http_charset_main_conf_t *mcf = rx_pcalloc(cf->pool, sizeof(*mcf));
+
+    if (mcf == NULL
+        || rx_array_init(&mcf->maps, cf->pool, 2, sizeof(rx_charset_map_t))
+           != RX_OK) {
+        return NULL;
+    }
+    return mcf;
+}
 
 static void *
 create_conf(rx_conf_t *cf)
@@ -232,6 +251,125 @@ same_charset(const rx_str_t *a, const rx_str_t *b)
     return a->len == b->len && strncasecmp(a->data, b->data, a->len) == 0;
 }
 
+/* The response is labelled dst: a charset parameter the type already
+ * has goes, with the other parameters (nginx keeps only the type). */
+static rx_int_t
+set_content_type(rx_http_request_t *r, const rx_str_t *dst)
+{
+    rx_http_headers_out_t *ho = &r->headers_out;
+
+    if (charset_param(&ho->content_type).len) {
+        ho->content_type.len = type_len(&ho->content_type);
+    }
+    ho->charset = *dst;
+    return RX_OK;
+}
+
+static void
+no_accept_ranges(rx_http_request_t *r)
+{
+    rx_table_elt_t *h = r->headers_out.headers.elts;
+    rx_uint_t       i;
+
+    for (i = 0; i < r->headers_out.headers.nelts; i++) {
+        if (rx_str_caseeq(&h[i].key, "Accept-Ranges")) {
+            h[i].deleted = true;
+        }
+    }
+    r->headers_out.accept_ranges = NULL;
+}
+
+/* A recoded body is another representation: a strong ETag becomes weak
+ * (as nginx's ngx_http_weak_etag), one it cannot read goes. */
+static void
+weak_etag(rx_http_request_t *r)
+{
+    rx_table_elt_t *etag = r->headers_out.etag;
+    char           *p;
+
+    if (etag == NULL || etag->deleted
+        || (etag->value.len > 2 && etag->value.data[0] == 'W'
+            && etag->value.data[1] == '/')) {
+        return;
+    }
+    p = etag->value.len && etag->value.data[0] == '"'
+        ? rx_pnalloc(r->pool, etag->value.len + 2) : NULL;
+    if (p == NULL) {
+        etag->deleted = true;
+        r->headers_out.etag = NULL;
+        return;
+    }
+    p[0] = 'W';
+    p[1] = '/';
+    memcpy(p + 2, etag->value.data, etag->value.len);
+    etag->value.data = p;
+    etag->value.len += 2;
+}
+
+/* The body goes from charset src to dst: with the charset_map between
+ * them, the response is labelled dst and recoded; without one it keeps
+ * its charset and nginx's error is logged. */
+static rx_int_t
+recode(rx_http_request_t *r, const rx_str_t *src, const rx_str_t *dst)
+{
+    rx_http_charset_main_conf_t *mcf = rx_http_get_module_main_conf(r,
+                                           rx_http_charset_module);
+    rx_http_headers_out_t       *ho = &r->headers_out;
+    const rx_charset_map_t      *map;
+    rx_charset_ctx_t            *ctx;
+    bool                         reverse, utf8;
+
+    map = rx_http_charset_find_map(mcf, src, dst, &reverse);
+    if (map == NULL) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "no \"charset_map\" "
+            "between the charsets \"%.*s\" and \"%.*s\"", (int) src->len,
+            src->data, (int) dst->len, dst->data);
+        return next_header(r);
+    }
+    utf8 = map->utf8;
+    /* a subrequest's part, or a 206 whose ranges would no longer fit a
+     * body of another length, goes as it is, labelled with its charset */
+    if (r != r->main || (utf8 && ho->status == RX_HTTP_PARTIAL_CONTENT)) {
+        if (ho->charset.len == 0 && charset_param(&ho->content_type).len == 0) {
+            ho->charset = *src;
+        }
+        return next_header(r);
+    }
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (ctx == NULL
+        || rx_array_init(&ctx->bufs, r->pool, 2, sizeof(rx_buf_t *)) != RX_OK) {
+        return RX_ERROR;
+    }
+    ctx->map = map;
+    ctx->reverse = reverse;
+    ctx->mode = !utf8 ? RX_CHARSET_BYTES
+                : reverse ? RX_CHARSET_FROM_UTF8 : RX_CHARSET_TO_UTF8;
+    ctx->last_out = &ctx->out;
+    if (set_content_type(r, dst) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (utf8) {
+        /* another length: no Content-Length, no ranges of the new body */
+        rx_http_clear_content_length(r);
+        no_accept_ranges(r);
+    }
+    weak_etag(r);
+    r->filter_need_in_memory = 1;
+    r->charset_ctx = ctx;
+    return next_header(r);
+}
+
+static rx_int_t
+charset_body_filter(rx_http_request_t *r, rx_chain_t *in)
+{
+    rx_charset_ctx_t *ctx = r->charset_ctx;
+
+    if (ctx == NULL || r->header_only) {
+        return next_body(r, in);
+    }
+    return rx_http_charset_recode(r, ctx, in, next_body);
+}
+
 static rx_int_t
 charset_header_filter(rx_http_request_t *r)
 {
@@ -266,11 +404,7 @@ charset_header_filter(rx_http_request_t *r)
         return next_header(r);
     }
     if (src.len && !same_charset(&src, &dst)) {
-        /* nginx would recode with a charset_map; ringx has none */
-        rx_http_request_log_error(r, RX_LOG_ERR, 0, "no \"charset_map\" "
-            "between the charsets \"%.*s\" and \"%.*s\"", (int) src.len,
-            src.data, (int) dst.len, dst.data);
-        return next_header(r);
+        return recode(r, &src, &dst);
     }
     if (ho->charset.len == 0 && charset_param(&ho->content_type).len == 0) {
         ho->charset = dst;
@@ -282,5 +416,7 @@ static void
 init_filters(rx_http_filters_t *top)
 {
     next_header = top->header;
+    next_body = top->body;
     top->header = charset_header_filter;
+    top->body = charset_body_filter;
 }

@@ -31,6 +31,8 @@ typedef struct {
     bool         trailers_set;
     rx_uint_t    expires;
     int64_t      expires_time;  /* seconds (may be negative) */
+    /* expires [modified] $var: the value is read for each request */
+    rx_http_complex_value_t *expires_value;
 } rx_http_headers_conf_t;
 
 static const char *set_add_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -92,6 +94,7 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     if (c->expires == EXPIRES_UNSET) {
         c->expires = p->expires == EXPIRES_UNSET ? EXPIRES_OFF : p->expires;
         c->expires_time = p->expires_time;
+        c->expires_value = p->expires_value;
     }
     return RX_CONF_OK;
 }
@@ -136,15 +139,61 @@ set_add_header(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
+/*
+ * An expires time: "epoch", "max", "off", "@15h30m" (daily), or
+ * "[+|-]time"; *kind comes in as EXPIRES_ACCESS or EXPIRES_MODIFIED and
+ * goes out as what t says. NULL, or what is wrong (nginx's words).
+ */
+static const char *
+parse_expires(rx_str_t t, rx_uint_t *kind, int64_t *time)
+{
+    bool     minus = false;
+    rx_int_t secs;
+
+    *time = 0;
+    if (rx_str_eq(&t, "epoch")) {
+        *kind = EXPIRES_EPOCH;
+        return NULL;
+    }
+    if (rx_str_eq(&t, "max")) {
+        *kind = EXPIRES_MAX;
+        return NULL;
+    }
+    if (rx_str_eq(&t, "off")) {
+        *kind = EXPIRES_OFF;
+        return NULL;
+    }
+    if (t.len && t.data[0] == '@') {
+        if (*kind == EXPIRES_MODIFIED) {
+            return "daily time cannot be used with \"modified\" parameter";
+        }
+        *kind = EXPIRES_DAILY;
+        t.data++;
+        t.len--;
+    } else if (t.len && (t.data[0] == '+' || t.data[0] == '-')) {
+        minus = t.data[0] == '-';
+        t.data++;
+        t.len--;
+    }
+    secs = t.len ? rx_parse_time(&t, true) : -1;
+    if (secs == -1 || (*kind == EXPIRES_DAILY && secs > 24 * 60 * 60)) {
+        return "invalid value";
+    }
+    *time = minus ? -secs : secs;
+    return NULL;
+}
+
+/* expires [modified] time | epoch | max | off; the time may be a
+ * variable, parsed for each request by the same rules */
 static const char *
 set_expires(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
     rx_http_headers_conf_t *hcf = conf;
-    rx_str_t               *value = cf->args->elts, t;
+    rx_str_t               *value = cf->args->elts;
     rx_uint_t               i = 1;
-    bool                    minus = false;
-    rx_int_t                secs;
+    const char             *err;
 
+    rx_unused(cmd);
     if (hcf->expires != EXPIRES_UNSET) {
         return "is duplicate";
     }
@@ -158,39 +207,28 @@ set_expires(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         hcf->expires = EXPIRES_MODIFIED;
         i = 2;
     }
-    if (rx_str_eq(&value[i], "epoch")) {
-        hcf->expires = EXPIRES_EPOCH;
-        return RX_CONF_OK;
-    }
-    if (rx_str_eq(&value[i], "max")) {
-        hcf->expires = EXPIRES_MAX;
-        return RX_CONF_OK;
-    }
-    if (rx_str_eq(&value[i], "off")) {
-        hcf->expires = EXPIRES_OFF;
-        return RX_CONF_OK;
-    }
-    t = value[i];
-    if (t.len && t.data[0] == '@') {
-        if (hcf->expires == EXPIRES_MODIFIED) {
-            return "daily time cannot be used with \"modified\" parameter";
+    if (memchr(value[i].data, '$', value[i].len)) {
+        hcf->expires_value = rx_pcalloc(cf->pool, sizeof(*hcf->expires_value));
+        if (hcf->expires_value == NULL
+            || rx_http_compile_complex_value(cf, &value[i], hcf->expires_value)
+               != RX_OK) {
+            return RX_CONF_ERROR;
         }
-        hcf->expires = EXPIRES_DAILY;
-        t.data++;
-        t.len--;
-    } else if (t.len && (t.data[0] == '+' || t.data[0] == '-')) {
-        minus = t.data[0] == '-';
-        t.data++;
-        t.len--;
+        if (!rx_http_complex_value_is_const(hcf->expires_value)) {
+            return RX_CONF_OK;
+        }
+        hcf->expires_value = NULL;            /* "$" with no variable */
     }
-    secs = rx_parse_time(&t, true);
-    if (secs == -1 || (hcf->expires == EXPIRES_DAILY && secs > 24 * 60 * 60)) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in "
-            "\"expires\" directive", value[i].data);
-        return RX_CONF_ERROR;
+    err = parse_expires(value[i], &hcf->expires, &hcf->expires_time);
+    if (err == NULL) {
+        return RX_CONF_OK;
     }
-    hcf->expires_time = minus ? -secs : secs;
-    return RX_CONF_OK;
+    if (err[0] == 'd') {
+        return err;
+    }
+    rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid value \"%s\" in "
+        "\"expires\" directive", value[i].data);
+    return RX_CONF_ERROR;
 }
 
 /* The statuses add_header (without always) and expires apply to. */
@@ -206,7 +244,7 @@ status_gets_headers(rx_uint_t status)
 }
 
 static rx_int_t
-add_expires(rx_http_request_t *r, rx_http_headers_conf_t *hcf)
+add_expires(rx_http_request_t *r, rx_uint_t kind, int64_t expires_time)
 {
     static rx_str_t max_age_max = rx_string("max-age=315360000");
     static rx_str_t no_cache = rx_string("no-cache");
@@ -215,7 +253,7 @@ add_expires(rx_http_request_t *r, rx_http_headers_conf_t *hcf)
     int64_t         max_age;
     char           *buf;
 
-    switch (hcf->expires) {
+    switch (kind) {
     case EXPIRES_EPOCH:
         rx_str_set(&exp, "Thu, 01 Jan 1970 00:00:01 GMT");
         cc = no_cache;
@@ -228,7 +266,7 @@ add_expires(rx_http_request_t *r, rx_http_headers_conf_t *hcf)
         if (r->headers_out.last_modified_time == -1) {
             return RX_OK;
         }
-        when = r->headers_out.last_modified_time + (time_t) hcf->expires_time;
+        when = r->headers_out.last_modified_time + (time_t) expires_time;
         break;
     case EXPIRES_DAILY: {
         struct tm tm;
@@ -237,14 +275,14 @@ add_expires(rx_http_request_t *r, rx_http_headers_conf_t *hcf)
         localtime_r(&rx_time_sec, &tm);
         tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
         midnight = mktime(&tm);
-        when = midnight + (time_t) hcf->expires_time;
+        when = midnight + (time_t) expires_time;
         if (when <= rx_time_sec) {
             when += 24 * 60 * 60;
         }
         break;
     }
     default:
-        when = rx_time_sec + (time_t) hcf->expires_time;
+        when = rx_time_sec + (time_t) expires_time;
         break;
     }
     buf = rx_pnalloc(r->pool, 64 + 32);
@@ -254,7 +292,7 @@ add_expires(rx_http_request_t *r, rx_http_headers_conf_t *hcf)
     exp.data = buf;
     exp.len = rx_http_date(buf, when);
     max_age = (int64_t) (when - rx_time_sec);
-    if (max_age < 0 || hcf->expires_time < 0) {
+    if (max_age < 0 || expires_time < 0) {
         cc = no_cache;
     } else {
         cc.data = buf + 64;
@@ -270,6 +308,35 @@ add:
     return RX_OK;
 }
 
+/* Expires and Cache-Control, from the configuration or from the value
+ * of its variable: a value that is not an expires time adds nothing, as
+ * in nginx, and is logged. */
+static rx_int_t
+expires(rx_http_request_t *r, rx_http_headers_conf_t *hcf)
+{
+    rx_uint_t kind = hcf->expires;
+    int64_t   time = hcf->expires_time;
+    rx_str_t  v;
+
+    if (hcf->expires_value) {
+        if (rx_http_complex_value(r, hcf->expires_value, &v) != RX_OK) {
+            return RX_ERROR;
+        }
+        if (v.len == 0) {
+            return RX_OK;           /* empty (a map's default): none */
+        }
+        if (parse_expires(v, &kind, &time) != NULL) {
+            rx_http_request_log_error(r, RX_LOG_ERR, 0, "invalid \"expires\" "
+                "value \"%.*s\"", (int) rx_min(v.len, 256), v.data);
+            return RX_OK;
+        }
+        if (kind == EXPIRES_OFF) {
+            return RX_OK;
+        }
+    }
+    return add_expires(r, kind, time);
+}
+
 static rx_int_t
 headers_filter(rx_http_request_t *r)
 {
@@ -281,7 +348,7 @@ headers_filter(rx_http_request_t *r)
     rx_str_t                value;
 
     if (applies && hcf->expires != EXPIRES_OFF
-        && add_expires(r, hcf) != RX_OK) {
+        && expires(r, hcf) != RX_OK) {
         return RX_ERROR;
     }
     if (hcf->headers) {

@@ -2,19 +2,24 @@
  * index.c: the index directive. For a URI ending in '/', the first listed
  * file that exists is served through an internal redirect; each candidate
  * is checked with statx on the worker's ring, one after the other (with
- * open_file_cache on, through the cache instead, as nginx does).
+ * open_file_cache on, through the cache instead, as nginx does). A name
+ * may hold variables ("index $lang.html"): it is made for each request.
  */
 #include <sys/stat.h>
 #include "http.h"
 #include "http_open_file.h"
+#include "http_script.h"
 
 typedef struct {
-    rx_array_t  *names;            /* rx_str_t; NULL: inherit / default */
+    rx_array_t  *names;            /* rx_http_complex_value_t; NULL:
+                                      inherit / default */
 } rx_http_index_conf_t;
 
 typedef struct {
     rx_str_t      dir;             /* root + uri, with room for a name */
     size_t        dir_len;
+    rx_str_t     *names;           /* this request's candidates */
+    rx_uint_t     nnames;
     rx_uint_t     next;            /* candidate being checked */
     bool          checking_dir;
     struct statx  st;
@@ -52,7 +57,8 @@ static const char *
 merge_conf(rx_conf_t *cf, void *prev, void *conf)
 {
     rx_http_index_conf_t *p = prev, *c = conf;
-    rx_str_t             *name;
+    rx_http_complex_value_t *name;
+    static const rx_str_t    index_html = rx_string("index.html");
 
     if (c->names) {
         return RX_CONF_OK;
@@ -61,24 +67,27 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
         c->names = p->names;
         return RX_CONF_OK;
     }
-    c->names = rx_array_create(cf->pool, 1, sizeof(rx_str_t));
+    c->names = rx_array_create(cf->pool, 1, sizeof(rx_http_complex_value_t));
     name = c->names ? rx_array_push(c->names) : NULL;
-    if (name == NULL) {
+    if (name == NULL
+        || rx_http_compile_complex_value(cf, &index_html, name) != RX_OK) {
         return RX_CONF_ERROR;
     }
-    rx_str_set(name, "index.html");
     return RX_CONF_OK;
 }
 
 static const char *
 set_index(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
-    rx_http_index_conf_t *icf = conf;
-    rx_str_t             *value = cf->args->elts, *name;
-    rx_uint_t             i;
+    rx_http_index_conf_t    *icf = conf;
+    rx_str_t                *value = cf->args->elts;
+    rx_http_complex_value_t *name;
+    rx_uint_t                i;
 
+    rx_unused(cmd);
     if (icf->names == NULL) {
-        icf->names = rx_array_create(cf->pool, 2, sizeof(rx_str_t));
+        icf->names = rx_array_create(cf->pool, 2,
+                                     sizeof(rx_http_complex_value_t));
         if (icf->names == NULL) {
             return RX_CONF_ERROR;
         }
@@ -94,16 +103,11 @@ set_index(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
                               "\"index\" directive should be absolute");
             return RX_CONF_ERROR;
         }
-        if (strchr(value[i].data, '$')) {
-            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "variables in \"index\" are "
-                              "not supported by ringx yet");
-            return RX_CONF_ERROR;
-        }
         name = rx_array_push(icf->names);
-        if (name == NULL) {
+        if (name == NULL
+            || rx_http_compile_complex_value(cf, &value[i], name) != RX_OK) {
             return RX_CONF_ERROR;
         }
-        *name = value[i];
     }
     return RX_CONF_OK;
 }
@@ -120,9 +124,7 @@ static void
 check(rx_http_request_t *r)
 {
     rx_http_index_ctx_t  *ctx = r->ctx;
-    rx_http_index_conf_t *icf = rx_http_get_module_loc_conf(r,
-                                    rx_http_index_module);
-    rx_str_t             *name = (rx_str_t *) icf->names->elts + ctx->next;
+    rx_str_t             *name = &ctx->names[ctx->next];
     rx_str_t              path;
 
     path.data = ctx->dir.data;
@@ -173,9 +175,7 @@ static void
 checked(rx_http_request_t *r, int err, const char *failed)
 {
     rx_http_index_ctx_t  *ctx = r->ctx;
-    rx_http_index_conf_t *icf = rx_http_get_module_loc_conf(r,
-                                    rx_http_index_module);
-    rx_str_t             *names = icf->names->elts;
+    rx_str_t             *names = ctx->names;
 
     if (ctx->checking_dir) {
         /* nothing to serve: is the directory there at all? */
@@ -189,7 +189,7 @@ checked(rx_http_request_t *r, int err, const char *failed)
         rx_http_content_next(r);
         return;
     }
-    if (err == 0 || names[ctx->next].data[0] == '/') {
+    if (err == 0 || (names[ctx->next].len && names[ctx->next].data[0] == '/')) {
         redirect_to(r, &names[ctx->next]);
         return;
     }
@@ -200,10 +200,35 @@ checked(rx_http_request_t *r, int err, const char *failed)
                                                   : RX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
-    if (++ctx->next == icf->names->nelts) {
+    if (++ctx->next == ctx->nnames) {
         ctx->checking_dir = true;
     }
     check(r);
+}
+
+/* A name made from variables that would leave the directory through a
+ * ".." segment, or hold a NUL: logged, and no candidate. */
+static bool
+unsafe_name(rx_http_request_t *r, const rx_str_t *name)
+{
+    const char *p = name->data, *end = name->data + name->len;
+
+    if (memchr(p, '\0', name->len) != NULL) {
+        goto unsafe;
+    }
+    for (; p + 1 < end; p++) {
+        if (p[0] == '.' && p[1] == '.' && (p == name->data || p[-1] == '/')
+            && (p + 2 == end || p[2] == '/')) {
+            goto unsafe;
+        }
+    }
+    return false;
+
+unsafe:
+    rx_http_request_log_error(r, RX_LOG_ERR, 0, "index \"%.*s\" is unsafe: "
+                              "skipped", (int) rx_min(name->len, 256),
+                              name->data);
+    return true;
 }
 
 static rx_int_t
@@ -211,10 +236,10 @@ index_handler(rx_http_request_t *r)
 {
     rx_http_index_conf_t *icf = rx_http_get_module_loc_conf(r,
                                     rx_http_index_module);
-    rx_http_index_ctx_t  *ctx;
-    rx_str_t             *names = icf->names->elts;
-    size_t                longest = 0;
-    rx_uint_t             i;
+    rx_http_index_ctx_t     *ctx;
+    rx_http_complex_value_t *cv = icf->names->elts;
+    size_t                   longest = 0;
+    rx_uint_t                i, n;
 
     if (r->uri.len == 0 || r->uri.data[r->uri.len - 1] != '/') {
         return RX_DECLINED;
@@ -222,11 +247,30 @@ index_handler(rx_http_request_t *r)
     if (!(r->method & (RX_HTTP_GET | RX_HTTP_HEAD | RX_HTTP_POST))) {
         return RX_DECLINED;
     }
-    for (i = 0; i < icf->names->nelts; i++) {
-        longest = rx_max(longest, names[i].len);
-    }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
-    if (ctx == NULL || rx_http_map_uri_to_path(r, &ctx->dir, longest + 1) != RX_OK) {
+    if (ctx == NULL) {
+        return RX_ERROR;
+    }
+    ctx->names = rx_palloc(r->pool, icf->names->nelts * sizeof(rx_str_t));
+    if (ctx->names == NULL) {
+        return RX_ERROR;
+    }
+    /* a name a variable left empty is no candidate (it would name the
+     * directory itself) */
+    for (i = 0, n = 0; i < icf->names->nelts; i++) {
+        if (rx_http_complex_value(r, &cv[i], &ctx->names[n]) != RX_OK) {
+            return RX_ERROR;
+        }
+        if (ctx->names[n].len
+            && (rx_http_complex_value_is_const(&cv[i])
+                || !unsafe_name(r, &ctx->names[n]))) {
+            longest = rx_max(longest, ctx->names[n].len);
+            n++;
+        }
+    }
+    ctx->nnames = n;
+    ctx->checking_dir = n == 0;
+    if (rx_http_map_uri_to_path(r, &ctx->dir, longest + 1) != RX_OK) {
         return RX_ERROR;
     }
     ctx->dir_len = ctx->dir.len;

@@ -47,20 +47,27 @@ static rx_msec_t               skew_at;
 
 static void tick_handler(rx_timer_t *t);
 
+/* The worker's open descriptors. The directory stays open for the
+ * worker's life and is read again from its start each tick: opening it
+ * anew would fail with EMFILE exactly when the count matters. */
 static int64_t
 count_fds(void)
 {
-    DIR           *d = opendir("/proc/self/fd");
+    static DIR    *d;
     struct dirent *e;
     int64_t        n = 0;
 
     if (d == NULL) {
-        return -1;
+        d = opendir("/proc/self/fd");
+        if (d == NULL) {
+            return -1;
+        }
+    } else {
+        rewinddir(d);
     }
     while ((e = readdir(d)) != NULL) {
         n += e->d_name[0] != '.';
     }
-    closedir(d);
     return n - 1;                   /* the directory's own */
 }
 

@@ -51,6 +51,9 @@ static const rx_command_t proxy_commands[] = {
       set_proxy_pass, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_set_header", RX_PROXY_LOC_CONF | RX_CONF_TAKE2, set_header,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_pass_trailers", RX_PROXY_LOC_CONF | RX_CONF_FLAG,
+      rx_conf_set_flag_slot, RX_HTTP_LOC_CONF_OFFSET,
+      offsetof(rx_http_proxy_loc_conf_t, pass_trailers), NULL },
     { "proxy_http_version", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_http_version,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_method", RX_PROXY_LOC_CONF | RX_CONF_TAKE1, set_method,
@@ -134,6 +137,7 @@ create_loc_conf(rx_conf_t *cf)
     plcf->upstream.module = "proxy";
     plcf->set_headers = RX_CONF_UNSET_PTR;
     plcf->http_version = RX_CONF_UNSET_UINT;
+    plcf->pass_trailers = RX_CONF_UNSET;
     plcf->method = RX_CONF_UNSET_PTR;
     rx_http_proxy_rewrite_init_conf(&plcf->rewrite);
     plcf->body = RX_CONF_UNSET_PTR;
@@ -193,6 +197,7 @@ merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
     if (rv != RX_CONF_OK) {
         return rv;
     }
+    rx_conf_merge_value(conf->pass_trailers, prev->pass_trailers, 0);
     rx_conf_merge_uint(conf->http_version, prev->http_version,
                        RX_HTTP_VERSION_10);
     rx_conf_merge_ptr(conf->method, prev->method, NULL);

@@ -29,6 +29,7 @@ typedef struct {
     rx_array_t               *set_headers;  /* rx_http_proxy_header_t */
     rx_array_t               *headers;      /* merged with the defaults */
     rx_uint_t                 http_version; /* RX_HTTP_VERSION_10/11 */
+    rx_int_t                  pass_trailers; /* proxy_pass_trailers */
     rx_http_complex_value_t  *method;
     rx_http_proxy_rewrite_conf_t rewrite;   /* proxy_redirect, proxy_cookie_* */
     rx_http_complex_value_t  *body;         /* proxy_set_body */

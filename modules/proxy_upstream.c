@@ -303,11 +303,55 @@ reinit_request(rx_http_upstream_t *u)
     ctx->parser = NULL;        /* a new response, a new parser */
 }
 
+/* proxy_pass_trailers: a trailer field of the upstream's chunked body
+ * goes to the client's trailer section (http_chunked_filter.c), but for
+ * those that frame, route or authenticate a message (RFC 9110 6.5.1),
+ * which are dropped. */
+static rx_int_t
+on_trailer(void *data, const rx_str_t *name, const rx_str_t *value)
+{
+    static const char *const never[] = {
+        "content-length", "transfer-encoding", "trailer", "te", "host",
+        "connection", "keep-alive", "upgrade", "content-type",
+        "content-encoding", "content-range", "authorization", "set-cookie",
+        "cache-control", "expect", "max-forwards", "range", NULL
+    };
+    rx_http_upstream_t *u = data;
+    rx_http_request_t  *r = u->r;
+    rx_table_elt_t     *t;
+    rx_uint_t           i;
+
+    for (i = 0; never[i]; i++) {
+        if (name->len == strlen(never[i])
+            && strncasecmp(name->data, never[i], name->len) == 0) {
+            return RX_OK;
+        }
+    }
+    if (r->headers_out.trailers == NULL) {
+        r->headers_out.trailers = rx_array_create(r->pool, 4,
+                                                  sizeof(rx_table_elt_t));
+        if (r->headers_out.trailers == NULL) {
+            return RX_ERROR;
+        }
+    }
+    t = rx_array_push(r->headers_out.trailers);
+    if (t == NULL) {
+        return RX_ERROR;
+    }
+    t->key = *name;
+    t->value = *value;
+    t->lowcase_key = NULL;
+    t->deleted = false;
+    return RX_OK;
+}
+
 static rx_int_t
 process_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *used)
 {
-    rx_http_proxy_ctx_t *ctx = u->proto;
-    rx_int_t             rc;
+    rx_http_proxy_ctx_t      *ctx = u->proto;
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(u->r,
+                                        rx_http_proxy_module);
+    rx_int_t                  rc;
 
     if (ctx->parser == NULL) {
         ctx->parser = rx_http_response_parser_create(u->r->pool, &u->headers_in,
@@ -316,10 +360,21 @@ process_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *used
         if (ctx->parser == NULL) {
             return RX_ERROR;
         }
+        if (plcf->pass_trailers) {
+            rx_http_response_parser_on_trailer(ctx->parser, on_trailer);
+        }
     }
     rc = rx_http_response_parse(ctx->parser, data, len, used);
+    if (rc == RX_AGAIN) {
+        return rc;
+    }
+    /* the header is in. A chunked response may end with trailers: the
+     * client's is chunked too, to carry them */
+    if (rc != RX_ERROR && plcf->pass_trailers && u->headers_in.chunked
+        && u->r == u->r->main) {
+        u->r->expect_trailers = 1;
+    }
     switch (rc) {
-    case RX_AGAIN:
     case RX_OK:
         return rc;
     case RX_DONE:

@@ -7,11 +7,13 @@
  * 495/496 (client certificate), 421 (Host other than the verified SNI).
  * The CTX itself is filled by ssl_ctx.c; sessions by ssl_session.c.
  */
+#include <ctype.h>
 #include "ssl.h"
 
 #if (RX_HAVE_OPENSSL)
 #include "http_server.h"
 #include "http_uri.h"
+#include "http_v2.h"
 
 static const char *set_file(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_file_list(rx_conf_t *cf, const rx_command_t *cmd,
@@ -27,6 +29,7 @@ static const char *set_verify(rx_conf_t *cf, const rx_command_t *cmd,
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static rx_int_t postconfiguration(rx_conf_t *cf);
 static rx_int_t init_connection(rx_conn_t *c, rx_http_core_srv_conf_t *def);
+static bool alpn_h2(rx_conn_t *c);
 static rx_int_t check_request(rx_http_request_t *r);
 static void *create_srv_conf(rx_conf_t *cf);
 static const char *merge_srv_conf(rx_conf_t *cf, void *prev, void *conf);
@@ -146,6 +149,21 @@ set_file(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 }
 
 /* ssl_certificate and ssl_certificate_key may repeat (RSA and ECDSA). */
+/* Does a path name a variable ("$name" or "${name}")? */
+static bool
+has_variable(const rx_str_t *v)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < v->len; i++) {
+        if (v->data[i] == '$' && (v->data[i + 1] == '{' || v->data[i + 1] == '_'
+                                  || isalnum((unsigned char) v->data[i + 1]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static const char *
 set_file_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
 {
@@ -158,6 +176,13 @@ set_file_list(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         if (*list == NULL) {
             return RX_CONF_ERROR;
         }
+    }
+    if (has_variable(&value[1])) {
+        /* nginx loads such a certificate at each handshake; ringx does
+         * not yet: refused rather than read as a file named "$..." */
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "variables in \"%s\" are not "
+                          "supported by ringx", cmd->name);
+        return RX_CONF_ERROR;
     }
     f = rx_array_push(*list);
     if (f == NULL) {
@@ -412,6 +437,7 @@ postconfiguration(rx_conf_t *cf)
     /* the HTTP core starts TLS and judges requests through these */
     rx_http_tls_hooks.init_connection = init_connection;
     rx_http_tls_hooks.check_request = check_request;
+    rx_http_tls_hooks.alpn_h2 = alpn_h2;
 
     /* `ssl on;` in a server: its addresses speak TLS, as its listen lines
      * had said `ssl` */
@@ -521,24 +547,47 @@ servername(SSL *ssl, int *ad, void *arg)
     return SSL_TLSEXT_ERR_OK;
 }
 
-/* ALPN: HTTP/1.x only for now. A client that offers ALPN without any of
- * these is refused (no_application_protocol), as nginx >= 1.21.4 does
- * against cross-protocol attacks (RFC 7301 section 3.2). */
+/* ALPN: h2 first when the server (chosen by SNI) has http2 on, then
+ * HTTP/1.x. A client that offers ALPN without any of these is refused
+ * (no_application_protocol), as nginx >= 1.21.4 does against
+ * cross-protocol attacks (RFC 7301 section 3.2). */
 static int
 alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
     const unsigned char *in, unsigned int inlen, void *arg)
 {
-    static const unsigned char ours[] = "\x08http/1.1\x08http/1.0";
+    static const unsigned char ours[] = "\x02h2\x08http/1.1\x08http/1.0";
+    rx_conn_t                 *c = rx_tls_conn(ssl);
+    rx_http_connection_t      *hc = c ? c->data : NULL;
+    const unsigned char       *offer = ours + 3;
+    unsigned int               offer_len = sizeof(ours) - 1 - 3;
     unsigned char             *sel;
 
-    (void) ssl;
     (void) arg;
-    if (SSL_select_next_proto(&sel, outlen, ours, sizeof(ours) - 1, in, inlen)
+    if (hc && hc->server && rx_http_v2_enabled(hc->server)) {
+        offer = ours;
+        offer_len = sizeof(ours) - 1;
+    }
+    if (SSL_select_next_proto(&sel, outlen, offer, offer_len, in, inlen)
         != OPENSSL_NPN_NEGOTIATED) {
         return SSL_TLSEXT_ERR_ALERT_FATAL;
     }
     *out = sel;
     return SSL_TLSEXT_ERR_OK;
+}
+
+/* Whether the handshake chose h2 (http_connection.c then starts
+ * HTTP/2). */
+static bool
+alpn_h2(rx_conn_t *c)
+{
+    SSL                 *ssl = rx_tls_ssl(c);
+    const unsigned char *p = NULL;
+    unsigned int         len = 0;
+
+    if (ssl) {
+        SSL_get0_alpn_selected(ssl, &p, &len);
+    }
+    return len == 2 && memcmp(p, "h2", 2) == 0;
 }
 
 void

@@ -20,7 +20,7 @@
 
 /* ssl_session_cache: off (no cache, no ids), none (ids, nothing kept),
  * builtin (OpenSSL's per-worker cache, of a size), shared (across
- * workers, rx_ssl_cache_t). builtin_session_cache holds one of these or
+ * workers, a shared memory zone). builtin_session_cache holds one of these or
  * the builtin size. */
 #define RX_SSL_SCACHE_UNSET    (-1)
 #define RX_SSL_SCACHE_OFF      (-2)
@@ -35,9 +35,22 @@
 #define RX_SSL_TLSv1_2  0x0020
 #define RX_SSL_TLSv1_3  0x0040
 
-/* One shared session cache (ssl_session_cache shared:NAME:SIZE); servers
- * that name the same zone share it. Mapped before the workers fork. */
-typedef struct rx_ssl_cache_s rx_ssl_cache_t;
+/* A session ticket key made by ringx and kept in the shared session
+ * cache's zone (no ssl_session_ticket_key given), and the zone's keys:
+ * [0] encrypts, [1] (the one before) still decrypts. */
+typedef struct {
+    unsigned char  name[16];
+    unsigned char  hmac_key[32];
+    unsigned char  aes_key[32];
+    int64_t        made;          /* unix seconds */
+} rx_ssl_zone_key_t;
+
+typedef struct {
+    uint32_t           n;
+    rx_ssl_zone_key_t  key[2];
+} rx_ssl_zone_keys_t;
+
+struct rx_shm_zone_s;
 
 /* One ssl_session_ticket_key file: 48 bytes (AES-128) or 80 (AES-256). */
 typedef struct {
@@ -76,7 +89,7 @@ typedef struct {
     rx_ssl_file_t    dhparam;           /* path.data NULL: none */
 
     rx_int_t         builtin_session_cache;  /* RX_SSL_SCACHE_* or a size */
-    rx_ssl_cache_t  *shm_cache;              /* NULL: none */
+    struct rx_shm_zone_s *shm_cache;         /* NULL: none */
     rx_msec_t        session_timeout;        /* seconds */
     rx_int_t         session_tickets;
     rx_array_t      *ticket_keys;            /* rx_ssl_ticket_key_t; NULL */
@@ -120,11 +133,21 @@ void rx_http_ssl_conf_error(rx_conf_t *cf, const rx_ssl_pos_t *pos,
 /* ssl_session.c */
 const char *rx_http_ssl_set_session_cache(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
-const char *rx_http_ssl_set_ticket_key(rx_conf_t *cf,
-    const rx_command_t *cmd, void *conf);
 rx_int_t rx_http_ssl_session_setup(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf);
 /* A failed client verification must not resume into a later success. */
 void rx_http_ssl_session_drop(SSL *ssl);
+/* The conf whose CTX keeps a connection's sessions and tickets: the
+ * default server's of its address. */
+rx_http_ssl_srv_conf_t *rx_http_ssl_session_conf(const SSL *ssl);
+/* The ticket keys in a shared cache's zone, with its lock held (release
+ * with rx_shm_zone_unlock); NULL when the lock failed (not held). */
+rx_ssl_zone_keys_t *rx_http_ssl_cache_lock_keys(struct rx_shm_zone_s *zone);
+
+/* ssl_ticket.c */
+const char *rx_http_ssl_set_ticket_key(rx_conf_t *cf,
+    const rx_command_t *cmd, void *conf);
+/* The ticket key callback, when keys are ours (files or the zone). */
+rx_int_t rx_http_ssl_tickets_setup(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf);
 
 /* ssl_variables.c */
 rx_int_t rx_http_ssl_add_variables(rx_conf_t *cf);

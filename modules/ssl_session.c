@@ -1,20 +1,20 @@
 /*
  * ssl_session.c: session resumption across workers.
  *
- * ssl_session_cache shared:NAME:SIZE is a shared memory zone mapped by the
- * master before it forks, so every worker finds the sessions the others
- * made. Sessions are stored serialized (i2d_SSL_SESSION) in a ring of
+ * ssl_session_cache shared:NAME:SIZE is a shared memory zone
+ * (core/shm_zone.h) mapped by the master before it forks, so every worker
+ * finds the sessions the others made, and kept across a reload when its
+ * name and size are unchanged, so a reload costs no client a full
+ * handshake. Sessions are stored serialized (i2d_SSL_SESSION) in a ring of
  * records; a small hash table of entries (session id -> record) finds
  * them. A new session is written at the ring's head; when the ring or the
  * entry table is full, the oldest records are dropped (with one timeout
  * for every session, the oldest expires first, so this is also expiry
- * order). A process-shared robust mutex guards the zone; a worker that
- * dies holding it leaves the zone to be reset by the next one.
+ * order). The zone's lock guards it; a worker that dies holding it leaves
+ * the zone to be emptied by the next one (shm_zone's rule).
  *
- * Session tickets: without ssl_session_ticket_key, OpenSSL's own keys are
- * made when the SSL_CTX is created, in the master: every worker has the
- * same ones, so a ticket made by one worker resumes on another. With key
- * files, the first key encrypts and every key decrypts (rotation).
+ * The zone also holds the session ticket keys made when no
+ * ssl_session_ticket_key is given (ssl_ticket.c).
  *
  * Both are the default server's of the address (OpenSSL resumes against
  * the SSL_CTX the handshake started with, before SNI switches it).
@@ -22,16 +22,12 @@
 #include "ssl.h"
 
 #if (RX_HAVE_OPENSSL)
-#include <pthread.h>
 #include <time.h>
-#include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
-#include "shm.h"
+#include "shm_zone.h"
 
 #define MAX_SESSION   4096      /* nginx's limit on one serialized session */
-#define MIN_ZONE      (32 * 1024)
 #define REC_HDR       8         /* entry index + 1 (0: padding), length */
 
 typedef struct {
@@ -44,90 +40,88 @@ typedef struct {
     unsigned char id[SSL_MAX_SSL_SESSION_ID_LENGTH];
 } entry_t;
 
+/* The zone's root: one block of the whole zone, laid out at its first
+ * init (pointers stay valid: every process maps the zone at the address
+ * the master did, and a reload keeps the mapping). */
 typedef struct {
-    pthread_mutex_t  mutex;
-    uint32_t         nentries;
-    uint32_t         free_list;  /* entry index + 1 */
-    uint64_t         ring_size;
-    uint64_t         head, tail; /* absolute offsets; tail <= head */
-    uint32_t         buckets[];  /* nentries of them: entry index + 1 */
+    uint32_t            nentries;
+    uint32_t            free_list;  /* entry index + 1 */
+    uint64_t            ring_size;
+    uint64_t            head, tail; /* absolute offsets; tail <= head */
+    entry_t            *entries;
+    unsigned char      *ring;
+    rx_ssl_zone_keys_t  keys;       /* ticket keys (ssl_ticket.c) */
+    uint32_t            buckets[];  /* nentries of them: entry index + 1 */
 } zone_t;
-
-struct rx_ssl_cache_s {
-    rx_str_t   name;
-    size_t     size;
-    rx_shm_t   shm;
-    zone_t    *zone;
-    entry_t   *entries;
-    unsigned char *ring;
-};
-
-static rx_array_t *caches;       /* rx_ssl_cache_t *, of the cycle loading */
 
 /* ---- the zone ---------------------------------------------------------------- */
 
 static void
-zone_reset(rx_ssl_cache_t *c)
+zone_reset(zone_t *z)
 {
-    zone_t   *z = c->zone;
     uint32_t  i;
 
     memset(z->buckets, 0, z->nentries * sizeof(uint32_t));
-    memset(c->entries, 0, z->nentries * sizeof(entry_t));
+    memset(z->entries, 0, z->nentries * sizeof(entry_t));
     for (i = 0; i < z->nentries; i++) {
-        c->entries[i].next = i + 1 < z->nentries ? i + 2 : 0;
+        z->entries[i].next = i + 1 < z->nentries ? i + 2 : 0;
     }
     z->free_list = z->nentries ? 1 : 0;
     z->head = z->tail = 0;
 }
 
+/* shm_zone's init hook: a zone kept from the previous cycle keeps its
+ * sessions and ticket keys; an empty one is laid out over all its pages. */
 static rx_int_t
-zone_init(rx_ssl_cache_t *c, rx_log_t *log)
+zone_init(rx_shm_zone_t *zone, void *old)
 {
-    pthread_mutexattr_t attr;
-    zone_t             *z;
-    size_t              n, fixed;
+    zone_t  *z;
+    size_t   size, n, fixed;
 
-    if (rx_shm_alloc(&c->shm, c->size, log) != RX_OK) {
+    if (old && rx_shm_zone_root(zone)) {
+        return RX_OK;
+    }
+    size = rx_shm_pool_free_pages(zone->pool) * 4096;
+    z = size ? rx_shm_zone_alloc_locked(zone, size) : NULL;
+    if (z == NULL) {
+        rx_log_error(RX_LOG_EMERG, zone->log, 0, "ssl_session_cache \"%s\" "
+                     "could not be laid out", zone->name.data);
         return RX_ERROR;
     }
-    z = c->zone = c->shm.addr;
     /* about 256 bytes of zone per session (an entry, a bucket, a record
      * of a TLS 1.2 session): some 4000 a megabyte, as nginx says */
-    n = c->size / 256;
-    fixed = (sizeof(zone_t) + n * sizeof(uint32_t) + 7) & ~(size_t) 7;
-    c->entries = (entry_t *) ((char *) z + fixed);
+    n = size / 256;
+    fixed = (sizeof(zone_t) + n * sizeof(uint32_t) + 15) & ~(size_t) 15;
+    memset(z, 0, sizeof(*z));
+    z->entries = (entry_t *) ((char *) z + fixed);
     fixed += n * sizeof(entry_t);
-    c->ring = (unsigned char *) z + fixed;
+    z->ring = (unsigned char *) z + fixed;
     z->nentries = (uint32_t) n;
-    z->ring_size = (c->size - fixed) & ~(uint64_t) 7;
-    zone_reset(c);
-    if (pthread_mutexattr_init(&attr) != 0
-        || pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED) != 0
-        || pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST) != 0
-        || pthread_mutex_init(&z->mutex, &attr) != 0) {
-        rx_log_error(RX_LOG_EMERG, log, 0, "pthread_mutex_init() failed for "
-                     "ssl_session_cache \"%s\"", c->name.data);
-        return RX_ERROR;
-    }
-    pthread_mutexattr_destroy(&attr);
+    z->ring_size = (size - fixed) & ~(uint64_t) 7;
+    zone_reset(z);
+    rx_shm_zone_set_root(zone, z);
     return RX_OK;
 }
 
-static void
-zone_lock(rx_ssl_cache_t *c)
+/* The zone's root, locked; NULL (not locked) when the lock failed. */
+static zone_t *
+zone_lock(rx_shm_zone_t *zone)
 {
-    if (pthread_mutex_lock(&c->zone->mutex) == EOWNERDEAD) {
-        /* its holder died mid-update: start again empty */
-        zone_reset(c);
-        pthread_mutex_consistent(&c->zone->mutex);
+    if (rx_shm_zone_lock(zone) != RX_OK) {
+        return NULL;
     }
+    return rx_shm_zone_root(zone);
 }
 
-static void
-zone_unlock(rx_ssl_cache_t *c)
+rx_ssl_zone_keys_t *
+rx_http_ssl_cache_lock_keys(rx_shm_zone_t *zone)
 {
-    pthread_mutex_unlock(&c->zone->mutex);
+    zone_t *z = zone_lock(zone);
+
+    if (z == NULL) {
+        return NULL;
+    }
+    return &z->keys;
 }
 
 static uint32_t
@@ -144,14 +138,13 @@ hash_id(const unsigned char *id, size_t len)
 
 /* The entry index + 1 for id, and where its link is, for unlinking. */
 static uint32_t
-find(rx_ssl_cache_t *c, const unsigned char *id, size_t len, uint32_t **link)
+find(zone_t *z, const unsigned char *id, size_t len, uint32_t **link)
 {
-    zone_t   *z = c->zone;
     uint32_t *l = &z->buckets[hash_id(id, len) % z->nentries];
     entry_t  *e;
 
     while (*l) {
-        e = &c->entries[*l - 1];
+        e = &z->entries[*l - 1];
         if (e->id_len == len && memcmp(e->id, id, len) == 0) {
             if (link) *link = l;
             return *l;
@@ -162,43 +155,42 @@ find(rx_ssl_cache_t *c, const unsigned char *id, size_t len, uint32_t **link)
 }
 
 static void
-unlink_entry(rx_ssl_cache_t *c, uint32_t *link)
+unlink_entry(zone_t *z, uint32_t *link)
 {
     uint32_t idx = *link;
-    entry_t *e = &c->entries[idx - 1];
+    entry_t *e = &z->entries[idx - 1];
 
     *link = e->next;
     memset(e, 0, sizeof(*e));
-    e->next = c->zone->free_list;
-    c->zone->free_list = idx;
+    e->next = z->free_list;
+    z->free_list = idx;
 }
 
 static void
-remove_id(rx_ssl_cache_t *c, const unsigned char *id, size_t len)
+remove_id(zone_t *z, const unsigned char *id, size_t len)
 {
     uint32_t *link;
 
-    if (find(c, id, len, &link)) {
-        unlink_entry(c, link);
+    if (find(z, id, len, &link)) {
+        unlink_entry(z, link);
     }
 }
 
 /* Drops the oldest record; its entry goes too unless a newer record of
  * the same session replaced it. */
 static void
-evict_one(rx_ssl_cache_t *c)
+evict_one(zone_t *z)
 {
-    zone_t        *z = c->zone;
-    unsigned char *rec = c->ring + z->tail % z->ring_size;
+    unsigned char *rec = z->ring + z->tail % z->ring_size;
     uint32_t       idx, len;
     entry_t       *e;
 
     memcpy(&idx, rec, 4);
     memcpy(&len, rec + 4, 4);
     if (idx) {
-        e = &c->entries[idx - 1];
+        e = &z->entries[idx - 1];
         if (e->used && e->data_pos == z->tail) {
-            remove_id(c, e->id, e->id_len);
+            remove_id(z, e->id, e->id_len);
         }
     }
     z->tail += (REC_HDR + len + 7) & ~(uint64_t) 7;
@@ -206,9 +198,8 @@ evict_one(rx_ssl_cache_t *c)
 
 /* Room for need bytes at the head, records never wrapping. */
 static uint64_t
-reserve(rx_ssl_cache_t *c, uint64_t need)
+reserve(zone_t *z, uint64_t need)
 {
-    zone_t  *z = c->zone;
     uint64_t at, rest;
     uint32_t zero = 0, len;
 
@@ -217,24 +208,23 @@ reserve(rx_ssl_cache_t *c, uint64_t need)
     if (rest < need) {
         /* a padding record to the end of the ring */
         while (z->ring_size - (z->head - z->tail) < rest) {
-            evict_one(c);
+            evict_one(z);
         }
         len = (uint32_t) (rest - REC_HDR);
-        memcpy(c->ring + at, &zero, 4);
-        memcpy(c->ring + at + 4, &len, 4);
+        memcpy(z->ring + at, &zero, 4);
+        memcpy(z->ring + at + 4, &len, 4);
         z->head += rest;
     }
     while (z->ring_size - (z->head - z->tail) < need) {
-        evict_one(c);
+        evict_one(z);
     }
     return z->head;
 }
 
 static void
-store(rx_ssl_cache_t *c, const unsigned char *id, size_t id_len,
+store(zone_t *z, const unsigned char *id, size_t id_len,
     const unsigned char *data, size_t len, int64_t expire)
 {
-    zone_t   *z = c->zone;
     uint64_t  need = (REC_HDR + len + 7) & ~(uint64_t) 7, pos;
     uint32_t  idx, *bucket, len32 = (uint32_t) len;
     entry_t  *e;
@@ -242,17 +232,17 @@ store(rx_ssl_cache_t *c, const unsigned char *id, size_t id_len,
     if (need > z->ring_size || id_len > SSL_MAX_SSL_SESSION_ID_LENGTH) {
         return;
     }
-    remove_id(c, id, id_len);
-    pos = reserve(c, need);
+    remove_id(z, id, id_len);
+    pos = reserve(z, need);
     while (z->free_list == 0 && z->tail < z->head) {
-        evict_one(c);
+        evict_one(z);
     }
     if (z->free_list == 0) {
         return;
     }
     pos = z->head;                  /* evictions never move the head */
     idx = z->free_list;
-    e = &c->entries[idx - 1];
+    e = &z->entries[idx - 1];
     z->free_list = e->next;
     memset(e, 0, sizeof(*e));
     e->used = 1;
@@ -264,9 +254,9 @@ store(rx_ssl_cache_t *c, const unsigned char *id, size_t id_len,
     bucket = &z->buckets[hash_id(id, id_len) % z->nentries];
     e->next = *bucket;
     *bucket = idx;
-    memcpy(c->ring + pos % z->ring_size, &idx, 4);
-    memcpy(c->ring + pos % z->ring_size + 4, &len32, 4);
-    memcpy(c->ring + pos % z->ring_size + REC_HDR, data, len);
+    memcpy(z->ring + pos % z->ring_size, &idx, 4);
+    memcpy(z->ring + pos % z->ring_size + 4, &len32, 4);
+    memcpy(z->ring + pos % z->ring_size + REC_HDR, data, len);
     z->head += need;
 }
 
@@ -274,8 +264,8 @@ store(rx_ssl_cache_t *c, const unsigned char *id, size_t id_len,
 
 /* The default server's conf of the connection's address: the SSL_CTX
  * OpenSSL keeps sessions and tickets for. */
-static rx_http_ssl_srv_conf_t *
-session_conf(const SSL *ssl)
+rx_http_ssl_srv_conf_t *
+rx_http_ssl_session_conf(const SSL *ssl)
 {
     rx_conn_t            *c = rx_tls_conn(ssl);
     rx_http_connection_t *hc = c ? c->data : NULL;
@@ -289,14 +279,15 @@ session_conf(const SSL *ssl)
 static int
 new_session(SSL *ssl, SSL_SESSION *sess)
 {
-    rx_http_ssl_srv_conf_t *sscf = session_conf(ssl);
-    rx_ssl_cache_t         *c = sscf ? sscf->shm_cache : NULL;
+    rx_http_ssl_srv_conf_t *sscf = rx_http_ssl_session_conf(ssl);
+    rx_shm_zone_t          *zone = sscf ? sscf->shm_cache : NULL;
     unsigned char           buf[MAX_SESSION], *p = buf;
     const unsigned char    *id;
     unsigned int            id_len;
     int                     len;
+    zone_t                 *z;
 
-    if (c == NULL) {
+    if (zone == NULL) {
         return 0;
     }
     len = i2d_SSL_SESSION(sess, NULL);
@@ -305,41 +296,44 @@ new_session(SSL *ssl, SSL_SESSION *sess)
     }
     i2d_SSL_SESSION(sess, &p);
     id = SSL_SESSION_get_id(sess, &id_len);
-    zone_lock(c);
-    store(c, id, id_len, buf, (size_t) len,
-          (int64_t) SSL_SESSION_get_time(sess) + SSL_SESSION_get_timeout(sess));
-    zone_unlock(c);
+    z = zone_lock(zone);
+    if (z) {
+        store(z, id, id_len, buf, (size_t) len,
+              (int64_t) SSL_SESSION_get_time(sess)
+              + SSL_SESSION_get_timeout(sess));
+        rx_shm_zone_unlock(zone);
+    }
     return 0;                       /* we keep no reference */
 }
 
 static SSL_SESSION *
 get_session(SSL *ssl, const unsigned char *id, int id_len, int *copy)
 {
-    rx_http_ssl_srv_conf_t *sscf = session_conf(ssl);
-    rx_ssl_cache_t         *c = sscf ? sscf->shm_cache : NULL;
+    rx_http_ssl_srv_conf_t *sscf = rx_http_ssl_session_conf(ssl);
+    rx_shm_zone_t          *zone = sscf ? sscf->shm_cache : NULL;
     unsigned char           buf[MAX_SESSION];
     const unsigned char    *p = buf;
     uint32_t                idx, *link;
     size_t                  len = 0;
     entry_t                *e;
+    zone_t                 *z;
 
     *copy = 0;
-    if (c == NULL || id_len <= 0) {
+    if (zone == NULL || id_len <= 0 || (z = zone_lock(zone)) == NULL) {
         return NULL;
     }
-    zone_lock(c);
-    idx = find(c, id, (size_t) id_len, &link);
+    idx = find(z, id, (size_t) id_len, &link);
     if (idx) {
-        e = &c->entries[idx - 1];
+        e = &z->entries[idx - 1];
         if (e->expire <= (int64_t) time(NULL)) {
-            unlink_entry(c, link);
+            unlink_entry(z, link);
         } else if (e->data_len <= sizeof(buf)) {
             len = e->data_len;
-            memcpy(buf, c->ring + e->data_pos % c->zone->ring_size + REC_HDR,
+            memcpy(buf, z->ring + e->data_pos % z->ring_size + REC_HDR,
                    len);
         }
     }
-    zone_unlock(c);
+    rx_shm_zone_unlock(zone);
     return len ? d2i_SSL_SESSION(NULL, &p, (long) len) : NULL;
 }
 
@@ -351,10 +345,11 @@ get_session(SSL *ssl, const unsigned char *id, int id_len, int *copy)
 void
 rx_http_ssl_session_drop(SSL *ssl)
 {
-    rx_http_ssl_srv_conf_t *sscf = session_conf(ssl);
+    rx_http_ssl_srv_conf_t *sscf = rx_http_ssl_session_conf(ssl);
     SSL_SESSION            *sess = SSL_get0_session(ssl);
     const unsigned char    *id;
     unsigned int            id_len;
+    zone_t                 *z;
 
     if (sess == NULL || sscf == NULL) {
         return;
@@ -362,177 +357,30 @@ rx_http_ssl_session_drop(SSL *ssl)
     if (sscf->ctx) {
         SSL_CTX_remove_session(sscf->ctx, sess);
     }
-    if (sscf->shm_cache) {
+    if (sscf->shm_cache && (z = zone_lock(sscf->shm_cache)) != NULL) {
         id = SSL_SESSION_get_id(sess, &id_len);
-        zone_lock(sscf->shm_cache);
-        remove_id(sscf->shm_cache, id, id_len);
-        zone_unlock(sscf->shm_cache);
+        remove_id(z, id, id_len);
+        rx_shm_zone_unlock(sscf->shm_cache);
     }
-}
-
-/* ---- ticket keys ---------------------------------------------------------------- */
-
-static int
-ticket_cb(SSL *ssl, unsigned char name[16], unsigned char *iv,
-    EVP_CIPHER_CTX *ectx, EVP_MAC_CTX *hctx, int enc)
-{
-    rx_http_ssl_srv_conf_t *sscf = session_conf(ssl);
-    rx_ssl_ticket_key_t    *key;
-    OSSL_PARAM              params[3];
-    rx_uint_t               i, n;
-
-    if (sscf == NULL || sscf->ticket_keys == NULL) {
-        return 0;
-    }
-    key = sscf->ticket_keys->elts;
-    n = sscf->ticket_keys->nelts;
-    if (enc) {
-        i = 0;
-        if (RAND_bytes(iv, 16) != 1) {
-            return -1;
-        }
-        memcpy(name, key[0].name, 16);
-    } else {
-        for (i = 0; i < n && memcmp(name, key[i].name, 16) != 0; i++) {
-            /* which key made it? */
-        }
-        if (i == n) {
-            return 0;               /* unknown: a full handshake */
-        }
-    }
-    params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY,
-                    key[i].hmac_key, key[i].size);
-    params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-                    (char *) "SHA256", 0);
-    params[2] = OSSL_PARAM_construct_end();
-    if (EVP_MAC_CTX_set_params(hctx, params) != 1) {
-        return -1;
-    }
-    if (enc) {
-        return EVP_EncryptInit_ex(ectx, key[i].size == 16 ? EVP_aes_128_cbc()
-                                  : EVP_aes_256_cbc(), NULL, key[i].aes_key,
-                                  iv) == 1 ? 1 : -1;
-    }
-    if (EVP_DecryptInit_ex(ectx, key[i].size == 16 ? EVP_aes_128_cbc()
-                           : EVP_aes_256_cbc(), NULL, key[i].aes_key, iv)
-        != 1) {
-        return -1;
-    }
-    return i == 0 ? 1 : 2;          /* 2: made by an old key, renew it */
-}
-
-const char *
-rx_http_ssl_set_ticket_key(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    rx_http_ssl_srv_conf_t *sscf = conf;
-    rx_str_t               *value = cf->args->elts, path = value[1];
-    unsigned char           buf[81];
-    rx_ssl_ticket_key_t    *key;
-    size_t                  n;
-    FILE                   *fp;
-
-    (void) cmd;
-    if (rx_conf_full_name(cf->cycle, &path, true) != RX_OK) {
-        return RX_CONF_ERROR;
-    }
-    fp = fopen(path.data, "rb");
-    if (fp == NULL) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, errno, "open() \"%s\" failed",
-                          path.data);
-        return RX_CONF_ERROR;
-    }
-    n = fread(buf, 1, sizeof(buf), fp);
-    fclose(fp);
-    if (n != 48 && n != 80) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "\"%s\" must be 48 or 80 bytes",
-                          path.data);
-        return RX_CONF_ERROR;
-    }
-    if (sscf->ticket_keys == RX_CONF_UNSET_PTR) {
-        sscf->ticket_keys = rx_array_create(cf->pool, 2, sizeof(*key));
-        if (sscf->ticket_keys == NULL) {
-            return RX_CONF_ERROR;
-        }
-    }
-    key = rx_array_push(sscf->ticket_keys);
-    if (key == NULL) {
-        return RX_CONF_ERROR;
-    }
-    /* nginx's layout: name, then the HMAC key, then the AES key */
-    key->size = n == 48 ? 16 : 32;
-    memcpy(key->name, buf, 16);
-    memcpy(key->hmac_key, buf + 16, key->size);
-    memcpy(key->aes_key, buf + 16 + key->size, key->size);
-    explicit_bzero(buf, sizeof(buf));
-    return RX_CONF_OK;
 }
 
 /* ---- ssl_session_cache ------------------------------------------------------------- */
 
-static void
-free_cache(void *data)
-{
-    rx_ssl_cache_t *c = data;
-
-    /* the mutex is not destroyed: workers of this configuration may still
-     * hold it in their own mapping */
-    rx_shm_free(&c->shm);
-}
-
-/* The list goes with its cycle (also one whose load failed). */
-static void
-forget_caches(void *data)
-{
-    if (caches == data) {
-        caches = NULL;
-    }
-}
-
-static rx_ssl_cache_t *
+/* shared:NAME:SIZE: the zone, declared for this cycle (servers naming
+ * the same NAME share it; shm_zone says when the size or the owner
+ * conflicts). */
+static rx_shm_zone_t *
 shared_zone(rx_conf_t *cf, const rx_str_t *name, size_t size)
 {
-    rx_ssl_cache_t **all, *c, **slot;
-    rx_pool_cleanup_t *cln;
-    rx_uint_t        i;
+    rx_shm_zone_t *zone;
 
-    if (caches == NULL || caches->pool != cf->cycle->pool) {
-        cln = rx_pool_cleanup_add(cf->cycle->pool, 0);
-        caches = rx_array_create(cf->cycle->pool, 2, sizeof(void *));
-        if (caches == NULL || cln == NULL) {
-            caches = NULL;
-            return NULL;
-        }
-        cln->handler = forget_caches;
-        cln->data = caches;
-    }
-    all = caches->elts;
-    for (i = 0; i < caches->nelts; i++) {
-        if (all[i]->name.len == name->len
-            && memcmp(all[i]->name.data, name->data, name->len) == 0) {
-            if (all[i]->size != size) {
-                rx_conf_log_error(RX_LOG_EMERG, cf, 0, "the size %zu of shared "
-                    "memory zone \"%s\" conflicts with already declared size "
-                    "%zu", size, name->data, all[i]->size);
-                return NULL;
-            }
-            return all[i];
-        }
-    }
-    c = rx_pcalloc(cf->cycle->pool, sizeof(*c));
-    slot = rx_array_push(caches);
-    cln = rx_pool_cleanup_add(cf->cycle->pool, 0);
-    if (c == NULL || slot == NULL || cln == NULL) {
+    zone = rx_shm_zone_add(cf, name, size, &rx_http_ssl_module);
+    if (zone == NULL) {
         return NULL;
     }
-    c->name = *name;
-    c->size = size;
-    if (zone_init(c, cf->log) != RX_OK) {
-        return NULL;
-    }
-    cln->handler = free_cache;
-    cln->data = c;
-    *slot = c;
-    return c;
+    zone->init = zone_init;
+    zone->data = zone;          /* not NULL: a kept zone is told so */
+    return zone;
 }
 
 static bool
@@ -552,7 +400,7 @@ rx_http_ssl_set_session_cache(rx_conf_t *cf, const rx_command_t *cmd,
     rx_http_ssl_srv_conf_t *sscf = conf;
     rx_str_t               *value = cf->args->elts, name;
     rx_int_t                builtin = RX_SSL_SCACHE_NO_BUILTIN;
-    rx_ssl_cache_t         *shm = NULL;
+    rx_shm_zone_t          *shm = NULL;
     ssize_t                 n;
     char                   *colon;
     rx_uint_t               i;
@@ -590,7 +438,7 @@ rx_http_ssl_set_session_cache(rx_conf_t *cf, const rx_command_t *cmd,
             if (!parse_size(colon + 1, strlen(colon + 1), &n)) {
                 goto invalid;
             }
-            if (n < MIN_ZONE) {
+            if (n < RX_SHM_ZONE_MIN) {
                 rx_conf_log_error(RX_LOG_EMERG, cf, 0, "zone \"%s\" is too "
                     "small", name.data);
                 return RX_CONF_ERROR;
@@ -666,12 +514,8 @@ rx_http_ssl_session_setup(rx_conf_t *cf, rx_http_ssl_srv_conf_t *sscf)
         if (no_cache) {
             SSL_CTX_set_num_tickets(ctx, 0);    /* nothing to resume by */
         }
-    } else if (sscf->ticket_keys) {
-        if (SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_cb) != 1) {
-            rx_http_ssl_conf_error(cf, NULL, "SSL_CTX_set_tlsext_ticket_key_"
-                                   "evp_cb() failed");
-            return RX_ERROR;
-        }
+    } else if (rx_http_ssl_tickets_setup(cf, sscf) != RX_OK) {
+        return RX_ERROR;
     }
     if (sscf->builtin_session_cache == RX_SSL_SCACHE_OFF) {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);

@@ -70,82 +70,6 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     return RX_CONF_OK;
 }
 
-/* Does tag appear in an If-Match / If-None-Match list? */
-static bool
-etag_listed(const rx_str_t *list, const rx_str_t *etag, bool weak)
-{
-    const char *p = list->data, *end = list->data + list->len;
-
-    while (p < end) {
-        const char *start;
-
-        while (p < end && (*p == ' ' || *p == ',' || *p == '\t')) p++;
-        if (p == end) break;
-        if (*p == '*') {
-            return true;
-        }
-        start = p;
-        if (end - p > 2 && p[0] == 'W' && p[1] == '/') {
-            if (!weak) {
-                /* a weak tag never matches in a strong comparison */
-                while (p < end && *p != ',') p++;
-                continue;
-            }
-            start = p += 2;
-        }
-        while (p < end && *p != ',') p++;
-        {
-            const char *e = p;
-            while (e > start && (e[-1] == ' ' || e[-1] == '\t')) e--;
-            if ((size_t) (e - start) == etag->len
-                && memcmp(start, etag->data, etag->len) == 0) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-/* RFC 9110 13.2.2 order: If-Match, If-Unmodified-Since, If-None-Match,
- * If-Modified-Since. Returns 0 (go on), 304 or 412. */
-static rx_uint_t
-check_preconditions(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
-{
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_http_headers_in_t    *hi = &r->headers_in;
-    time_t                   t;
-
-    if (hi->if_match) {
-        if (!etag_listed(&hi->if_match->value, &ctx->etag, false)) {
-            return RX_HTTP_PRECONDITION_FAILED;
-        }
-    } else if (hi->if_unmodified_since) {
-        t = rx_http_parse_date(hi->if_unmodified_since->value.data,
-                               hi->if_unmodified_since->value.len);
-        if (t != -1 && ctx->mtime > t) {
-            return RX_HTTP_PRECONDITION_FAILED;
-        }
-    }
-    if (hi->if_none_match) {
-        if (etag_listed(&hi->if_none_match->value, &ctx->etag, true)) {
-            return (r->method & (RX_HTTP_GET | RX_HTTP_HEAD))
-                   ? RX_HTTP_NOT_MODIFIED : RX_HTTP_PRECONDITION_FAILED;
-        }
-        return 0;
-    }
-    if (hi->if_modified_since && clcf->if_modified_since != RX_HTTP_IMS_OFF
-        && (r->method & (RX_HTTP_GET | RX_HTTP_HEAD))) {
-        t = rx_http_parse_date(hi->if_modified_since->value.data,
-                               hi->if_modified_since->value.len);
-        if (t != -1 && (clcf->if_modified_since == RX_HTTP_IMS_EXACT
-                        ? t == ctx->mtime : ctx->mtime <= t)) {
-            return RX_HTTP_NOT_MODIFIED;
-        }
-    }
-    return 0;
-}
-
 /* If-Range: ranges apply only while the validator still matches. */
 static bool
 if_range_holds(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
@@ -175,8 +99,9 @@ plan_multipart(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
         /* unique enough within the response: it must only not occur in
          * the parts, which are bytes of one file */
         static uint64_t seq;
-        uint64_t b = ((uint64_t) rx_time_msec * 7919 + ++seq) % 10000000000ULL;
-        snprintf(ctx->boundary, sizeof(ctx->boundary), "%010" PRIu64, b);
+        uint64_t b = (uint64_t) rx_time_msec * 7919 + ++seq;
+        /* 20 digits, as nginx's boundary */
+        snprintf(ctx->boundary, sizeof(ctx->boundary), "%020" PRIu64, b);
     }
     ctx->content_type = r->headers_out.content_type;
     len = 0;
@@ -324,16 +249,6 @@ set_validators(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     return RX_OK;
 }
 
-/* 304: the validators without a type, and no body. */
-static rx_int_t
-send_not_modified(rx_http_request_t *r)
-{
-    r->headers_out.status = RX_HTTP_NOT_MODIFIED;
-    r->headers_out.content_type.len = 0;
-    if (rx_http_send_header(r) == RX_ERROR) return RX_ERROR;
-    return rx_http_output_filter(r, NULL);
-}
-
 /*
  * Answers r with the open file of, as static does: validators,
  * conditional requests, ranges, then the body (static_send.c). path
@@ -360,9 +275,9 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     if (ctx == NULL || set_validators(r, ctx) != RX_OK) {
         return RX_ERROR;
     }
-    status = check_preconditions(r, ctx);
+    status = rx_http_test_preconditions(r, &ctx->etag, ctx->mtime);
     if (status == RX_HTTP_NOT_MODIFIED) {
-        return send_not_modified(r);
+        return rx_http_send_not_modified(r);
     }
     if (status) {
         return (rx_int_t) status;

@@ -3,8 +3,8 @@
 # "; charset=NAME" is added to the Content-Type of static files, return,
 # error pages and proxied responses whose type is listed; a charset the
 # response already has is kept (override_charset off) or, where nginx
-# would recode, kept with nginx's "no charset_map" error (ringx never
-# recodes).
+# would recode without a charset_map, kept with nginx's "no charset_map"
+# error (recoding itself: t/charset_map.t).
 
 use strict;
 use warnings;

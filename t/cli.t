@@ -83,7 +83,7 @@ ok($by < $ssl && $ssl < $args, '-V: lines in nginx order');
 my $cargs = $v[$args] // '';
 like($cargs, qr/ --with-http_stub_status_module\b/,
      '-V: optional modules compiled in are listed as --with-');
-like($cargs, qr/ --without-http_memcached_module\b/,
+like($cargs, qr/ --without-http_grpc_module\b/,
      '-V: standard nginx modules ringx lacks are listed as --without-');
 unlike($cargs, qr/--with(?:out)?-http_(?:rewrite|proxy|fastcgi|gzip)_module/,
        '-V: standard modules that are there are not listed');

@@ -30,9 +30,10 @@ EOF
 $t->run;
 
 sub req {
-    my ($method, $uri) = @_;
+    my ($method, $uri, $extra) = @_;
     my $c = $t->raw($t->port(0)) or return {};
     $c->send("$method $uri HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+             . ($extra // '')
              . ($method eq 'POST' ? "Content-Length: 3\r\n\r\nabc" : "\r\n"));
     my $r = $c->read_response(timeout => 3, head => $method eq 'HEAD');
     $c->close;
@@ -52,6 +53,20 @@ $r = req('HEAD', '/pixel.gif');
 is("$r->{status} $r->{headers}{'content-length'}", '200 43', 'HEAD: 200, length 43');
 is($r->{body} // '', '', 'HEAD: no body');
 is(req('POST', '/pixel.gif')->{status}, 405, 'POST: 405');
+
+# its Last-Modified answers the preconditions, as nginx's not-modified filter
+$r = req('GET', '/pixel.gif', "If-Modified-Since: Mon, 28 Sep 1970 06:00:00 GMT\r\n");
+is($r->{status}, 304, 'If-Modified-Since its date: 304');
+is($r->{body} // '', '', '... without a body');
+is($r->{headers}{'content-type'}, undef, '... nor a type');
+is(req('GET', '/pixel.gif', "If-Modified-Since: Sun, 27 Sep 1970 06:00:00 GMT\r\n")->{status},
+   200, 'If-Modified-Since an earlier date: 200');
+is(req('GET', '/pixel.gif', "If-None-Match: *\r\n")->{status}, 304, 'If-None-Match: *: 304');
+is(req('GET', '/pixel.gif', "If-None-Match: \"x\"\r\n")->{status}, 200,
+   'If-None-Match another tag: 200 (it has no ETag)');
+is(req('GET', '/pixel.gif', "If-Match: \"x\"\r\n")->{status}, 412, 'If-Match: 412');
+is(req('GET', '/pixel.gif', "If-Unmodified-Since: Sun, 27 Sep 1970 06:00:00 GMT\r\n")->{status},
+   412, 'If-Unmodified-Since an earlier date: 412');
 is(req('GET', '/nested/x')->{headers}{'content-type'}, 'image/gif',
    'any URI of the location');
 is(req('GET', '/nested/in/x')->{status}, 404, 'a nested location has its own handler');

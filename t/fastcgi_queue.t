@@ -225,7 +225,11 @@ cmp_ok $res->{max_latency}, '<', 2, 'no worker kept both connections for its own
 my %served;
 $served{ $_->[0] }++ for @{ $res->{done} };
 my ($least) = sort { $a <=> $b } map { $served{$_} // 0 } 1 .. 20;
-cmp_ok $least, '>=', 20, "every client was served all along (the least served: $least)";
+my $mean = scalar(@{ $res->{done} }) / 20;
+# relative to what the pool managed (a loaded machine runs PHP slower): a
+# starved worker's clients would get next to nothing until the 20 s timeout
+cmp_ok $least, '>=', $mean / 2,
+    "every client was served all along (the least served: $least, the mean: $mean)";
 is scalar(grep { $_ && $_->read_response(timeout => 10) } grep { defined } @slow), 2,
     'and the two slow requests were answered';
 

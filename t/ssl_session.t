@@ -2,8 +2,9 @@
 # ssl_session.t: session resumption with two workers (reuseport spreads
 # the connections over both): the shared session cache (TLS 1.2 session
 # ids, TLS 1.3 stateful tickets), session tickets with keys made once in
-# the master, ssl_session_ticket_key files and their rotation across a
-# reload, and no resumption when both are off.
+# the master or kept in the shared cache's zone, sessions and tickets that
+# resume across a reload, ssl_session_ticket_key files and their rotation
+# across a reload, and no resumption when both are off.
 
 use strict;
 use warnings;
@@ -47,6 +48,11 @@ http {
         listen 127.0.0.1:%%PORT_4%% ssl;
         ssl_session_cache shared:SMALL:32k;
         ssl_session_tickets off;
+        location / { return 200 "pid=$pid reused=$ssl_session_reused\n"; }
+    }
+    server {
+        listen 127.0.0.1:%%PORT_5%% ssl reuseport;
+        ssl_session_cache shared:TK:1m;
         location / { return 200 "pid=$pid reused=$ssl_session_reused\n"; }
     }
     server {
@@ -137,6 +143,20 @@ is($npids, 2, 'on both workers');
 my $ticket_a = "$sess.a";
 s_client($t->port(2), "-tls1_2 -sess_out $ticket_a", "GET / HTTP/1.0\r\n\r\n");
 
+# tickets without key files, shared cache: the keys live in the zone,
+# made once for every worker
+($reused, undef, $npids) = resume($t->port(5), '-tls1_3', 6);
+is($reused, 6, 'shared cache and tickets, TLS 1.3: the zone\'s ticket keys resume');
+is($npids, 2, 'on both workers');
+
+# sessions made before a reload, to resume after it
+my %before;
+for (['id', 0, '-tls1_2 -no_ticket'], ['t12', 5, '-tls1_2'], ['t13', 5, '-tls1_3']) {
+    my ($k, $port, $opts) = @$_;
+    $before{$k} = "$sess.before.$k";
+    s_client($t->port($port), "$opts -sess_out $before{$k}", "GET / HTTP/1.0\r\n\r\n");
+}
+
 # ... still resumes after a reload that lists B (80 bytes) then A
 (my $c2 = $conf) =~ s{KEYS}{ssl_session_ticket_key keys/b.key;
         ssl_session_ticket_key keys/a.key;};
@@ -145,6 +165,13 @@ $t->signal('HUP');
 @workers = $t->wait_workers(2, not => \@workers, timeout => 5);
 $o = s_client($t->port(2), "-tls1_2 -sess_in $ticket_a", "GET / HTTP/1.0\r\n\r\n");
 like($o, qr/^Reused, /m, 'after rotation (B, A): a ticket made under A resumes');
+for (['id', 0, '-tls1_2 -no_ticket', 'a TLS 1.2 session id in the shared cache'],
+     ['t12', 5, '-tls1_2', 'a TLS 1.2 ticket under the zone\'s key'],
+     ['t13', 5, '-tls1_3', 'a TLS 1.3 ticket under the zone\'s key (nothing in the cache)']) {
+    my ($k, $port, $opts, $what) = @$_;
+    my $out = s_client($t->port($port), "$opts -sess_in $before{$k}", "GET / HTTP/1.0\r\n\r\n");
+    like($out, qr/^Reused, /m, "across a reload: $what resumes");
+}
 ($reused) = resume($t->port(2), '-tls1_2', 4);
 is($reused, 4, 'new tickets are made under B and resume');
 
@@ -166,6 +193,16 @@ my ($rc, undef, $err) = $t->ringx('-t', '-c', $t->prefix . '/conf/bad.conf');
 isnt($rc, 0, 'a 47-byte ticket key is refused');
 like($err, qr{\[emerg\] "\S+/keys/short\.key" must be 48 or 80 bytes in \S+bad\.conf:\d+},
      'with the file and the line');
+
+# the zone is one of shm_zone's: a name used for another kind is refused
+(my $clash = $conf) =~ s{KEYS}{};
+$clash =~ s#http \{#http {\n    limit_req_zone \$binary_remote_addr zone=SSL:1m rate=1r/s;#;
+$t->expect_log(qr/already declared for a different use/);
+$t->write_file('conf/clash.conf', $clash);
+($rc, undef, $err) = $t->ringx('-t', '-c', $t->prefix . '/conf/clash.conf');
+isnt($rc, 0, 'a session cache zone named like a limit_req zone is refused');
+like($err, qr{\[emerg\] the shared memory zone "SSL" is already declared for a different use in \S+clash\.conf:\d+},
+     "... in nginx's words, with the file and the line");
 
 $t->stop;
 

@@ -170,6 +170,16 @@ like(curl('-si', '-r 0-9,5-14', "http://127.0.0.1:$P/big.bin"), qr{^HTTP/1\.1 20
 my $unsat = curl('-si', '-r 100-200', "http://127.0.0.1:$P/note.txt");
 like($unsat, qr{^HTTP/1\.1 416 }, 'unsatisfiable range: 416');
 like($unsat, qr{\r\nContent-Range: bytes \*/7\r\n}, '416: Content-Range: bytes */size');
+for my $bad ('bytes=x', 'bytes=5-3', 'bytes=0-1,x', 'bytes=0-1,') {
+    like(curl('-si', "-H 'Range: $bad'", "http://127.0.0.1:$P/note.txt"),
+         qr{^HTTP/1\.1 416 .*\r\nContent-Range: bytes \*/7\r\n}s,
+         "a malformed range ($bad): 416, as nginx");
+}
+like(curl('-si', "-H 'Range: bytes=0-1,5-1'", "http://127.0.0.1:$P/note.txt"),
+     qr{^HTTP/1\.1 206 .*\r\nContent-Range: bytes 0-1/7\r\n}s,
+     'a spec that selects nothing (5-1) among others is dropped: 206');
+like($parts, qr{\r\nContent-Type: multipart/byteranges; boundary=\d{20}\r\n},
+     'the multipart boundary has 20 digits, as nginx');
 
 # directories
 my $dir = curl('-si', "-H 'Host: localhost'", "http://127.0.0.1:$P/dir");

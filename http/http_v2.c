@@ -1,0 +1,442 @@
+/*
+ * http_v2.c: an HTTP/2 connection. libnghttp2's session does the frames,
+ * HPACK and flow control (docs/ARCHITECTURE.md, "HTTP/2"): it is fed the
+ * bytes the connection's transport (plain, TLS, kTLS) receives and
+ * drained into one send at a time on that transport, so the loop stays
+ * ringx's. Each stream's request runs on a connection of its own
+ * (http_v2_stream.c). Bounds ringx adds to nghttp2 1.52's: new streams
+ * per read, resets per connection, CONTINUATION frames per header block.
+ */
+#include "http_v2_int.h"
+#include "http_stats.h"
+
+#define OUT_BATCH        (64 * 1024)  /* bytes of frames per send */
+#define CONTINUATION_MAX 8            /* CONTINUATION frames of one block */
+
+static void on_read(rx_conn_t *c, const char *data, ssize_t len);
+static void on_sent(rx_conn_t *c, ssize_t res);
+static void on_free(rx_conn_t *c);
+static void timer_handler(rx_timer_t *t);
+static void send_posted(rx_posted_t *p);
+
+static const rx_conn_ops_t v2_conn_ops = { on_read, on_sent, on_free, NULL };
+
+/* Ends the connection with GOAWAY(code), sent as the last frame. */
+static void
+go_away(rx_http_v2_conn_t *h2, uint32_t code, const char *why)
+{
+    if (why) {
+        rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+                                 "client %s, closing HTTP/2 connection", why);
+    }
+    if (!h2->terminated) {
+        h2->terminated = true;           /* the first reason is the one sent */
+        nghttp2_session_terminate_session(h2->session, code);
+    }
+    rx_http_v2_schedule_send(h2);
+}
+
+static int
+on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    rx_http_v2_conn_t   *h2 = ud;
+    rx_http_v2_stream_t *st;
+
+    if (f->hd.type != NGHTTP2_HEADERS
+        || f->headers.cat != NGHTTP2_HCAT_REQUEST) {
+        return 0;
+    }
+    /* new streams per read: twice the streams allowed at once, as nginx
+     * (a rapid reset opens many in one read) */
+    if (++h2->new_streams > 2 * h2->conf->max_concurrent_streams) {
+        go_away(h2, NGHTTP2_ENHANCE_YOUR_CALM, "opened too many streams at once");
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    /* streams beyond the limit are refused, also before the client saw
+     * our SETTINGS (nghttp2 counts only what it acknowledged) */
+    st = h2->nstreams < h2->conf->max_concurrent_streams
+         ? rx_http_v2_stream_create(h2, f->hd.stream_id) : NULL;
+    if (st == NULL) {
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
+                                  NGHTTP2_REFUSED_STREAM);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    nghttp2_session_set_stream_user_data(s, f->hd.stream_id, st);
+    return 0;
+}
+
+static int
+on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+    void *ud)
+{
+    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s,
+                                  f->hd.stream_id);
+
+    if (st == NULL || f->hd.type != NGHTTP2_HEADERS) {
+        return 0;
+    }
+    return rx_http_v2_stream_header(st, name, namelen, value, valuelen);
+}
+
+static int
+on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *ud)
+{
+    rx_http_v2_conn_t *h2 = ud;
+    static __thread rx_uint_t continuations;
+
+    /* nghttp2 1.52 takes any number of CONTINUATION frames (2024's flood):
+     * a header block gets at most CONTINUATION_MAX of them */
+    if (hd->type != NGHTTP2_CONTINUATION) {
+        continuations = 0;
+        return 0;
+    }
+    if (++continuations > CONTINUATION_MAX) {
+        continuations = 0;
+        go_away(h2, NGHTTP2_ENHANCE_YOUR_CALM,
+                "sent too many CONTINUATION frames");
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+static int
+on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    rx_http_v2_conn_t   *h2 = ud;
+    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s,
+                                  f->hd.stream_id);
+    bool                 end = (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+
+    switch (f->hd.type) {
+    case NGHTTP2_HEADERS:
+        if (st && f->headers.cat == NGHTTP2_HCAT_REQUEST) {
+            rx_http_v2_stream_start(st, end);
+        } else if (st && end) {
+            rx_http_v2_stream_end(st);         /* a trailer section */
+        }
+        break;
+    case NGHTTP2_DATA:
+        if (st && end) {
+            rx_http_v2_stream_end(st);
+        }
+        break;
+    case NGHTTP2_RST_STREAM:
+        /* CVE-2023-44487: streams reset by the client are bounded per
+         * connection, like the streams it may open */
+        if (++h2->resets > 2 * h2->conf->max_concurrent_streams + 100) {
+            go_away(h2, NGHTTP2_ENHANCE_YOUR_CALM, "reset too many streams");
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int
+on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id,
+    const uint8_t *data, size_t len, void *ud)
+{
+    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s, id);
+
+    if (st == NULL || st->vc == NULL) {
+        /* nobody reads it any more: the windows open again at once */
+        nghttp2_session_consume(s, id, len);
+        return 0;
+    }
+    rx_http_v2_stream_data(st, data, len);
+    return 0;
+}
+
+static int
+on_stream_close(nghttp2_session *s, int32_t id, uint32_t error, void *ud)
+{
+    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s, id);
+
+    if (st) {
+        nghttp2_session_set_stream_user_data(s, id, NULL);
+        rx_http_v2_stream_closed(st, error);
+    }
+    return 0;
+}
+
+static nghttp2_session *
+create_session(rx_http_v2_conn_t *h2)
+{
+    nghttp2_session_callbacks *cb;
+    nghttp2_option            *opt;
+    nghttp2_session           *s = NULL;
+
+    if (nghttp2_session_callbacks_new(&cb) != 0) {
+        return NULL;
+    }
+    if (nghttp2_option_new(&opt) != 0) {
+        nghttp2_session_callbacks_del(cb);
+        return NULL;
+    }
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    /* a stream's window opens as its body is consumed (backpressure) */
+    nghttp2_option_set_no_auto_window_update(opt, 1);
+    /* SETTINGS and PING floods: the acknowledgements queued are bounded
+     * (nghttp2 then ends the connection with ENHANCE_YOUR_CALM) */
+    nghttp2_option_set_max_outbound_ack(opt, 1000);
+    nghttp2_option_set_max_settings(opt, 32);
+    if (nghttp2_session_server_new2(&s, cb, h2, opt) != 0) {
+        s = NULL;
+    }
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cb);
+    return s;
+}
+
+void
+rx_http_v2_init(rx_http_connection_t *hc, const char *data, size_t len)
+{
+    rx_conn_t          *c = hc->conn;
+    rx_http_v2_conn_t  *h2;
+    nghttp2_settings_entry iv[3];
+
+    h2 = rx_pcalloc(c->pool, sizeof(*h2));
+    if (h2 == NULL) {
+        rx_conn_close(c);
+        return;
+    }
+    h2->conn = c;
+    h2->hc = hc;
+    h2->conf = hc->default_server->ctx->srv_conf[rx_http_v2_module.ctx_index];
+    h2->send_post.handler = send_posted;
+    h2->send_post.data = h2;
+    h2->session = create_session(h2);
+    if (h2->session == NULL) {
+        rx_log_error(RX_LOG_ALERT, &c->log, 0, "nghttp2 session failed");
+        rx_conn_close(c);
+        return;
+    }
+    /* HTTP/1's handlers no longer see this connection */
+    rx_conn_set_reusable(c, false);
+    c->ops = &v2_conn_ops;
+    c->data = h2;
+    c->timer.handler = timer_handler;
+    c->timer.data = h2;
+    iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
+    iv[0].value = (uint32_t) h2->conf->max_concurrent_streams;
+    iv[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
+    iv[1].value = (uint32_t) h2->conf->preread_size;
+    iv[2].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE;
+    iv[2].value = (uint32_t) (hc->default_server->large_client_header_buffers_size
+                  * (size_t) hc->default_server->large_client_header_buffers_num);
+    nghttp2_submit_settings(h2->session, NGHTTP2_FLAG_NONE, iv, 3);
+    /* the connection's window: every stream's, as nginx opens it */
+    nghttp2_session_set_local_window_size(h2->session, NGHTTP2_FLAG_NONE, 0,
+        (int32_t) rx_min((size_t) 0x7fffffff,
+                         h2->conf->preread_size * h2->conf->max_concurrent_streams
+                         + 65535));
+    rx_timer_add(&c->timer, hc->default_server->client_header_timeout);
+    if (len) {
+        on_read(c, data, (ssize_t) len);
+    }
+    rx_http_v2_schedule_send(h2);
+}
+
+static void
+v2_close(rx_http_v2_conn_t *h2)
+{
+    rx_conn_close(h2->conn);
+}
+
+static void
+on_read(rx_conn_t *c, const char *data, ssize_t len)
+{
+    rx_http_v2_conn_t *h2 = c->data;
+    ssize_t            n;
+
+    if (len <= 0) {
+        if (len < 0) {
+            rx_http_log_error_action(h2->hc, RX_LOG_INFO, (int) -len, NULL,
+                                     "recv() failed");
+        }
+        v2_close(h2);
+        return;
+    }
+    h2->new_streams = 0;
+    n = nghttp2_session_mem_recv(h2->session, (const uint8_t *) data,
+                                 (size_t) len);
+    if (n < 0) {
+        rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+                                 "client sent invalid HTTP/2: %s",
+                                 nghttp2_strerror((int) n));
+        if (n != NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
+            go_away(h2, n == NGHTTP2_ERR_FLOODED
+                        || n == NGHTTP2_ERR_TOO_MANY_SETTINGS
+                        || n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
+                        ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_PROTOCOL_ERROR,
+                    NULL);
+            return;
+        }
+        v2_close(h2);
+        return;
+    }
+    rx_http_v2_schedule_send(h2);
+}
+
+void
+rx_http_v2_schedule_send(rx_http_v2_conn_t *h2)
+{
+    if (!h2->closing) {
+        rx_post(&h2->send_post);
+    }
+}
+
+/* Gathers up to OUT_BATCH bytes of frames into h2->out. */
+static ssize_t
+gather(rx_http_v2_conn_t *h2)
+{
+    const uint8_t *p;
+    ssize_t        n;
+
+    h2->out_len = h2->out_sent = 0;
+    while (h2->out_len < OUT_BATCH) {
+        n = nghttp2_session_mem_send(h2->session, &p);
+        if (n <= 0) {
+            return n < 0 ? n : (ssize_t) h2->out_len;
+        }
+        if (h2->out_len + (size_t) n > h2->out_size) {
+            size_t size = rx_max(h2->out_len + (size_t) n, (size_t) OUT_BATCH * 2);
+            char  *grown = realloc(h2->out, size);
+
+            if (grown == NULL) {
+                return NGHTTP2_ERR_NOMEM;
+            }
+            h2->out = grown;
+            h2->out_size = size;
+        }
+        memcpy(h2->out + h2->out_len, p, (size_t) n);
+        h2->out_len += (size_t) n;
+    }
+    return (ssize_t) h2->out_len;
+}
+
+/* No stream: the connection waits keepalive_timeout for the next, may be
+ * closed for a new connection when the table is full, and goes at once in
+ * a graceful stop (GOAWAY NO_ERROR), as an idle HTTP/1.1 connection. */
+static void
+idle(rx_http_v2_conn_t *h2)
+{
+    rx_conn_t               *c = h2->conn;
+    rx_http_core_loc_conf_t *clcf =
+        h2->hc->default_server->ctx->loc_conf[rx_http_core_module.ctx_index];
+
+    if (rx_worker.quit) {
+        if (!h2->terminated) {
+            go_away(h2, NGHTTP2_NO_ERROR, NULL);
+        }
+        return;
+    }
+    rx_timer_add(&c->timer, clcf->keepalive_timeout);
+    rx_conn_set_idle(c, true);
+}
+
+static void
+send_out(rx_http_v2_conn_t *h2)
+{
+    rx_conn_t *c = h2->conn;
+    ssize_t    n;
+
+    if (c->sending || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    if (h2->out_sent == h2->out_len) {
+        n = gather(h2);
+        if (n < 0) {
+            rx_log_error(RX_LOG_ALERT, &c->log, 0, "nghttp2_session_mem_send() "
+                         "failed: %s", nghttp2_strerror((int) n));
+            v2_close(h2);
+            return;
+        }
+        if (n == 0) {
+            if (!nghttp2_session_want_read(h2->session)
+                && !nghttp2_session_want_write(h2->session)) {
+                v2_close(h2);              /* GOAWAY sent, or both sides done */
+                return;
+            }
+            if (h2->nstreams == 0) {
+                idle(h2);
+            }
+            return;
+        }
+    }
+    h2->iov.iov_base = h2->out + h2->out_sent;
+    h2->iov.iov_len = h2->out_len - h2->out_sent;
+    c->sending = true;
+    c->transport->send(c, &h2->iov, 1);
+}
+
+static void
+send_posted(rx_posted_t *p)
+{
+    send_out(p->data);
+}
+
+static void
+on_sent(rx_conn_t *c, ssize_t res)
+{
+    rx_http_v2_conn_t *h2 = c->data;
+
+    c->sending = false;
+    if (res < 0) {
+        if (res != -ECANCELED) {
+            rx_http_log_error_action(h2->hc, RX_LOG_INFO, (int) -res, NULL,
+                                     "writev() failed");
+        }
+        v2_close(h2);
+        return;
+    }
+    h2->out_sent += (size_t) res;
+    send_out(h2);
+}
+
+static void
+timer_handler(rx_timer_t *t)
+{
+    rx_http_v2_conn_t *h2 = t->data;
+
+    if (h2->conn->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    if (h2->nstreams == 0 && !h2->goaway_sent) {
+        go_away(h2, NGHTTP2_NO_ERROR, NULL);    /* idle: keepalive_timeout */
+        h2->goaway_sent = true;
+        /* a client that does not read its GOAWAY is not waited for long */
+        rx_timer_add(&h2->conn->timer, 1000);
+        return;
+    }
+    v2_close(h2);
+}
+
+static void
+on_free(rx_conn_t *c)
+{
+    rx_http_v2_conn_t   *h2 = c->data;
+    rx_http_v2_stream_t *st, *next;
+
+    if (h2 == NULL) {
+        return;
+    }
+    h2->closing = true;
+    rx_post_cancel(&h2->send_post);
+    for (st = h2->streams; st; st = next) {
+        next = st->next;
+        rx_http_v2_stream_abort(st);
+    }
+    nghttp2_session_del(h2->session);
+    h2->session = NULL;
+    free(h2->out);
+    h2->out = NULL;
+    rx_http_stat_accepted(-1);
+}

@@ -1,0 +1,89 @@
+/*
+ * http_v2_int.h: what http_v2.c (the connection and its nghttp2 session)
+ * and http_v2_stream.c (a stream's request on a connection of its own)
+ * share. The only users of libnghttp2.
+ */
+#ifndef RX_HTTP_V2_INT_H
+#define RX_HTTP_V2_INT_H
+
+#include <nghttp2/nghttp2.h>
+#include "http.h"
+#include "http_v2.h"
+
+typedef struct rx_http_v2_conn_s   rx_http_v2_conn_t;
+typedef struct rx_http_v2_stream_s rx_http_v2_stream_t;
+
+struct rx_http_v2_conn_s {
+    rx_conn_t               *conn;       /* the client's */
+    rx_http_connection_t    *hc;         /* its HTTP/1 side: server names */
+    nghttp2_session         *session;
+    rx_http_v2_srv_conf_t   *conf;       /* the default server's */
+    rx_http_v2_stream_t     *streams;    /* live streams, a list */
+    rx_uint_t                nstreams;
+    rx_uint_t                new_streams;  /* opened during this read */
+    rx_uint_t                resets;       /* streams reset by the client */
+    char                    *out;        /* the send in flight (malloc) */
+    size_t                   out_len;
+    size_t                   out_sent;
+    size_t                   out_size;
+    struct iovec             iov;
+    rx_posted_t              send_post;  /* flush at the end of the turn */
+    bool                     closing;      /* being freed */
+    bool                     goaway_sent;  /* idle: said goodbye */
+    bool                     terminated;   /* GOAWAY queued */
+};
+
+struct rx_http_v2_stream_s {
+    rx_http_v2_conn_t       *h2;
+    int32_t                  id;
+    rx_conn_t               *vc;         /* the request's connection; NULL
+                                            once it went */
+    rx_http_v2_stream_t     *prev, *next;
+    /* the request's fields as they come (malloc): pseudo-header fields
+     * as "name\0value\0" in head, the others as HTTP/1.1 lines in fields,
+     * cookie crumbs joined; header_bytes counts what they decoded to */
+    char                    *head;
+    size_t                   head_len, head_size, header_bytes;
+    char                    *fields;
+    size_t                   fields_len, fields_size;
+    char                    *cookie;
+    size_t                   cookie_len, cookie_size;
+    bool                     has_host, has_length;
+    bool                     chunked;    /* body handed over chunked */
+    bool                     started;    /* the request went to vc */
+    bool                     responded;  /* HEADERS submitted */
+    bool                     with_body;  /* ... with a data provider */
+    bool                     eof;        /* the response is complete */
+    bool                     deferred;   /* the data provider waits */
+    bool                     closed;     /* nghttp2 closed it */
+    /* the response bytes vc gave, until nghttp2 took them all */
+    const struct iovec      *iov;
+    int                      niov;
+    int                      iov_index;
+    size_t                   iov_off;
+    size_t                   iov_total;
+    size_t                   unconsumed;  /* DATA not yet acknowledged */
+    rx_posted_t              sent_post;
+};
+
+/* http_v2.c */
+void rx_http_v2_schedule_send(rx_http_v2_conn_t *h2);
+
+/* http_v2_stream.c */
+rx_http_v2_stream_t *rx_http_v2_stream_create(rx_http_v2_conn_t *h2,
+    int32_t id);
+/* A header field of the stream's request. 0, or an nghttp2 error. */
+int rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
+    size_t namelen, const uint8_t *value, size_t valuelen);
+/* The request's header is complete (end_stream: no body follows). */
+void rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream);
+void rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
+    size_t len);
+void rx_http_v2_stream_end(rx_http_v2_stream_t *st);
+/* nghttp2 closed the stream (error: its code). */
+void rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error);
+/* The connection goes: the stream's request ends. */
+void rx_http_v2_stream_abort(rx_http_v2_stream_t *st);
+void rx_http_v2_stream_free(rx_http_v2_stream_t *st);
+
+#endif /* RX_HTTP_V2_INT_H */

@@ -1,0 +1,579 @@
+/*
+ * http_v2_stream.c: one HTTP/2 stream's request, on a connection of its
+ * own: a table slot without a socket whose transport is the stream. The
+ * request's header fields are handed to the request layer as HTTP/1.1
+ * text (its parser applies the same limits and checks as to HTTP/1.1;
+ * the body goes chunked unless a content-length came), DATA opens the
+ * window again only as the request layer takes it (backpressure per
+ * stream), and the response leaves as HEADERS (the framing's
+ * send_header) and DATA frames (the transport's send), so the phases,
+ * filters, body owner, upstreams and logs run as for HTTP/1.1.
+ */
+#include <ctype.h>
+#include "http_v2_int.h"
+#include "clock.h"
+
+static rx_int_t send_header(rx_http_request_t *r);
+static void request_done(rx_http_request_t *r);
+static void closed(rx_http_connection_t *hc);
+
+static const rx_http_framing_t v2_framing = { send_header, request_done, closed };
+
+static void st_start_read(rx_conn_t *c);
+static void st_stop_read(rx_conn_t *c);
+static void st_send(rx_conn_t *c, const struct iovec *iov, int niov);
+static void st_shutdown_write(rx_conn_t *c);
+
+static const rx_transport_t v2_stream_transport = {
+    "http2", st_start_read, st_stop_read, st_send, st_shutdown_write, NULL, NULL
+};
+
+static void sent_posted(rx_posted_t *p);
+
+/* Appends to a malloc'd buffer. RX_OK or RX_ERROR. */
+static rx_int_t
+append(char **buf, size_t *len, size_t *size, const void *data, size_t n)
+{
+    if (*len + n > *size) {
+        size_t size2 = rx_max(*size * 2, rx_max(*len + n, (size_t) 512));
+        char  *grown = realloc(*buf, size2);
+
+        if (grown == NULL) {
+            return RX_ERROR;
+        }
+        *buf = grown;
+        *size = size2;
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    return RX_OK;
+}
+
+rx_http_v2_stream_t *
+rx_http_v2_stream_create(rx_http_v2_conn_t *h2, int32_t id)
+{
+    rx_http_v2_stream_t *st = calloc(1, sizeof(*st));
+
+    if (st == NULL) {
+        return NULL;
+    }
+    st->h2 = h2;
+    st->id = id;
+    st->sent_post.handler = sent_posted;
+    st->sent_post.data = st;
+    st->next = h2->streams;
+    if (h2->streams) {
+        h2->streams->prev = st;
+    }
+    h2->streams = st;
+    h2->nstreams++;
+    rx_timer_del(&h2->conn->timer);      /* streams have their own timers */
+    rx_conn_set_idle(h2->conn, false);
+    return st;
+}
+
+void
+rx_http_v2_stream_free(rx_http_v2_stream_t *st)
+{
+    rx_http_v2_conn_t *h2 = st->h2;
+
+    rx_post_cancel(&st->sent_post);
+    if (st->prev) {
+        st->prev->next = st->next;
+    } else {
+        h2->streams = st->next;
+    }
+    if (st->next) {
+        st->next->prev = st->prev;
+    }
+    h2->nstreams--;
+    free(st->head);
+    free(st->fields);
+    free(st->cookie);
+    free(st);
+    if (h2->nstreams == 0) {
+        rx_http_v2_schedule_send(h2);    /* the idle timer */
+    }
+}
+
+/* Pseudo-header fields are kept in st->head ahead of a NUL: ":method",
+ * ":path", ":authority" each once, as "name\0value\0" */
+int
+rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
+    size_t namelen, const uint8_t *value, size_t valuelen)
+{
+    rx_http_core_srv_conf_t *cscf = st->h2->hc->default_server;
+    size_t                   limit = cscf->large_client_header_buffers_size
+                                     * (size_t) cscf->large_client_header_buffers_num;
+    const char              *n = (const char *) name;
+    rx_int_t                 rc = RX_OK;
+
+    /* HPACK bombs: what the fields decode to is bounded as an HTTP/1.1
+     * header is, by large_client_header_buffers */
+    st->header_bytes += namelen + valuelen + 4;
+    if (st->header_bytes > limit) {
+        rx_http_log_error_action(st->h2->hc, RX_LOG_INFO, 0, NULL,
+            "client sent too large header in HTTP/2 stream %d", (int) st->id);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    if (n[0] == ':') {
+        if (namelen == 6 && memcmp(n, ":scheme", 6) == 0) {
+            return 0;
+        }
+        rc = append(&st->head, &st->head_len, &st->head_size, n, namelen);
+        rc |= append(&st->head, &st->head_len, &st->head_size, "", 1);
+        rc |= append(&st->head, &st->head_len, &st->head_size, value, valuelen);
+        rc |= append(&st->head, &st->head_len, &st->head_size, "", 1);
+        return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    if (namelen == 6 && memcmp(n, "cookie", 6) == 0) {
+        /* crumbs become one Cookie line (RFC 9113 section 8.2.3) */
+        if (st->cookie_len) {
+            rc = append(&st->cookie, &st->cookie_len, &st->cookie_size, "; ", 2);
+        }
+        rc |= append(&st->cookie, &st->cookie_len, &st->cookie_size, value,
+                     valuelen);
+        return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    /* 100-continue is HTTP/1.1's: a stream's body just follows */
+    if (namelen == 6 && memcmp(n, "expect", 6) == 0) {
+        return 0;
+    }
+    if (namelen == 4 && memcmp(n, "host", 4) == 0) {
+        st->has_host = true;
+    }
+    if (namelen == 14 && memcmp(n, "content-length", 14) == 0) {
+        st->has_length = true;
+    }
+    if (st->fields == NULL) {
+        st->fields_len = st->fields_size = 0;
+    }
+    rc = append(&st->fields, &st->fields_len, &st->fields_size, n, namelen);
+    rc |= append(&st->fields, &st->fields_len, &st->fields_size, ": ", 2);
+    rc |= append(&st->fields, &st->fields_len, &st->fields_size, value, valuelen);
+    rc |= append(&st->fields, &st->fields_len, &st->fields_size, "\r\n", 2);
+    return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
+/* The value of a pseudo-header field kept in st->head, or NULL. */
+static const char *
+pseudo(rx_http_v2_stream_t *st, const char *name)
+{
+    size_t i = 0;
+
+    while (i < st->head_len) {
+        const char *k = st->head + i, *v = k + strlen(k) + 1;
+
+        if (strcmp(k, name) == 0) {
+            return v;
+        }
+        i = (size_t) (v + strlen(v) + 1 - st->head);
+    }
+    return NULL;
+}
+
+/* Hands bytes of the request to its connection. False when it went. */
+static bool
+deliver(rx_http_v2_stream_t *st, const char *data, size_t len)
+{
+    if (st->vc == NULL) {
+        return false;
+    }
+    st->vc->ops->on_read(st->vc, data, (ssize_t) len);
+    return st->vc != NULL;
+}
+
+static rx_conn_t *
+stream_connection(rx_http_v2_stream_t *st)
+{
+    rx_conn_t *c = st->h2->conn, *vc;
+
+    vc = rx_conn_get(&rx_worker, -1, c->listening);
+    if (vc == NULL) {
+        rx_log_error(RX_LOG_ALERT, &c->log, 0, "%u worker_connections are not "
+                     "enough for HTTP/2 streams", (unsigned) rx_worker.nconns);
+        return NULL;
+    }
+    if (rx_http_init_framed_connection(vc, st->h2->hc, &v2_framing, st)
+        != RX_OK) {
+        rx_conn_close(vc);
+        return NULL;
+    }
+    vc->transport = &v2_stream_transport;
+    vc->peer = (rx_sockaddr_t *) rx_conn_peer(c);
+    vc->local = (rx_sockaddr_t *) rx_conn_local(c);
+    vc->tls = c->tls;                    /* $https, $ssl_* (not its I/O) */
+    vc->proxy_protocol = c->proxy_protocol;
+    vc->number = c->number;              /* $connection: the client's */
+    vc->log.connection = c->number;
+    vc->want_read = true;
+    st->vc = vc;
+    return vc;
+}
+
+void
+rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
+{
+    const char *method = pseudo(st, ":method"), *path = pseudo(st, ":path");
+    const char *authority = pseudo(st, ":authority");
+    char       *text = NULL;
+    size_t      len = 0, size = 0;
+    rx_int_t    rc;
+
+    if (method == NULL || path == NULL || stream_connection(st) == NULL) {
+        nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE, st->id,
+            method && path ? NGHTTP2_REFUSED_STREAM : NGHTTP2_PROTOCOL_ERROR);
+        return;
+    }
+    st->chunked = !end_stream && !st->has_length;
+    rc = append(&text, &len, &size, method, strlen(method));
+    rc |= append(&text, &len, &size, " ", 1);
+    rc |= append(&text, &len, &size, path, strlen(path));
+    rc |= append(&text, &len, &size, " HTTP/1.1\r\n", 11);
+    if (authority && !st->has_host) {
+        rc |= append(&text, &len, &size, "host: ", 6);
+        rc |= append(&text, &len, &size, authority, strlen(authority));
+        rc |= append(&text, &len, &size, "\r\n", 2);
+    }
+    if (st->fields_len) {
+        rc |= append(&text, &len, &size, st->fields, st->fields_len);
+    }
+    if (st->cookie_len) {
+        rc |= append(&text, &len, &size, "cookie: ", 8);
+        rc |= append(&text, &len, &size, st->cookie, st->cookie_len);
+        rc |= append(&text, &len, &size, "\r\n", 2);
+    }
+    if (st->chunked) {
+        rc |= append(&text, &len, &size, "transfer-encoding: chunked\r\n", 28);
+    }
+    rc |= append(&text, &len, &size, "\r\n", 2);
+    free(st->fields);
+    st->fields = NULL;
+    st->fields_len = st->fields_size = 0;
+    if (rc != RX_OK) {
+        free(text);
+        rx_conn_close(st->vc);
+        return;
+    }
+    st->started = true;
+    (void) deliver(st, text, len);
+    free(text);
+}
+
+void
+rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
+    size_t len)
+{
+    char    line[32];
+    int     n;
+
+    if (len == 0) {
+        return;
+    }
+    if (st->vc->want_read) {
+        nghttp2_session_consume(st->h2->session, st->id, len);
+    } else {
+        st->unconsumed += len;           /* opened when reading resumes */
+    }
+    if (st->chunked) {
+        n = snprintf(line, sizeof(line), "%zx\r\n", len);
+        if (!deliver(st, line, (size_t) n)
+            || !deliver(st, (const char *) data, len)) {
+            return;
+        }
+        (void) deliver(st, "\r\n", 2);
+        return;
+    }
+    (void) deliver(st, (const char *) data, len);
+}
+
+void
+rx_http_v2_stream_end(rx_http_v2_stream_t *st)
+{
+    if (st->chunked && st->started) {
+        (void) deliver(st, "0\r\n\r\n", 5);
+    }
+}
+
+/* nghttp2 is done with the stream: a request still running was reset
+ * by the client (or ended by an error) and ends as for a client that
+ * closed. */
+void
+rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
+{
+    rx_http_connection_t *hc;
+
+    st->closed = true;
+    if (st->vc == NULL) {
+        rx_http_v2_stream_free(st);
+        return;
+    }
+    hc = st->vc->data;
+    if (hc && hc->r && !hc->r->logged) {
+        rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "client %s "
+            "HTTP/2 stream %d (error %u)", error == NGHTTP2_NO_ERROR
+            ? "closed" : "reset", (int) st->id, (unsigned) error);
+    }
+    rx_conn_close(st->vc);               /* closed() frees st */
+}
+
+void
+rx_http_v2_stream_abort(rx_http_v2_stream_t *st)
+{
+    st->closed = true;
+    if (st->vc) {
+        rx_conn_close(st->vc);           /* closed() frees st */
+        return;
+    }
+    rx_http_v2_stream_free(st);
+}
+
+/* ---- the stream as the request's transport ---------------------------- */
+
+static void
+st_start_read(rx_conn_t *c)
+{
+    rx_http_connection_t *hc = c->data;
+    rx_http_v2_stream_t  *st = hc->framing_data;
+
+    c->want_read = true;
+    if (st->unconsumed && !st->closed) {
+        nghttp2_session_consume(st->h2->session, st->id, st->unconsumed);
+        st->unconsumed = 0;
+        rx_http_v2_schedule_send(st->h2);
+    }
+}
+
+static void
+st_stop_read(rx_conn_t *c)
+{
+    c->want_read = false;
+}
+
+static void
+st_shutdown_write(rx_conn_t *c)
+{
+    (void) c;                            /* the stream ends in request_done */
+}
+
+static void
+st_send(rx_conn_t *c, const struct iovec *iov, int niov)
+{
+    rx_http_connection_t *hc = c->data;
+    rx_http_v2_stream_t  *st = hc->framing_data;
+
+    st->iov = iov;
+    st->niov = niov;
+    st->iov_index = 0;
+    st->iov_off = 0;
+    st->iov_total = 0;
+    c->sending = true;
+    if (st->deferred && !st->closed) {
+        st->deferred = false;
+        nghttp2_session_resume_data(st->h2->session, st->id);
+    }
+    rx_http_v2_schedule_send(st->h2);
+}
+
+/* nghttp2 took every byte of the send: the request layer hears it from
+ * the end of this loop turn, not from inside the session. */
+static void
+sent_posted(rx_posted_t *p)
+{
+    rx_http_v2_stream_t *st = p->data;
+    rx_conn_t           *vc = st->vc;
+    size_t               total = st->iov_total;
+
+    if (vc == NULL || vc->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    st->iov_total = 0;
+    vc->sending = false;
+    vc->ops->on_sent(vc, (ssize_t) total);
+}
+
+static ssize_t
+read_data(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
+    uint32_t *flags, nghttp2_data_source *source, void *ud)
+{
+    rx_http_v2_stream_t *st = source->ptr;
+    size_t               copied = 0;
+
+    length = rx_min(length, st->h2->conf->chunk_size);
+    while (st->iov_index < st->niov && copied < length) {
+        const struct iovec *v = &st->iov[st->iov_index];
+        size_t              n = rx_min(v->iov_len - st->iov_off, length - copied);
+
+        memcpy(buf + copied, (char *) v->iov_base + st->iov_off, n);
+        copied += n;
+        st->iov_off += n;
+        if (st->iov_off == v->iov_len) {
+            st->iov_index++;
+            st->iov_off = 0;
+        }
+    }
+    st->iov_total += copied;
+    if (st->niov && st->iov_index == st->niov) {
+        st->niov = 0;
+        rx_post(&st->sent_post);
+    }
+    if (copied) {
+        return (ssize_t) copied;
+    }
+    if (st->eof) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        return 0;
+    }
+    st->deferred = true;
+    return NGHTTP2_ERR_DEFERRED;
+}
+
+/* ---- the framing: the response header, the end of the request --------- */
+
+/* Connection-specific fields have no place in HTTP/2 (RFC 9113 8.2.2). */
+static bool
+hop_by_hop(const rx_str_t *k)
+{
+    static const char *const names[] = { "connection", "keep-alive",
+        "proxy-connection", "transfer-encoding", "upgrade" };
+    rx_uint_t i;
+
+    for (i = 0; i < rx_nelems(names); i++) {
+        if (k->len == strlen(names[i]) && strncasecmp(k->data, names[i], k->len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void
+nv(nghttp2_nv *v, const char *name, const char *value, size_t vlen)
+{
+    v->name = (uint8_t *) name;
+    v->namelen = strlen(name);
+    v->value = (uint8_t *) value;
+    v->valuelen = vlen;
+    v->flags = NGHTTP2_NV_FLAG_NONE;
+}
+
+static rx_int_t
+send_header(rx_http_request_t *r)
+{
+    rx_http_v2_stream_t     *st = r->hc->framing_data;
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+    rx_http_headers_out_t   *ho = &r->headers_out;
+    rx_table_elt_t          *h = ho->headers.elts;
+    nghttp2_data_provider    prd;
+    nghttp2_nv              *nva;
+    size_t                   n = 0, i, j, size = 0;
+    char                    *status, *ct, *cl, *lm;
+
+    nva = rx_palloc(r->pool, (ho->headers.nelts + 6) * sizeof(nghttp2_nv));
+    status = rx_pnalloc(r->pool, 4);
+    cl = rx_pnalloc(r->pool, 24);
+    lm = rx_pnalloc(r->pool, 64);
+    if (nva == NULL || status == NULL || cl == NULL || lm == NULL) {
+        return RX_ERROR;
+    }
+    snprintf(status, 4, "%03u", (unsigned) (ho->status ? ho->status : RX_HTTP_OK));
+    nv(&nva[n++], ":status", status, 3);
+    if (!(ho->server && !ho->server->deleted)) {
+        const char *s = clcf->server_tokens ? RINGX_VER : RINGX_NAME;
+        nv(&nva[n++], "server", s, strlen(s));
+    }
+    nv(&nva[n++], "date", rx_http_time, strlen(rx_http_time));
+    if (ho->content_type.len) {
+        size_t len = ho->content_type.len + ho->charset.len + 10;
+
+        ct = rx_pnalloc(r->pool, len + 1);
+        if (ct == NULL) {
+            return RX_ERROR;
+        }
+        len = ho->charset.len
+            ? (size_t) snprintf(ct, len + 1, "%.*s; charset=%.*s",
+                  (int) ho->content_type.len, ho->content_type.data,
+                  (int) ho->charset.len, ho->charset.data)
+            : (size_t) snprintf(ct, len + 1, "%.*s",
+                  (int) ho->content_type.len, ho->content_type.data);
+        nv(&nva[n++], "content-type", ct, len);
+    }
+    if (ho->content_length_n >= 0) {
+        nv(&nva[n++], "content-length", cl,
+           (size_t) snprintf(cl, 24, "%" PRId64, ho->content_length_n));
+    }
+    if (ho->last_modified_time != -1) {
+        rx_http_date(lm, ho->last_modified_time);
+        nv(&nva[n++], "last-modified", lm, strlen(lm));
+    }
+    for (i = 0; i < ho->headers.nelts; i++) {
+        char *k;
+
+        if (h[i].deleted || h[i].key.len == 0 || hop_by_hop(&h[i].key)) {
+            continue;
+        }
+        k = rx_pnalloc(r->pool, h[i].key.len + 1);
+        if (k == NULL) {
+            return RX_ERROR;
+        }
+        for (j = 0; j < h[i].key.len; j++) {
+            k[j] = (char) tolower((unsigned char) h[i].key.data[j]);
+        }
+        k[j] = '\0';
+        nv(&nva[n++], k, h[i].value.data, h[i].value.len);
+    }
+    for (i = 0; i < n; i++) {
+        size += nva[i].namelen + nva[i].valuelen + 4;
+    }
+    r->header_size = (int64_t) size;
+    r->bytes_sent += (int64_t) size;
+    prd.source.ptr = st;
+    prd.read_callback = read_data;
+    st->responded = true;
+    st->with_body = !r->header_only;
+    if (nghttp2_submit_response(st->h2->session, st->id, nva, n,
+                                r->header_only ? NULL : &prd) != 0) {
+        return RX_ERROR;
+    }
+    rx_http_v2_schedule_send(st->h2);
+    return RX_OK;
+}
+
+/* The response is sent: the stream ends (END_STREAM after its last DATA)
+ * and so does its connection. */
+static void
+request_done(rx_http_request_t *r)
+{
+    rx_http_connection_t *hc = r->hc;
+    rx_http_v2_stream_t  *st = hc->framing_data;
+
+    st->eof = r->response_done;
+    hc->r = NULL;
+    rx_http_request_free(r);
+    rx_conn_close(hc->conn);
+}
+
+static void
+closed(rx_http_connection_t *hc)
+{
+    rx_http_v2_stream_t *st = hc->framing_data;
+    rx_http_v2_conn_t   *h2 = st->h2;
+
+    st->vc = NULL;
+    if (st->closed) {
+        rx_http_v2_stream_free(st);
+        return;
+    }
+    if (h2->closing) {
+        return;
+    }
+    if (!st->eof) {
+        /* the response cannot be finished: the client learns it */
+        nghttp2_submit_rst_stream(h2->session, NGHTTP2_FLAG_NONE, st->id,
+                                  NGHTTP2_INTERNAL_ERROR);
+    } else if (st->with_body && st->deferred) {
+        st->deferred = false;
+        nghttp2_session_resume_data(h2->session, st->id);
+    }
+    rx_http_v2_schedule_send(h2);
+}

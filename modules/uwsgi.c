@@ -1,0 +1,222 @@
+/*
+ * uwsgi.c: uwsgi_pass and the uwsgi_* directives: the uwsgi protocol on the
+ * upstream engine. The request is one packet (modifier1, the size of the
+ * vars in 16 bits little-endian, modifier2, then each var as a 16-bit
+ * length and bytes: uwsgi_param's lines and the client's headers as
+ * HTTP_*), the body after it as is. The response (a status line and
+ * headers, or a CGI header, then the body to the close) is read by
+ * cgi_upstream.c.
+ */
+#include "cgi_upstream.h"
+#include "http_core.h"
+
+typedef struct {
+    rx_http_upstream_conf_t   upstream;
+    rx_http_cgi_params_t      params;
+    rx_int_t                  modifier1;
+    rx_int_t                  modifier2;
+} rx_http_uwsgi_loc_conf_t;
+
+static const char *set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
+static void *create_loc_conf(rx_conf_t *cf);
+static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
+
+#define UL(field)  offsetof(rx_http_uwsgi_loc_conf_t, field)
+#define ANY        (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
+#define LOC        RX_HTTP_LOC_CONF_OFFSET
+
+static const rx_conf_enum_t next_upstream_masks[] = {
+    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
+    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
+    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
+    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
+    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
+    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
+    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
+    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
+    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
+    { "off", RX_HTTP_UPSTREAM_FT_OFF },
+    { NULL, 0 }
+};
+
+static const rx_conf_bounds_t modifier_bounds = { 0, 255 };
+
+static const rx_command_t uwsgi_commands[] = {
+    { "uwsgi_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
+      set_pass, LOC, 0, NULL },
+    { "uwsgi_param", ANY | RX_CONF_TAKE23, rx_http_cgi_set_param, LOC,
+      UL(params), NULL },
+    { "uwsgi_modifier1", ANY | RX_CONF_TAKE1, rx_conf_set_num_slot, LOC,
+      UL(modifier1), &modifier_bounds },
+    { "uwsgi_modifier2", ANY | RX_CONF_TAKE1, rx_conf_set_num_slot, LOC,
+      UL(modifier2), &modifier_bounds },
+    RX_HTTP_UPSTREAM_COMMANDS("uwsgi_", UL(upstream), next_upstream_masks),
+    rx_null_command
+};
+
+static const rx_http_module_t uwsgi_ctx = {
+    NULL, NULL, NULL, NULL, NULL, NULL, create_loc_conf, merge_loc_conf
+};
+
+rx_module_t rx_http_uwsgi_module = {
+    "rx_http_uwsgi_module", 0, 0, RX_HTTP_MODULE, &uwsgi_ctx,
+    uwsgi_commands, NULL, NULL, NULL, NULL
+};
+
+/* nginx hides these response headers unless uwsgi_pass_header says so;
+ * ringx also hides Date and Server, which it always sends itself. */
+static const char *const default_hide[] = {
+    "status", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate",
+    "x-accel-buffering", "x-accel-charset", "date", "server", NULL
+};
+
+static void *
+create_loc_conf(rx_conf_t *cf)
+{
+    rx_http_uwsgi_loc_conf_t *ulcf = rx_pcalloc(cf->pool, sizeof(*ulcf));
+
+    if (ulcf == NULL) {
+        return NULL;
+    }
+    rx_http_upstream_init_conf(&ulcf->upstream);
+    ulcf->upstream.module = "uwsgi";
+    rx_http_cgi_init_params(&ulcf->params);
+    ulcf->modifier1 = RX_CONF_UNSET;
+    ulcf->modifier2 = RX_CONF_UNSET;
+    return ulcf;
+}
+
+static const char *
+merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
+{
+    rx_http_uwsgi_loc_conf_t *prev = parent, *conf = child;
+    const char               *rv;
+
+    rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
+                                     default_hide);
+    if (rv != RX_CONF_OK) {
+        return rv;
+    }
+    rx_conf_merge_value(conf->modifier1, prev->modifier1, 0);
+    rx_conf_merge_value(conf->modifier2, prev->modifier2, 0);
+    return rx_http_cgi_merge_params(cf, &conf->params, &prev->params) == RX_OK
+           ? RX_CONF_OK : RX_CONF_ERROR;
+}
+
+static rx_int_t uwsgi_handler(void *data);
+
+static const char *
+set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_uwsgi_loc_conf_t *ulcf = conf;
+    rx_str_t                 *value = cf->args->elts;
+
+    if (value[1].len > 9 && strncasecmp(value[1].data, "suwsgi://", 9) == 0) {
+        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "suwsgi:// in \"uwsgi_pass\" "
+                          "is not supported: ringx has no uwsgi_ssl_*");
+        return RX_CONF_ERROR;
+    }
+    return rx_http_cgi_set_pass(cf, &ulcf->upstream, "uwsgi://",
+                                uwsgi_handler);
+}
+
+static char *
+put16(char *p, size_t n)
+{
+    *p++ = (char) (n & 0xff);
+    *p++ = (char) ((n >> 8) & 0xff);
+    return p;
+}
+
+/* The packet: its header and the vars; then the body as it was kept. */
+static rx_int_t
+create_request(rx_http_upstream_t *u)
+{
+    rx_http_request_t        *r = u->r;
+    rx_http_uwsgi_loc_conf_t *ulcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_uwsgi_module);
+    rx_array_t               *pairs;
+    rx_http_cgi_pair_t       *pr;
+    rx_chain_t               *cl;
+    rx_buf_t                 *b;
+    rx_uint_t                 i;
+    size_t                    len = 0;
+    char                     *p;
+
+    pairs = rx_http_cgi_pairs(r, &ulcf->params,
+                              ulcf->upstream.pass_request_headers);
+    if (pairs == NULL) {
+        return RX_ERROR;
+    }
+    pr = pairs->elts;
+    for (i = 0; i < pairs->nelts; i++) {
+        if (pr[i].name.len > 0xffff || pr[i].value.len > 0xffff) {
+            len = SIZE_MAX;
+            break;
+        }
+        len += 2 + pr[i].name.len + 2 + pr[i].value.len;
+    }
+    if (len > 0xffff) {
+        /* the packet's size field has 16 bits: nginx's words */
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "uwsgi request is too "
+                                  "long: %zu", len);
+        return RX_ERROR;
+    }
+    b = rx_create_temp_buf(r->pool, 4 + len);
+    cl = b ? rx_alloc_chain_link(r->pool) : NULL;
+    if (cl == NULL) {
+        return RX_ERROR;
+    }
+    p = b->last;
+    *p++ = (char) ulcf->modifier1;
+    p = put16(p, len);
+    *p++ = (char) ulcf->modifier2;
+    for (i = 0; i < pairs->nelts; i++) {
+        p = put16(p, pr[i].name.len);
+        memcpy(p, pr[i].name.data, pr[i].name.len);
+        p = put16(p + pr[i].name.len, pr[i].value.len);
+        memcpy(p, pr[i].value.data, pr[i].value.len);
+        p += pr[i].value.len;
+    }
+    b->last = p;
+    cl->buf = b;
+    cl->next = NULL;
+    u->request_bufs = cl;
+    if (ulcf->upstream.pass_request_body && r->request_body && !u->streaming) {
+        return rx_http_cgi_chain_body(r, &cl->next);
+    }
+    return RX_OK;
+}
+
+static rx_int_t
+uwsgi_handler(void *data)
+{
+    rx_http_request_t        *r = data;
+    rx_http_uwsgi_loc_conf_t *ulcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_uwsgi_module);
+    rx_http_upstream_t       *u;
+    rx_http_cgi_ctx_t        *ctx;
+    rx_int_t                  rc;
+
+    u = rx_http_upstream_create(r, &ulcf->upstream);
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (u == NULL || ctx == NULL || rx_http_cgi_set_response(u, ctx) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rx_str_set(&u->schema, "uwsgi://");
+    rx_str_set(&u->uri, "");
+    rc = rx_http_cgi_find_upstream(u, "uwsgi://");
+    if (rc != RX_OK) {
+        return rc;
+    }
+    u->create_request = create_request;
+    u->file_body = 1;              /* a large body is sent from its file */
+    /* uwsgi_request_buffering off: a body of known length goes as it
+     * comes (a chunked one is read whole: the packet's CONTENT_LENGTH
+     * must be known, as nginx) */
+    if (!ulcf->upstream.request_buffering
+        && r->headers_in.content_length_n >= 0) {
+        u->frame_body = rx_http_cgi_frame_body;
+    }
+    return rx_http_upstream_start(u);
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+# t/lib/h2client.py: an HTTP/2 client for the t/http2*.t tests, on Debian's
+# python3-h2 (real framing and HPACK). Prints one JSON object on stdout.
+#
+#   h2client.py PORT request [--tls] [--method M] [--path P] [--body-size N]
+#               [--no-length] [--header k:v ...] [--streams N]
+#       N concurrent requests; out: {"responses": [{"status", "headers",
+#       "body_len", "body"(first 200 bytes)}], "goaway": code|null}
+#   h2client.py PORT ATTACK [--count N]
+#       rapid_reset | continuation | hpack_bomb | settings | ping |
+#       empty_data | streams | zero_window
+#       out: {"goaway": code|null, "refused": n, "resets": n, "responses": n,
+#             "closed": bool}
+import argparse, json, socket, ssl, sys, time
+import h2.connection, h2.config, h2.events, h2.settings, h2.errors
+import hyperframe.frame as hf
+
+def connect(port, tls):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    if tls:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.set_alpn_protocols(["h2"])
+        s = ctx.wrap_socket(s, server_hostname="localhost")
+    return s
+
+def new_conn(validate=True):
+    cfg = h2.config.H2Configuration(client_side=True, header_encoding="utf-8",
+                                    validate_outbound_headers=validate,
+                                    normalize_outbound_headers=validate)
+    c = h2.connection.H2Connection(cfg)
+    c.initiate_connection()
+    return c
+
+def pump(s, c, until, timeout=10):
+    """reads and answers until until(events) says so; returns (events, closed)"""
+    events = []
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            s.sendall(c.data_to_send())
+        except OSError:
+            pass
+        if until(events):
+            return events, False
+        s.settimeout(max(0.05, deadline - time.time()))
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            break
+        except (ConnectionResetError, BrokenPipeError):
+            return events, True
+        if not d:
+            return events, True
+        try:
+            new = c.receive_data(d)
+        except h2.exceptions.ProtocolError:
+            return events, True
+        for e in new:
+            if isinstance(e, h2.events.DataReceived):
+                c.acknowledge_received_data(e.flow_controlled_length, e.stream_id)
+        events += new
+    return events, False
+
+def goaway_of(events):
+    for e in events:
+        if isinstance(e, h2.events.ConnectionTerminated):
+            return int(e.error_code)
+    return None
+
+def do_request(a):
+    s = connect(a.port, a.tls)
+    c = new_conn()
+    ids = []
+    bodies = {}
+    for i in range(a.streams):
+        sid = c.get_next_available_stream_id()
+        hdrs = [(":method", a.method), (":path", a.path), (":scheme", "https" if a.tls else "http"),
+                (":authority", "localhost")]
+        body = b""
+        if a.body_size:
+            body = bytes((65 + i % 26 for i in range(a.body_size)))
+            if not a.no_length:
+                hdrs.append(("content-length", str(len(body))))
+        for h in a.header or []:
+            k, v = h.split(":", 1)
+            hdrs.append((k.strip().lower(), v.strip()))
+        c.send_headers(sid, hdrs, end_stream=not body)
+        ids.append(sid)
+        bodies[sid] = [body, 0]
+    resp = {sid: {"status": None, "headers": {}, "body": b"", "ended": False, "reset": None}
+            for sid in ids}
+    deadline = time.time() + 20
+    closed = False
+    events_all = []
+    while time.time() < deadline and not all(r["ended"] or r["reset"] is not None for r in resp.values()):
+        for sid, b in bodies.items():
+            body, off = b
+            while off < len(body) and not resp[sid]["ended"] and resp[sid]["reset"] is None:
+                w = min(c.local_flow_control_window(sid), c.max_outbound_frame_size, len(body) - off)
+                if w <= 0:
+                    break
+                c.send_data(sid, body[off:off + w])
+                off += w
+                if off == len(body):
+                    c.end_stream(sid)
+            b[1] = off
+        s.sendall(c.data_to_send())
+        try:
+            d = s.recv(65536)
+        except (socket.timeout, ConnectionResetError):
+            break
+        if not d:
+            closed = True
+            break
+        for e in c.receive_data(d):
+            events_all.append(e)
+            if isinstance(e, h2.events.ResponseReceived):
+                resp[e.stream_id]["status"] = int(dict(e.headers)[":status"])
+                resp[e.stream_id]["headers"] = {k: v for k, v in e.headers}
+            elif isinstance(e, h2.events.DataReceived):
+                resp[e.stream_id]["body"] += e.data
+                c.acknowledge_received_data(e.flow_controlled_length, e.stream_id)
+            elif isinstance(e, h2.events.StreamEnded):
+                resp[e.stream_id]["ended"] = True
+            elif isinstance(e, h2.events.StreamReset):
+                resp[e.stream_id]["reset"] = int(e.error_code)
+        s.sendall(c.data_to_send())
+    out = {"responses": [{"status": resp[i]["status"], "headers": resp[i]["headers"],
+                          "ended": resp[i]["ended"], "reset": resp[i]["reset"],
+                          "body_len": len(resp[i]["body"]),
+                          "body": resp[i]["body"][:200].decode("latin-1")} for i in ids],
+           "goaway": goaway_of(events_all), "closed": closed}
+    print(json.dumps(out))
+
+def hdrs(sid, path="/"):
+    return [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "localhost")]
+
+def attack(a):
+    s = connect(a.port, False)
+    c = new_conn(validate=False)
+    s.sendall(c.data_to_send())
+    n = a.count
+    res = {"refused": 0, "resets": 0, "responses": 0}
+    if a.mode == "rapid_reset":
+        for i in range(n):
+            sid = c.get_next_available_stream_id()
+            c.send_headers(sid, hdrs(sid), end_stream=True)
+            c.reset_stream(sid, h2.errors.ErrorCodes.CANCEL)
+            if i % 50 == 49:
+                try:
+                    s.sendall(c.data_to_send())
+                except OSError:
+                    break
+    elif a.mode == "continuation":
+        # a HEADERS frame without END_HEADERS, then CONTINUATION frames
+        import hpack
+        block = hpack.Encoder().encode(hdrs(1))
+        raw = hf.HeadersFrame(1, data=block, flags=["END_STREAM"]).serialize()
+        for i in range(n):
+            raw += hf.ContinuationFrame(1, data=hpack.Encoder().encode([("x-a", "b" * 100)])).serialize()
+        s.sendall(c.data_to_send())
+        try:
+            s.sendall(raw)
+        except OSError:
+            pass
+    elif a.mode == "hpack_bomb":
+        sid = c.get_next_available_stream_id()
+        h = hdrs(sid) + [("x-bomb%d" % i, "v" * 4000) for i in range(n)]
+        c.send_headers(sid, h, end_stream=True)
+    elif a.mode == "settings":
+        raw = b"".join(hf.SettingsFrame(0, settings={2: 0}).serialize() for _ in range(n))
+        try:
+            s.sendall(c.data_to_send() + raw)
+        except OSError:
+            pass
+    elif a.mode == "ping":
+        raw = b"".join(hf.PingFrame(0, opaque_data=b"12345678").serialize() for _ in range(n))
+        try:
+            s.sendall(c.data_to_send() + raw)
+        except OSError:
+            pass
+    elif a.mode == "empty_data":
+        sid = c.get_next_available_stream_id()
+        c.send_headers(sid, [(":method", "POST")] + hdrs(sid)[1:], end_stream=False)
+        raw = b"".join(hf.DataFrame(sid, data=b"").serialize() for _ in range(n))
+        try:
+            s.sendall(c.data_to_send() + raw)
+        except OSError:
+            pass
+    elif a.mode == "streams":
+        for i in range(n):
+            sid = c.get_next_available_stream_id()
+            c.send_headers(sid, [(":method", "POST")] + hdrs(sid, "/")[1:], end_stream=False)
+    elif a.mode == "zero_window":
+        c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        sid = c.get_next_available_stream_id()
+        c.send_headers(sid, hdrs(sid, a.path), end_stream=True)
+    try:
+        s.sendall(c.data_to_send())
+    except OSError:
+        pass
+    ev, closed = pump(s, c, lambda e: any(isinstance(x, h2.events.ConnectionTerminated) for x in e),
+                      timeout=a.timeout)
+    for e in ev:
+        if isinstance(e, h2.events.StreamReset):
+            res["resets"] += 1
+            if e.error_code == h2.errors.ErrorCodes.REFUSED_STREAM:
+                res["refused"] += 1
+        if isinstance(e, h2.events.ResponseReceived):
+            res["responses"] += 1
+    if not closed:
+        # after GOAWAY the server closes: is it gone?
+        s.settimeout(a.timeout)
+        try:
+            closed = s.recv(65536) == b""
+            while not closed:
+                closed = s.recv(65536) == b""
+        except (socket.timeout, OSError):
+            pass
+    res["goaway"] = goaway_of(ev)
+    res["closed"] = closed
+    print(json.dumps(res))
+
+p = argparse.ArgumentParser()
+p.add_argument("port", type=int)
+p.add_argument("mode")
+p.add_argument("--tls", action="store_true")
+p.add_argument("--method", default="GET")
+p.add_argument("--path", default="/")
+p.add_argument("--body-size", type=int, default=0)
+p.add_argument("--no-length", action="store_true")
+p.add_argument("--header", action="append")
+p.add_argument("--streams", type=int, default=1)
+p.add_argument("--count", type=int, default=1000)
+p.add_argument("--timeout", type=float, default=10)
+a = p.parse_args()
+if a.mode == "request":
+    do_request(a)
+else:
+    attack(a)
