@@ -563,11 +563,13 @@ load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
     uint8_t               md5[16];
     char                  want[32];
     ssize_t               got = -1;
+    bool                  have_st = false;
     int                   fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
     if (fd != -1) {
         got = read(fd, &h, sizeof(h));
-        if (fstat(fd, &st) == -1) {
+        have_st = fstat(fd, &st) == 0;
+        if (!have_st) {
             got = -1;
         }
         close(fd);
@@ -575,6 +577,11 @@ load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
     if (got == (ssize_t) sizeof(h) && strlen(name) == 32) {
         memcpy(md5, h.md5, 16);
         hex(want, md5, 16);
+    }
+    if (strlen(name) == 10 && strspn(name, "0123456789") == 10
+        && have_st && st.st_mtime > rx_time_sec - 60) {
+        return;      /* a file being written by an older worker (a reload
+                        that made a new zone): not the loader's to remove */
     }
     if (got != (ssize_t) sizeof(h) || strlen(name) != 32
         || memcmp(h.magic, RX_HTTP_CACHE_MAGIC, 8) != 0

@@ -392,7 +392,16 @@ cmp_ok $bytes // 1e9, '<=', 51200, '... within max_size';
 # the cache survives a restart: the master's loader rebuilds the index
 $t->stop;
 $up->reset;
+# a broken file under an entry's name goes; a fresh temporary one stays
+my $junk = "${\$t->prefix}/cache/0/00/" . ('0' x 32);
+mkdir "${\$t->prefix}/cache/0";
+mkdir "${\$t->prefix}/cache/0/00";
+open(my $jf, '>', $junk) or die; print $jf "junk"; close $jf;
+my $tmpf = "${\$t->prefix}/cache/0123456789";
+open(my $tf, '>', $tmpf) or die; print $tf "being written"; close $tf;
 $t->run;
+ok !-e $junk, 'the loader removed a broken file';
+ok -e $tmpf, '... and left a temporary file a worker may still write';
 my $after = get('/len/20000');
 is hdr($after, 'x-cache'), 'HIT', 'after a restart: HIT';
 is $after->{body}, $a->{body}, 'after a restart: the same body';
