@@ -348,6 +348,9 @@ struct rx_http_request_s {
     void                     *userid_ctx;        /* modules/userid.c's */
     void                     *sub_filter_ctx;    /* modules/sub_filter.c's */
     void                     *gunzip_ctx;        /* modules/gunzip.c's */
+    void                     *cache_ctx;         /* http_cache*.c's */
+    uint8_t                   cache_status;      /* rx_http_cache_status_e,
+                                                    $upstream_cache_status */
     void                     *charset_ctx;       /* modules/charset*.c's */
     rx_uint_t                 content_index;     /* content handler running */
     /* what limit_req / limit_conn decided (modules/limit_*.c; 0: not yet),

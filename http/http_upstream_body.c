@@ -111,6 +111,7 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
     if (u->state) {
         u->state->response_length += (int64_t) len;
     }
+    rx_http_cache_store_body(u, data, len);     /* HEAD too: convert_head */
     if (u->r->header_only && !u->tunnel) {
         return RX_OK;          /* HEAD: the body is read and dropped */
     }
@@ -255,6 +256,9 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
         u->eof_pending = 1;
         temp_kick(u);            /* the rest leaves through the file */
         return;
+    }
+    if (rx_http_cache_store_end(u, finish_from_memory) == RX_AGAIN) {
+        return;                  /* the end waits for the cache file */
     }
     finish_from_memory(u);
 }

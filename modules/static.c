@@ -297,6 +297,26 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     return rx_http_static_send_body(r, ctx);
 }
 
+rx_int_t
+rx_http_static_send_file(rx_http_request_t *r, int fd, int64_t start,
+    int64_t end, const rx_str_t *path)
+{
+    rx_http_static_ctx_t *ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+
+    if (ctx == NULL) {
+        return RX_ERROR;
+    }
+    r->ctx = ctx;
+    r->op_handler = rx_http_static_op;
+    ctx->path = *path;
+    ctx->fd = fd;
+    ctx->size = end;
+    ctx->ranges[0].start = start;
+    ctx->ranges[0].end = end;
+    ctx->nranges = 1;
+    return rx_http_static_send_body(r, ctx);
+}
+
 /* nginx's answer to a failed open: 404, 403 or 500, logged as it does. */
 static rx_int_t
 open_failed(rx_http_request_t *r, const rx_str_t *path,

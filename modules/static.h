@@ -14,4 +14,12 @@
 rx_int_t rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     const rx_http_open_file_t *of);
 
+/* After the header went out: bytes [start, end) of the open file fd as
+ * the body, by static's path (sendfile or splice when the location
+ * allows, else reads through the ring); path names the file in logs. The
+ * caller keeps fd open for the request's life. Takes r->ctx and
+ * r->op_handler; returns as a content handler does. (The cache's hits.) */
+rx_int_t rx_http_static_send_file(rx_http_request_t *r, int fd,
+    int64_t start, int64_t end, const rx_str_t *path);
+
 #endif /* RX_STATIC_H */
