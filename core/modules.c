@@ -42,6 +42,7 @@ extern rx_module_t rx_http_postpone_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
+extern rx_module_t rx_http_mirror_module;
 extern rx_module_t rx_http_index_module;
 extern rx_module_t rx_http_autoindex_module;
 extern rx_module_t rx_http_gzip_static_module;
@@ -141,6 +142,9 @@ rx_module_t *const rx_modules[] = {
 #endif
     &rx_http_chunked_filter_module, /* filter: the last before the writer */
     &rx_http_try_files_module,  /* precontent phase */
+    /* precontent, after try_files (nginx runs it after too): the last
+     * handler of the phase, so its body wait resumes at content */
+    &rx_http_mirror_module,
     /* content handlers, tried in this order */
 #if (RX_HTTP_DAV)
     &rx_http_dav_module,        /* PUT DELETE MKCOL COPY MOVE: before static */
@@ -208,7 +212,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_scgi_module", true, true },
     { "http_ssi_module", true, true },
     { "http_userid_module", RX_HTTP_USERID, true },
-    { "http_mirror_module", false, true },
+    { "http_mirror_module", true, true },
     { "http_memcached_module", true, true },
     { "http_empty_gif_module", RX_HTTP_EMPTY_GIF, true },
     { "http_secure_link_module", RX_HTTP_SECURE_LINK, false },

@@ -15,6 +15,7 @@ typedef struct rx_http_request_s     rx_http_request_t;
 typedef struct rx_http_connection_s  rx_http_connection_t;
 typedef struct rx_http_variable_value_s rx_http_variable_value_t;
 typedef struct rx_http_subrequest_s  rx_http_subrequest_t;
+typedef struct rx_http_background_s rx_http_background_t;
 
 /* Methods, as bits so that limits and keepalive rules can use masks. */
 #define RX_HTTP_UNKNOWN   0x0001
@@ -308,6 +309,9 @@ struct rx_http_request_s {
     rx_http_request_t        *main;
     rx_http_subrequest_t     *subrequest;
     rx_http_subrequest_t     *wait_sr;
+    /* the main request's subrequests that run alongside it (mirror,
+     * http_background.c): its end waits for them; NULL: none started */
+    rx_http_background_t     *background;
 
     /* Asynchronous work of a handler: op_handler gets the completions of
      * the operations it submitted on the connection (rx_http_op_ud);
@@ -343,6 +347,7 @@ struct rx_http_request_s {
     void                     *ssi_ctx;           /* modules/ssi.c's */
     void                     *addition_ctx;      /* modules/addition.c's */
     void                     *slice_ctx;         /* modules/slice.c's */
+    void                     *mirror_ctx;        /* modules/mirror.c's */
     /* an in-body subrequest's (http_postpone.c): where its body goes */
     void                     *postpone_ctx;
     void                     *userid_ctx;        /* modules/userid.c's */
@@ -549,6 +554,38 @@ void rx_http_access_resume(rx_http_request_t *r);
 typedef void (*rx_http_subrequest_done_pt)(rx_http_request_t *sr, void *data);
 rx_http_request_t *rx_http_subrequest(rx_http_request_t *r, const rx_str_t *uri,
     const rx_str_t *args, rx_http_subrequest_done_pt done, void *data);
+/* The same subrequest without the wait: r goes on, wait_sr and r's abort
+ * handler stay as they are (http_background.c builds on it). */
+rx_http_request_t *rx_http_subrequest_make(rx_http_request_t *r,
+    const rx_str_t *uri, const rx_str_t *args,
+    rx_http_subrequest_done_pt done, void *data);
+/* The client connection goes: sr lets go of what it holds and never
+ * ends (done does not run). */
+void rx_http_subrequest_abort(rx_http_request_t *sr);
+/*
+ * http_background.c: subrequests that run alongside the main request r
+ * (mirror, nginx's NGX_HTTP_SUBREQUEST_BACKGROUND): made as above, their
+ * responses dropped, while r goes on through its phases and sends its
+ * response. with_body: the subrequest has r's request body (read whole
+ * and kept, memory or temporary file; r->body_read must be set), else
+ * none. r's end (its access log line, the connection's next request or
+ * close) waits until every one has ended; a client connection that goes
+ * aborts them. Returns sr, or NULL.
+ */
+rx_http_request_t *rx_http_subrequest_background(rx_http_request_t *r,
+    const rx_str_t *uri, const rx_str_t *args, bool with_body);
+/* rx_http_request_done asks: true when r's end must wait (it is called
+ * again once the last background subrequest has ended). */
+bool rx_http_background_wait(rx_http_request_t *r);
+/* The client connection goes (http_connection.c's on_free). */
+void rx_http_background_abort(rx_http_request_t *r);
+/* rx_http_op_owner among the background subrequests of main request r. */
+rx_http_request_t *rx_http_background_owner(rx_http_request_t *r,
+    uint8_t tag);
+/* http_body.c: a background subrequest's reader gets the kept body of
+ * the main request: its post_handler runs from a loop turn of its own. */
+rx_int_t rx_http_background_read_body(rx_http_request_t *sr,
+    const rx_http_body_reader_t *reader);
 /* Where rx_http_send_header and rx_http_output_filter end for a
  * subrequest: nothing is sent; the last buffer ends the subrequest. */
 rx_int_t rx_http_subrequest_header(rx_http_request_t *sr);

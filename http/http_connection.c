@@ -141,6 +141,9 @@ on_free(rx_conn_t *c)
     if (hc == NULL) {
         return;
     }
+    if (hc->r) {
+        rx_http_background_abort(hc->r);   /* mirrors let go first */
+    }
     if (hc->r && hc->r->abort_handler) {
         hc->r->abort_handler(hc->r);
         hc->r->abort_handler = NULL;
@@ -638,6 +641,9 @@ rx_http_request_done(rx_http_request_t *r)
     rx_conn_t               *c = hc->conn;
     bool                     keep;
 
+    if (rx_http_background_wait(r)) {
+        return;        /* called again once its mirrors have ended */
+    }
     if (!r->logged) {
         r->logged = 1;
         rx_http_run_log_phase(r);
