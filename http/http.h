@@ -328,6 +328,10 @@ struct rx_http_request_s {
     /* The client connection went while the request lived: the handler
      * lets go of what it holds elsewhere (an upstream connection). */
     void                    (*abort_handler)(rx_http_request_t *r);
+    /* A send to the client failed (it left mid-response): true when the
+     * handler goes on without it (a fetch for the cache that others
+     * wait for); r->client_gone is set and its output is dropped. */
+    bool                    (*detach_handler)(rx_http_request_t *r);
     rx_str_t                  log_upstream;      /* error log's "upstream:" */
     /* Operations of other connections that still read the request's
      * memory (a send to an upstream): the pool waits for them. */
@@ -408,6 +412,9 @@ struct rx_http_request_s {
     /* a subrequest whose body goes into its parent's output, in document
      * order (http_postpone.c), not dropped */
     unsigned                  in_body:1;
+    /* the client left and detach_handler kept the request: what it
+     * sends is dropped, its end closes the connection (http_send.c) */
+    unsigned                  client_gone:1;
 };
 
 /*

@@ -329,6 +329,8 @@ void rx_http_cache_store_body(struct rx_http_upstream_s *u, const char *data,
  * file's last write runs; done is called once it is in place). */
 rx_int_t rx_http_cache_store_end(struct rx_http_upstream_s *u,
     void (*done)(struct rx_http_upstream_s *u));
+/* The response is being written into the cache (and nothing failed). */
+bool rx_http_cache_storing(struct rx_http_upstream_s *u);
 /* The response broke or the request ended first: the file is dropped. */
 void rx_http_cache_store_abort(rx_http_request_t *r);
 

@@ -591,6 +591,14 @@ rx_http_cache_store_end(rx_http_upstream_t *u,
     return RX_AGAIN;
 }
 
+bool
+rx_http_cache_storing(rx_http_upstream_t *u)
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+
+    return ctx && ctx->store && !ctx->store->failed;
+}
+
 void
 rx_http_cache_store_abort(rx_http_request_t *r)
 {
