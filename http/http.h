@@ -332,6 +332,12 @@ struct rx_http_request_s {
      * handler goes on without it (a fetch for the cache that others
      * wait for); r->client_gone is set and its output is dropped. */
     bool                    (*detach_handler)(rx_http_request_t *r);
+    /* Called once when the response went out whole, after the log line,
+     * before the request ends: RX_AGAIN keeps the request, which goes on
+     * with client_gone set (nothing more reaches the client) and ends
+     * when its next response is done (a cache's background update). */
+    rx_int_t                (*after_response)(rx_http_request_t *r);
+    rx_posted_t               gone_done;         /* client_gone's end */
     rx_str_t                  log_upstream;      /* error log's "upstream:" */
     /* Operations of other connections that still read the request's
      * memory (a send to an upstream): the pool waits for them. */
@@ -642,6 +648,9 @@ rx_int_t rx_http_init_framed_connection(rx_conn_t *c,
  * rx_http_on_sent is the connection's on_sent (http_connection.c installs
  * it). */
 void rx_http_connection_send(rx_http_connection_t *hc);
+/* A request whose client is gone (client_gone) ends now: its response is
+ * done, nothing more is produced (a fetch for the cache that failed). */
+void rx_http_gone_end(rx_http_request_t *r);
 void rx_http_on_sent(rx_conn_t *c, ssize_t res);
 
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers

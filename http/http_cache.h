@@ -159,6 +159,7 @@ typedef struct {
     rx_int_t                 min_uses;
     rx_array_t              *purge;    /* rx_http_complex_value_t; UNSET_PTR */
     rx_int_t                 revalidate;
+    rx_int_t                 background_update;
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -175,6 +176,9 @@ typedef struct rx_http_cache_req_s {
     bool                     decided;    /* the store said yes or no */
     bool                     revalidating; /* the fetch asks "modified?" */
     bool                     refreshed;  /* ... and the answer was no */
+    /* *_cache_background_update: r is answered from the expired copy
+     * (STALE), then fetches the entry with its output dropped */
+    bool                     background;
     rx_uint_t                uses;       /* requests of the entry so far */
     /* body bytes the protocol's parser handed over with the header, before
      * the store could decide (every try's, the last try's at the end) */
@@ -378,7 +382,9 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
         RX_CONF_1MORE, rx_conf_set_bitmask_slot,                             \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, use_stale),          \
         rx_http_cache_use_stale_masks),                                      \
-    RX_HTTP_CACHE_REFUSED(p, "cache_background_update"),                     \
+    RX_HTTP_CACHE_CMD(p, "cache_background_update", RX_HTTP_CACHE_LOC,       \
+        RX_CONF_FLAG, rx_conf_set_flag_slot,                                 \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, background_update)), \
     RX_HTTP_CACHE_CMD(p, "cache_lock", RX_HTTP_CACHE_LOC, RX_CONF_FLAG,      \
         rx_conf_set_flag_slot,                                               \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, lock)),              \

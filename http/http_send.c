@@ -37,6 +37,24 @@ paced(rx_http_request_t *r, int n)
     return 0;
 }
 
+/* A request whose client is gone ends (client_gone's response done). */
+static void
+gone_done(rx_posted_t *p)
+{
+    rx_http_request_t *r = p->data;
+
+    if (r->hc->r == r && r->response_done) {
+        rx_http_request_done(r);
+    }
+}
+
+void
+rx_http_gone_end(rx_http_request_t *r)
+{
+    r->response_done = 1;
+    rx_http_connection_send(r->hc);
+}
+
 /* Sends what the request has queued, one send in flight at a time. */
 void
 rx_http_connection_send(rx_http_connection_t *hc)
@@ -53,7 +71,11 @@ rx_http_connection_send(rx_http_connection_t *hc)
     if (r->client_gone) {
         r->out = NULL;               /* nobody to send it to */
         if (r->response_done) {
-            rx_http_request_done(r);
+            /* from a loop turn of its own: the producer that ended the
+             * response may still look at the request */
+            r->gone_done.handler = gone_done;
+            r->gone_done.data = r;
+            rx_post(&r->gone_done);
         }
         return;
     }

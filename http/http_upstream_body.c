@@ -166,10 +166,7 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
     }
     cl = u->pending;
     u->pending = NULL;
-    if (cl && u->r->client_gone) {
-        /* the client left: the bytes went into the cache file only */
-        rx_http_upstream_write_handler(u->r);
-    } else if (cl && u->tunnel) {
+    if (cl && u->tunnel) {
         /* raw bytes of the upgraded protocol: no chunking, no filters */
         if (rx_http_write_queue(u->r, cl) != RX_OK) {
             return RX_ERROR;
@@ -184,7 +181,7 @@ rx_http_upstream_flush(rx_http_upstream_t *u)
          * an event stream's first event may be minutes away) */
         rx_http_connection_send(u->r->hc);
     }
-    if (cl && !u->r->client_gone && client_idle(u)) {
+    if (cl && client_idle(u)) {
         /* a filter (gzip) took the bytes and queued nothing yet: no send
          * will call the write handler, and the blocks are free already */
         rx_http_upstream_write_handler(u->r);
@@ -288,14 +285,6 @@ finish_from_memory(rx_http_upstream_t *u)
     rx_http_request_t *r = u->r;
 
     r->write_handler = NULL;
-    if (r->client_gone) {
-        /* the fetch the client left is complete (in the cache): the
-         * request ends without passing the filters for nobody */
-        u->pending = NULL;
-        r->response_done = 1;
-        rx_http_request_done(r);
-        return;
-    }
     if (rx_http_upstream_emit_slice(u) != RX_OK) {
         rx_http_close_request(r);
         return;

@@ -53,6 +53,8 @@ to_miss(rx_http_request_t *r, const char *why, int err)
     rx_http_cache_forget(ctx->cache, ctx->md5);
     close_fd(ctx);
     r->op_handler = NULL;
+    r->after_response = NULL;            /* no stale copy: fetched now */
+    ctx->background = false;
     r->cache_status = RX_HTTP_CACHE_MISS;
     end(r, ctx->miss(r));
 }
@@ -399,6 +401,49 @@ serve_file(rx_http_request_t *r)
     return RX_AGAIN;
 }
 
+/*
+ * *_cache_background_update: the stale copy went out whole (and was
+ * logged); the request now fetches the entry as a miss would, with
+ * client_gone set, so the response is stored and nothing of it reaches
+ * the client. The connection's next request waits for its end, as
+ * nginx's request waits for its background subrequest.
+ */
+static rx_int_t
+background_update(rx_http_request_t *r)
+{
+    rx_http_cache_req_t   *ctx = r->cache_ctx;
+    rx_http_headers_out_t *ho = &r->headers_out;
+    rx_int_t               rc;
+
+    close_fd(ctx);
+    if (!ctx->claimed) {
+        return RX_OK;                    /* nothing to fetch any more */
+    }
+    r->client_gone = 1;
+    r->response_done = 0;
+    r->header_sent = 0;
+    r->header_only = 0;
+    r->chunked = 0;
+    r->err_status = 0;
+    r->out = NULL;
+    r->filter_buffered = 0;
+    r->op_handler = NULL;
+    r->write_handler = NULL;
+    memset(ho, 0, sizeof(*ho));
+    if (rx_array_init(&ho->headers, r->pool, 8, sizeof(rx_table_elt_t))
+        != RX_OK) {
+        return RX_OK;
+    }
+    ho->content_length_n = -1;
+    ho->last_modified_time = -1;
+    r->cache_status = RX_HTTP_CACHE_EXPIRED;
+    rc = ctx->miss(r);
+    if (rc != RX_OK && rc != RX_AGAIN && rc != RX_DONE) {
+        rx_http_gone_end(r);             /* could not start: ends quietly */
+    }
+    return RX_AGAIN;
+}
+
 rx_int_t
 rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
     rx_int_t (*go)(rx_http_request_t *r))
@@ -422,8 +467,10 @@ rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
     if (rc == RX_AGAIN) {
         return rx_http_cache_wait(r, conf, go);
     }
-    if (r->cache_status != RX_HTTP_CACHE_HIT
-        && r->cache_status != RX_HTTP_CACHE_UPDATING) {
+    if (ctx->background) {
+        r->after_response = background_update;
+    } else if (r->cache_status != RX_HTTP_CACHE_HIT
+               && r->cache_status != RX_HTTP_CACHE_UPDATING) {
         return go(r);
     }
     return serve_file(r);
