@@ -176,6 +176,11 @@ typedef struct rx_http_cache_req_s {
     bool                     decided;    /* the store said yes or no */
     bool                     revalidating; /* the fetch asks "modified?" */
     bool                     refreshed;  /* ... and the answer was no */
+    /* ... valid until then (0: no new time): the file's head learns it
+     * when the serve opens it (cache_serve.c), so a restart keeps it */
+    int64_t                  refreshed_until;
+    bool                     head_written;
+    ssize_t                  head_res;   /* the head's read, meanwhile */
     /* *_cache_background_update: r is answered from the expired copy
      * (STALE), then fetches the entry with its output dropped */
     bool                     background;

@@ -597,6 +597,10 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     ctx->claimed = true;
     cln->handler = claim_cleanup;
     cln->data = ctx;
+    if (r->cache_status == RX_HTTP_CACHE_EXPIRED && ctx->conf->revalidate
+        && (ctx->entry.etag[0] || ctx->entry.last_modified > 0)) {
+        revalidate(r, ctx);
+    }
     if (r->cache_status == RX_HTTP_CACHE_EXPIRED && ctx->conf->background_update
         && stale_while_updating(ctx) && !ctx->head_as_get
         && r->hc->framing == NULL && r->subrequest == NULL) {
@@ -604,10 +608,6 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
          * on an HTTP/2 stream, which ends with its response */
         ctx->background = true;
         r->cache_status = RX_HTTP_CACHE_STALE;
-    }
-    if (r->cache_status == RX_HTTP_CACHE_EXPIRED && ctx->conf->revalidate
-        && (ctx->entry.etag[0] || ctx->entry.last_modified > 0)) {
-        revalidate(r, ctx);
     }
     return RX_OK;
 }
@@ -748,19 +748,20 @@ rx_http_cache_stale(rx_http_request_t *r, rx_int_t rc)
     rx_http_cache_req_t *ctx = r->cache_ctx;
     rx_int_t             n;
 
-    if (r->client_gone) {
-        /* a background update (or a fetch its client left) ends: the
-         * entry is refreshed or left as it was; nobody to answer */
-        rx_http_gone_end(r);
-        return true;
-    }
     if (ctx && ctx->refreshed && rc == RX_HTTP_NOT_MODIFIED) {
-        /* REVALIDATED: the stored response, still good */
+        /* REVALIDATED: the stored response, still good (for a background
+         * update: only its file's new expiry, nothing is sent) */
         r->op_handler = NULL;
         n = ctx->serve(r);
         if (n != RX_AGAIN && n != RX_OK) {
             rx_http_finalize_request(r, n);
         }
+        return true;
+    }
+    if (r->client_gone) {
+        /* a background update (or a fetch its client left) ends: the
+         * entry is left as it was; nobody to answer */
+        rx_http_gone_end(r);
         return true;
     }
     if (!rx_http_cache_stale_allowed(r, rc, false)) {

@@ -343,6 +343,26 @@ on_head(rx_http_request_t *r, ssize_t res)
         }
         return;
     }
+    if (ctx->refreshed_until > h.valid_until && !ctx->head_written) {
+        /* a 304 refreshed the entry: its file's head says so too (the
+         * loader reads it after a restart); the serve goes on after */
+        ctx->head_written = true;
+        ctx->head_res = res;
+        memcpy(ctx->head_buf + offsetof(rx_http_cache_head_t, valid_until),
+               &ctx->refreshed_until, sizeof(ctx->refreshed_until));
+        rx_ring_write(ctx->fd,
+            ctx->head_buf + offsetof(rx_http_cache_head_t, valid_until),
+            sizeof(ctx->refreshed_until),
+            offsetof(rx_http_cache_head_t, valid_until),
+            rx_http_op_ud(r, RX_OP_WRITE));
+        return;
+    }
+    if (r->client_gone) {
+        /* a background update's revalidation: nothing to send */
+        r->op_handler = NULL;
+        rx_http_gone_end(r);
+        return;
+    }
     if (rx_http_cache_replay_header(r, ctx->head_buf + sizeof(h) + h.key_len,
                       ctx->head_buf + h.body_start) != RX_OK) {
         to_miss(r, "has a broken header", 0);
@@ -380,6 +400,15 @@ serve_op(rx_http_request_t *r, const rx_cqe_t *cqe)
     case RX_OP_READ:
         on_head(r, cqe->res);
         return;
+    case RX_OP_WRITE:
+        if (cqe->res != (int) sizeof(ctx->refreshed_until)) {
+            rx_http_request_log_error(r, RX_LOG_CRIT,
+                cqe->res < 0 ? -cqe->res : 0, "cache file \"%s\": its new "
+                "expiry could not be written (a restart revalidates it "
+                "again)", ctx->file);
+        }
+        on_head(r, ctx->head_res);
+        return;
     default:
         return;
     }
@@ -396,7 +425,9 @@ serve_file(rx_http_request_t *r)
         return rc;
     }
     r->op_handler = serve_op;
-    rx_ring_openat(AT_FDCWD, ctx->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+    /* read-write when a 304 refreshed it: its head gets the new time */
+    rx_ring_openat(AT_FDCWD, ctx->file, (ctx->refreshed_until ? O_RDWR
+                   : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW, 0,
                    rx_http_op_ud(r, RX_OP_OPEN));
     return RX_AGAIN;
 }
