@@ -15,7 +15,8 @@
 #include "cache_serve.h"
 
 #define HEAD_READ  8192          /* the first read: most headers fit */
-#define WHOLE_READ (64 * 1024)   /* a file this small is read whole: its
+#define WHOLE_READ (64 * 1024)
+#define MAX_RANGES 64            /* static's most (max_ranges) */   /* a file this small is read whole: its
                                     body leaves from memory, one read less */
 
 static void serve_op(rx_http_request_t *r, const rx_cqe_t *cqe);
@@ -224,15 +225,15 @@ not_modified(rx_http_request_t *r)
            ? RX_HTTP_NOT_MODIFIED : 0;
 }
 
-/* Range on a stored 200 (one range; several, or an If-Range that does not
- * hold, get the whole body, as nginx's range filter). 0: the whole body;
- * 206 with *rg set; 416. */
+/* Range on a stored 200 (an If-Range that does not hold, or more ranges
+ * than max_ranges, get the whole body, as nginx's range filter). 0: the
+ * whole body; 206 with rg[0 .. *n) set (several: multipart/byteranges,
+ * sent by static's path); 416. */
 static rx_uint_t
-hit_range(rx_http_request_t *r, int64_t len, rx_http_range_t *rg)
+hit_range(rx_http_request_t *r, int64_t len, rx_http_range_t *rg,
+    rx_uint_t max, rx_uint_t *n)
 {
     rx_http_headers_in_t *hi = &r->headers_in;
-    rx_http_range_t       two[2];
-    rx_uint_t             n = 0;
     rx_int_t              rc;
     rx_str_t              v;
 
@@ -245,11 +246,15 @@ hit_range(rx_http_request_t *r, int64_t len, rx_http_range_t *rg)
                       hi->if_range->value.len) != 0)) {
         return 0;
     }
-    rc = rx_http_parse_range(&hi->range->value, len, two, 2, &n);
-    if (rc == RX_HTTP_RANGE_IGNORE || (rc == RX_HTTP_RANGE_OK && n != 1)) {
+    *n = 0;
+    rc = rx_http_parse_range(&hi->range->value, len, rg,
+                             rx_min(max, rx_http_static_max_ranges(r)), n);
+    if (rc == RX_HTTP_RANGE_IGNORE) {
         return 0;
     }
-    *rg = two[0];
+    if (rc == RX_HTTP_RANGE_OK && *n > 1) {
+        return RX_HTTP_PARTIAL_CONTENT;      /* Content-Range per part */
+    }
     v.data = rx_pnalloc(r->pool, 80);
     if (v.data == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
@@ -276,9 +281,10 @@ static rx_int_t
 send_stored(rx_http_request_t *r, const rx_http_cache_head_t *h, ssize_t res)
 {
     rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_http_range_t      rgs[MAX_RANGES];
     rx_http_range_t      rg = { 0, h->body_len };
     rx_chain_t          *cl;
-    rx_uint_t            st;
+    rx_uint_t            st, n = 1;
     rx_str_t             path;
 
     if (not_modified(r) == RX_HTTP_NOT_MODIFIED) {
@@ -291,9 +297,18 @@ send_stored(rx_http_request_t *r, const rx_http_cache_head_t *h, ssize_t res)
         }
         return rx_http_output_filter(r, NULL);
     }
-    st = hit_range(r, h->body_len, &rg);
+    st = hit_range(r, h->body_len, rgs, MAX_RANGES, &n);
     if (st != 0 && st != RX_HTTP_PARTIAL_CONTENT) {
         return (rx_int_t) st;
+    }
+    path.data = ctx->file;
+    path.len = strlen(ctx->file);
+    if (st == RX_HTTP_PARTIAL_CONTENT && n > 1) {
+        return rx_http_static_send_multipart(r, ctx->fd, h->body_start,
+                                             h->body_len, rgs, n, &path);
+    }
+    if (st == RX_HTTP_PARTIAL_CONTENT) {
+        rg = rgs[0];
     }
     r->headers_out.content_length_n = rg.end - rg.start;
     if (rx_http_send_header(r) == RX_ERROR) {
@@ -311,8 +326,6 @@ send_stored(rx_http_request_t *r, const rx_http_cache_head_t *h, ssize_t res)
         cl->buf->end = cl->buf->last = ctx->head_buf + h->body_start + rg.end;
         return rx_http_output_filter(r, cl);
     }
-    path.data = ctx->file;
-    path.len = strlen(ctx->file);
     return rx_http_static_send_file(r, ctx->fd, h->body_start + rg.start,
                                     h->body_start + rg.end, &path);
 }
