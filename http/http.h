@@ -332,6 +332,16 @@ struct rx_http_request_s {
     /* The client connection went while the request lived: the handler
      * lets go of what it holds elsewhere (an upstream connection). */
     void                    (*abort_handler)(rx_http_request_t *r);
+    /* A send to the client failed (it left mid-response): true when the
+     * handler goes on without it (a fetch for the cache that others
+     * wait for); r->client_gone is set and its output is dropped. */
+    bool                    (*detach_handler)(rx_http_request_t *r);
+    /* Called once when the response went out whole, after the log line,
+     * before the request ends: RX_AGAIN keeps the request, which goes on
+     * with client_gone set (nothing more reaches the client) and ends
+     * when its next response is done (a cache's background update). */
+    rx_int_t                (*after_response)(rx_http_request_t *r);
+    rx_posted_t               gone_done;         /* client_gone's end */
     rx_str_t                  log_upstream;      /* error log's "upstream:" */
     /* Operations of other connections that still read the request's
      * memory (a send to an upstream): the pool waits for them. */
@@ -413,6 +423,9 @@ struct rx_http_request_s {
     /* a subrequest whose body goes into its parent's output, in document
      * order (http_postpone.c), not dropped */
     unsigned                  in_body:1;
+    /* the client left and detach_handler kept the request: what it
+     * sends is dropped, its end closes the connection (http_send.c) */
+    unsigned                  client_gone:1;
 };
 
 /*
@@ -672,6 +685,9 @@ rx_int_t rx_http_init_framed_connection(rx_conn_t *c,
  * rx_http_on_sent is the connection's on_sent (http_connection.c installs
  * it). */
 void rx_http_connection_send(rx_http_connection_t *hc);
+/* A request whose client is gone (client_gone) ends now: its response is
+ * done, nothing more is produced (a fetch for the cache that failed). */
+void rx_http_gone_end(rx_http_request_t *r);
 void rx_http_on_sent(rx_conn_t *c, ssize_t res);
 
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers

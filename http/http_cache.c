@@ -483,9 +483,9 @@ rx_http_cache_refresh(rx_http_cache_t *cache, const uint8_t md5[16],
     n = root ? find(root, md5, NULL) : NULL;
     if (n && n->updating && n->seq == seq) {
         if (valid_until > n->valid_until) {
-            n->valid_until = valid_until;   /* the file's head keeps the
-                                               old time: a restart asks
-                                               again */
+            n->valid_until = valid_until;   /* the file's head learns
+                                               it from the serve that
+                                               follows (cache_serve.c) */
         }
         n->updating = 0;
         n->last_pass = 0;

@@ -159,6 +159,7 @@ typedef struct {
     rx_int_t                 min_uses;
     rx_array_t              *purge;    /* rx_http_complex_value_t; UNSET_PTR */
     rx_int_t                 revalidate;
+    rx_int_t                 background_update;
 } rx_http_cache_conf_t;
 
 /* A request's dealings with the cache (r->cache_ctx). */
@@ -175,6 +176,14 @@ typedef struct rx_http_cache_req_s {
     bool                     decided;    /* the store said yes or no */
     bool                     revalidating; /* the fetch asks "modified?" */
     bool                     refreshed;  /* ... and the answer was no */
+    /* ... valid until then (0: no new time): the file's head learns it
+     * when the serve opens it (cache_serve.c), so a restart keeps it */
+    int64_t                  refreshed_until;
+    bool                     head_written;
+    ssize_t                  head_res;   /* the head's read, meanwhile */
+    /* *_cache_background_update: r is answered from the expired copy
+     * (STALE), then fetches the entry with its output dropped */
+    bool                     background;
     rx_uint_t                uses;       /* requests of the entry so far */
     /* body bytes the protocol's parser handed over with the header, before
      * the store could decide (every try's, the last try's at the end) */
@@ -329,6 +338,8 @@ void rx_http_cache_store_body(struct rx_http_upstream_s *u, const char *data,
  * file's last write runs; done is called once it is in place). */
 rx_int_t rx_http_cache_store_end(struct rx_http_upstream_s *u,
     void (*done)(struct rx_http_upstream_s *u));
+/* The response is being written into the cache (and nothing failed). */
+bool rx_http_cache_storing(struct rx_http_upstream_s *u);
 /* The response broke or the request ended first: the file is dropped. */
 void rx_http_cache_store_abort(rx_http_request_t *r);
 
@@ -376,7 +387,9 @@ void rx_http_cache_store_abort(rx_http_request_t *r);
         RX_CONF_1MORE, rx_conf_set_bitmask_slot,                             \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, use_stale),          \
         rx_http_cache_use_stale_masks),                                      \
-    RX_HTTP_CACHE_REFUSED(p, "cache_background_update"),                     \
+    RX_HTTP_CACHE_CMD(p, "cache_background_update", RX_HTTP_CACHE_LOC,       \
+        RX_CONF_FLAG, rx_conf_set_flag_slot,                                 \
+        (up) + (cache) + offsetof(rx_http_cache_conf_t, background_update)), \
     RX_HTTP_CACHE_CMD(p, "cache_lock", RX_HTTP_CACHE_LOC, RX_CONF_FLAG,      \
         rx_conf_set_flag_slot,                                               \
         (up) + (cache) + offsetof(rx_http_cache_conf_t, lock)),              \

@@ -56,6 +56,7 @@ rx_http_cache_init_conf(rx_http_cache_conf_t *conf)
     conf->min_uses = RX_CONF_UNSET;
     conf->purge = RX_CONF_UNSET_PTR;
     conf->revalidate = RX_CONF_UNSET;
+    conf->background_update = RX_CONF_UNSET;
 }
 
 static bool
@@ -381,6 +382,7 @@ rx_http_cache_merge_conf(rx_conf_t *cf, rx_http_cache_conf_t *conf,
     rx_conf_merge_ptr(conf->no_cache, prev->no_cache, NULL);
     rx_conf_merge_ptr(conf->purge, prev->purge, NULL);
     rx_conf_merge_value(conf->revalidate, prev->revalidate, 0);
+    rx_conf_merge_value(conf->background_update, prev->background_update, 0);
     if (conf->use_stale == 0) {
         conf->use_stale = prev->use_stale;
     }
@@ -472,7 +474,9 @@ count_cleanup(void *data)
     rx_http_cache_req_t *ctx = r->cache_ctx;
 
     if (ctx && r->cache_status) {
-        rx_http_cache_count(ctx->cache, r->cache_status);
+        /* a background update: the client had the stale copy */
+        rx_http_cache_count(ctx->cache, ctx->background
+                            ? RX_HTTP_CACHE_STALE : r->cache_status);
     }
 }
 
@@ -533,6 +537,16 @@ rx_http_cache_conditions(rx_http_request_t *r, rx_str_t *inm, rx_str_t *ims)
     return true;
 }
 
+/* While the entry is refreshed, its expired copy may be sent:
+ * *_cache_use_stale updating, or the stored stale-while-revalidate. */
+static bool
+stale_while_updating(const rx_http_cache_req_t *ctx)
+{
+    return (ctx->conf->use_stale & RX_HTTP_CACHE_STALE_UPDATING)
+           || (ctx->entry.swr > 0
+               && rx_time_sec - ctx->entry.valid_until <= ctx->entry.swr);
+}
+
 /* The entry must come from the upstream: this request fetches it, or
  * waits for the request that does (RX_AGAIN). */
 static rx_int_t
@@ -547,9 +561,7 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     } else if (r->method == RX_HTTP_HEAD) {
         /* HEAD stores nothing: it fetches for itself, or waits */
         if (ctx->entry.updating && r->cache_status == RX_HTTP_CACHE_EXPIRED
-            && ((ctx->conf->use_stale & RX_HTTP_CACHE_STALE_UPDATING)
-                || (ctx->entry.swr > 0
-                && rx_time_sec - ctx->entry.valid_until <= ctx->entry.swr))) {
+            && stale_while_updating(ctx)) {
             r->cache_status = RX_HTTP_CACHE_UPDATING;
             return RX_OK;
         }
@@ -571,9 +583,7 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     ctx->seq = e.seq;
     ctx->uses = e.uses;
     if (!e.claimed && r->cache_status == RX_HTTP_CACHE_EXPIRED
-        && ((ctx->conf->use_stale & RX_HTTP_CACHE_STALE_UPDATING)
-            || (ctx->entry.swr > 0
-                && rx_time_sec - ctx->entry.valid_until <= ctx->entry.swr))) {
+        && stale_while_updating(ctx)) {
         /* another request refreshes it: the expired copy meanwhile */
         r->cache_status = RX_HTTP_CACHE_UPDATING;
         return RX_OK;
@@ -590,6 +600,14 @@ fetch(rx_http_request_t *r, rx_http_cache_req_t *ctx)
     if (r->cache_status == RX_HTTP_CACHE_EXPIRED && ctx->conf->revalidate
         && (ctx->entry.etag[0] || ctx->entry.last_modified > 0)) {
         revalidate(r, ctx);
+    }
+    if (r->cache_status == RX_HTTP_CACHE_EXPIRED && ctx->conf->background_update
+        && stale_while_updating(ctx) && !ctx->head_as_get
+        && r->hc->framing == NULL && r->subrequest == NULL) {
+        /* the expired copy now, the fetch after it (cache_serve.c); not
+         * on an HTTP/2 stream, which ends with its response */
+        ctx->background = true;
+        r->cache_status = RX_HTTP_CACHE_STALE;
     }
     return RX_OK;
 }
@@ -695,7 +713,8 @@ rx_http_cache_stale_allowed(rx_http_request_t *r, rx_int_t rc, bool status)
     rx_uint_t            ft;
 
     if (ctx == NULL || ctx->serve == NULL || !ctx->entry.found
-        || r->cache_status != RX_HTTP_CACHE_EXPIRED || r->header_sent) {
+        || r->cache_status != RX_HTTP_CACHE_EXPIRED || r->header_sent
+        || r->client_gone) {
         return false;
     }
     ft = status ? 0
@@ -730,12 +749,19 @@ rx_http_cache_stale(rx_http_request_t *r, rx_int_t rc)
     rx_int_t             n;
 
     if (ctx && ctx->refreshed && rc == RX_HTTP_NOT_MODIFIED) {
-        /* REVALIDATED: the stored response, still good */
+        /* REVALIDATED: the stored response, still good (for a background
+         * update: only its file's new expiry, nothing is sent) */
         r->op_handler = NULL;
         n = ctx->serve(r);
         if (n != RX_AGAIN && n != RX_OK) {
             rx_http_finalize_request(r, n);
         }
+        return true;
+    }
+    if (r->client_gone) {
+        /* a background update (or a fetch its client left) ends: the
+         * entry is left as it was; nobody to answer */
+        rx_http_gone_end(r);
         return true;
     }
     if (!rx_http_cache_stale_allowed(r, rc, false)) {

@@ -342,8 +342,9 @@ rx_http_cache_revalidated(rx_http_upstream_t *u)
     valid = validity(u, ctx->conf, &head);
     u->headers_in.status = status;
     ctx->claimed = false;
+    ctx->refreshed_until = valid > 0 ? rx_time_sec + valid : 0;
     rx_http_cache_refresh(ctx->cache, ctx->md5, ctx->seq,
-                          valid > 0 ? rx_time_sec + valid : 0);
+                          ctx->refreshed_until);
     ctx->refreshed = true;
     r->cache_status = RX_HTTP_CACHE_REVALIDATED;
     return true;
@@ -589,6 +590,14 @@ rx_http_cache_store_end(rx_http_upstream_t *u,
         patch_head(st);
     }
     return RX_AGAIN;
+}
+
+bool
+rx_http_cache_storing(rx_http_upstream_t *u)
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+
+    return ctx && ctx->store && !ctx->store->failed;
 }
 
 void

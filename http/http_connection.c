@@ -651,6 +651,14 @@ rx_http_request_done(rx_http_request_t *r)
     if (hc->state == RX_HC_CLOSED || c->state != RX_CONN_ACTIVE) {
         return;                          /* called while the connection goes */
     }
+    if (r->after_response) {
+        rx_int_t (*after)(rx_http_request_t *r) = r->after_response;
+
+        r->after_response = NULL;
+        if (after(r) == RX_AGAIN) {
+            return;                      /* it goes on without the client */
+        }
+    }
     if (hc->framing) {
         hc->framing->request_done(r);    /* one request: the stream ends */
         return;

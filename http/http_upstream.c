@@ -98,6 +98,7 @@ rx_http_upstream_run(rx_http_upstream_t *u)
         return;
     }
     r->write_handler = rx_http_upstream_write_handler;
+    r->detach_handler = rx_http_upstream_detach;
     connect_peer(u);
 }
 

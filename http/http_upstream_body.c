@@ -231,6 +231,20 @@ rx_http_upstream_write_handler(rx_http_request_t *r)
     return RX_OK;
 }
 
+/* r's client left mid-response (http_send.c): the exchange goes on to
+ * its end when the response is going into the cache (nginx finishes the
+ * upstream read into the cache then), so the requests streaming from its
+ * growing file lose nothing. */
+bool
+rx_http_upstream_detach(rx_http_request_t *r)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    /* a body complete upstream whose file is being finished counts too:
+     * its end (finish_from_memory) waits for the file */
+    return u && !u->tunnel && rx_http_cache_storing(u);
+}
+
 /* The body is complete: the connection goes back to the pool (when both
  * sides allow) and the response ends, after what the file still holds. */
 void

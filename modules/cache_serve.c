@@ -15,7 +15,8 @@
 #include "cache_serve.h"
 
 #define HEAD_READ  8192          /* the first read: most headers fit */
-#define WHOLE_READ (64 * 1024)   /* a file this small is read whole: its
+#define WHOLE_READ (64 * 1024)
+#define MAX_RANGES 64            /* static's most (max_ranges) */   /* a file this small is read whole: its
                                     body leaves from memory, one read less */
 
 static void serve_op(rx_http_request_t *r, const rx_cqe_t *cqe);
@@ -53,6 +54,8 @@ to_miss(rx_http_request_t *r, const char *why, int err)
     rx_http_cache_forget(ctx->cache, ctx->md5);
     close_fd(ctx);
     r->op_handler = NULL;
+    r->after_response = NULL;            /* no stale copy: fetched now */
+    ctx->background = false;
     r->cache_status = RX_HTTP_CACHE_MISS;
     end(r, ctx->miss(r));
 }
@@ -222,15 +225,15 @@ not_modified(rx_http_request_t *r)
            ? RX_HTTP_NOT_MODIFIED : 0;
 }
 
-/* Range on a stored 200 (one range; several, or an If-Range that does not
- * hold, get the whole body, as nginx's range filter). 0: the whole body;
- * 206 with *rg set; 416. */
+/* Range on a stored 200 (an If-Range that does not hold, or more ranges
+ * than max_ranges, get the whole body, as nginx's range filter). 0: the
+ * whole body; 206 with rg[0 .. *n) set (several: multipart/byteranges,
+ * sent by static's path); 416. */
 static rx_uint_t
-hit_range(rx_http_request_t *r, int64_t len, rx_http_range_t *rg)
+hit_range(rx_http_request_t *r, int64_t len, rx_http_range_t *rg,
+    rx_uint_t max, rx_uint_t *n)
 {
     rx_http_headers_in_t *hi = &r->headers_in;
-    rx_http_range_t       two[2];
-    rx_uint_t             n = 0;
     rx_int_t              rc;
     rx_str_t              v;
 
@@ -243,11 +246,15 @@ hit_range(rx_http_request_t *r, int64_t len, rx_http_range_t *rg)
                       hi->if_range->value.len) != 0)) {
         return 0;
     }
-    rc = rx_http_parse_range(&hi->range->value, len, two, 2, &n);
-    if (rc == RX_HTTP_RANGE_IGNORE || (rc == RX_HTTP_RANGE_OK && n != 1)) {
+    *n = 0;
+    rc = rx_http_parse_range(&hi->range->value, len, rg,
+                             rx_min(max, rx_http_static_max_ranges(r)), n);
+    if (rc == RX_HTTP_RANGE_IGNORE) {
         return 0;
     }
-    *rg = two[0];
+    if (rc == RX_HTTP_RANGE_OK && *n > 1) {
+        return RX_HTTP_PARTIAL_CONTENT;      /* Content-Range per part */
+    }
     v.data = rx_pnalloc(r->pool, 80);
     if (v.data == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
@@ -274,9 +281,10 @@ static rx_int_t
 send_stored(rx_http_request_t *r, const rx_http_cache_head_t *h, ssize_t res)
 {
     rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_http_range_t      rgs[MAX_RANGES];
     rx_http_range_t      rg = { 0, h->body_len };
     rx_chain_t          *cl;
-    rx_uint_t            st;
+    rx_uint_t            st, n = 1;
     rx_str_t             path;
 
     if (not_modified(r) == RX_HTTP_NOT_MODIFIED) {
@@ -289,9 +297,18 @@ send_stored(rx_http_request_t *r, const rx_http_cache_head_t *h, ssize_t res)
         }
         return rx_http_output_filter(r, NULL);
     }
-    st = hit_range(r, h->body_len, &rg);
+    st = hit_range(r, h->body_len, rgs, MAX_RANGES, &n);
     if (st != 0 && st != RX_HTTP_PARTIAL_CONTENT) {
         return (rx_int_t) st;
+    }
+    path.data = ctx->file;
+    path.len = strlen(ctx->file);
+    if (st == RX_HTTP_PARTIAL_CONTENT && n > 1) {
+        return rx_http_static_send_multipart(r, ctx->fd, h->body_start,
+                                             h->body_len, rgs, n, &path);
+    }
+    if (st == RX_HTTP_PARTIAL_CONTENT) {
+        rg = rgs[0];
     }
     r->headers_out.content_length_n = rg.end - rg.start;
     if (rx_http_send_header(r) == RX_ERROR) {
@@ -309,8 +326,6 @@ send_stored(rx_http_request_t *r, const rx_http_cache_head_t *h, ssize_t res)
         cl->buf->end = cl->buf->last = ctx->head_buf + h->body_start + rg.end;
         return rx_http_output_filter(r, cl);
     }
-    path.data = ctx->file;
-    path.len = strlen(ctx->file);
     return rx_http_static_send_file(r, ctx->fd, h->body_start + rg.start,
                                     h->body_start + rg.end, &path);
 }
@@ -339,6 +354,26 @@ on_head(rx_http_request_t *r, ssize_t res)
         } else {
             read_head(r, h.body_start);      /* a large header: once more */
         }
+        return;
+    }
+    if (ctx->refreshed_until > h.valid_until && !ctx->head_written) {
+        /* a 304 refreshed the entry: its file's head says so too (the
+         * loader reads it after a restart); the serve goes on after */
+        ctx->head_written = true;
+        ctx->head_res = res;
+        memcpy(ctx->head_buf + offsetof(rx_http_cache_head_t, valid_until),
+               &ctx->refreshed_until, sizeof(ctx->refreshed_until));
+        rx_ring_write(ctx->fd,
+            ctx->head_buf + offsetof(rx_http_cache_head_t, valid_until),
+            sizeof(ctx->refreshed_until),
+            offsetof(rx_http_cache_head_t, valid_until),
+            rx_http_op_ud(r, RX_OP_WRITE));
+        return;
+    }
+    if (r->client_gone) {
+        /* a background update's revalidation: nothing to send */
+        r->op_handler = NULL;
+        rx_http_gone_end(r);
         return;
     }
     if (rx_http_cache_replay_header(r, ctx->head_buf + sizeof(h) + h.key_len,
@@ -378,6 +413,15 @@ serve_op(rx_http_request_t *r, const rx_cqe_t *cqe)
     case RX_OP_READ:
         on_head(r, cqe->res);
         return;
+    case RX_OP_WRITE:
+        if (cqe->res != (int) sizeof(ctx->refreshed_until)) {
+            rx_http_request_log_error(r, RX_LOG_CRIT,
+                cqe->res < 0 ? -cqe->res : 0, "cache file \"%s\": its new "
+                "expiry could not be written (a restart revalidates it "
+                "again)", ctx->file);
+        }
+        on_head(r, ctx->head_res);
+        return;
     default:
         return;
     }
@@ -394,8 +438,53 @@ serve_file(rx_http_request_t *r)
         return rc;
     }
     r->op_handler = serve_op;
-    rx_ring_openat(AT_FDCWD, ctx->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+    /* read-write when a 304 refreshed it: its head gets the new time */
+    rx_ring_openat(AT_FDCWD, ctx->file, (ctx->refreshed_until ? O_RDWR
+                   : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW, 0,
                    rx_http_op_ud(r, RX_OP_OPEN));
+    return RX_AGAIN;
+}
+
+/*
+ * *_cache_background_update: the stale copy went out whole (and was
+ * logged); the request now fetches the entry as a miss would, with
+ * client_gone set, so the response is stored and nothing of it reaches
+ * the client. The connection's next request waits for its end, as
+ * nginx's request waits for its background subrequest.
+ */
+static rx_int_t
+background_update(rx_http_request_t *r)
+{
+    rx_http_cache_req_t   *ctx = r->cache_ctx;
+    rx_http_headers_out_t *ho = &r->headers_out;
+    rx_int_t               rc;
+
+    close_fd(ctx);
+    if (!ctx->claimed) {
+        return RX_OK;                    /* nothing to fetch any more */
+    }
+    r->client_gone = 1;
+    r->response_done = 0;
+    r->header_sent = 0;
+    r->header_only = 0;
+    r->chunked = 0;
+    r->err_status = 0;
+    r->out = NULL;
+    r->filter_buffered = 0;
+    r->op_handler = NULL;
+    r->write_handler = NULL;
+    memset(ho, 0, sizeof(*ho));
+    if (rx_array_init(&ho->headers, r->pool, 8, sizeof(rx_table_elt_t))
+        != RX_OK) {
+        return RX_OK;
+    }
+    ho->content_length_n = -1;
+    ho->last_modified_time = -1;
+    r->cache_status = RX_HTTP_CACHE_EXPIRED;
+    rc = ctx->miss(r);
+    if (rc != RX_OK && rc != RX_AGAIN && rc != RX_DONE) {
+        rx_http_gone_end(r);             /* could not start: ends quietly */
+    }
     return RX_AGAIN;
 }
 
@@ -422,8 +511,10 @@ rx_http_cache_handler(rx_http_request_t *r, const rx_http_cache_conf_t *conf,
     if (rc == RX_AGAIN) {
         return rx_http_cache_wait(r, conf, go);
     }
-    if (r->cache_status != RX_HTTP_CACHE_HIT
-        && r->cache_status != RX_HTTP_CACHE_UPDATING) {
+    if (ctx->background) {
+        r->after_response = background_update;
+    } else if (r->cache_status != RX_HTTP_CACHE_HIT
+               && r->cache_status != RX_HTTP_CACHE_UPDATING) {
         return go(r);
     }
     return serve_file(r);
