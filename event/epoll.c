@@ -41,6 +41,8 @@ static rx_cqe_t        *cq;
 static unsigned         ncq, cq_size;
 static rx_epoll_bufs_t *groups[MAX_GROUPS];
 static unsigned         nlinked;      /* operations in state LINKED */
+static struct epoll_event kept[256];    /* readiness held for a turn */
+static int                nkept;
 
 static void start(rx_eop_t *op);
 static void finish(rx_eop_t *op, int32_t res);
@@ -534,21 +536,12 @@ pool_done(rx_eop_t *op)
     finish(op, op->res);
 }
 
-rx_int_t
-rx_epoll_wait(rx_msec_t timeout_ms)
+/* Readiness epoll reported: what waits on each fd is tried. */
+static void
+run_events(const struct epoll_event *events, int n)
 {
-    struct epoll_event events[256];
-    int                i, n, fd;
+    int i, fd;
 
-    rx_epoll_submit();
-    if (ncq) {
-        timeout_ms = 0;
-    }
-    n = epoll_wait(epfd, events, (int) rx_nelems(events),
-                   timeout_ms < 0 ? -1 : (int) timeout_ms);
-    if (n == -1) {
-        return errno == EINTR ? RX_OK : RX_ERROR;
-    }
     for (i = 0; i < n; i++) {
         fd = events[i].data.fd;
         if (fd == rx_epoll_files_fd()) {
@@ -564,6 +557,39 @@ rx_epoll_wait(rx_msec_t timeout_ms)
         if (events[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
             run_list(fd, DIR_OUT, events[i].events);
         }
+    }
+}
+
+/* Starts what was prepared and waits for readiness. When the start itself
+ * completed operations, their CQEs go out first and the readiness seen now
+ * waits for the next turn (after that turn's submit), as io_uring's
+ * submit-and-wait returns with the completions of what it submitted: a
+ * peer woken by our send may run on this CPU at once and answer before
+ * the send's completion is handled; its answer handed out in the same
+ * batch made the request look still in flight when the response ended
+ * (a pooled FastCGI connection was dropped, nothing logged: the empty
+ * STDIN that ends a request goes in a send of its own, started by the
+ * completion of the one before it). Events kept a turn may name an fd
+ * closed (and reused) meanwhile: they only make its operations try again. */
+rx_int_t
+rx_epoll_wait(rx_msec_t timeout_ms)
+{
+    int n;
+
+    rx_epoll_submit();
+    if (nkept) {
+        run_events(kept, nkept);
+        nkept = 0;
+    }
+    n = epoll_wait(epfd, kept, (int) rx_nelems(kept),
+                   ncq ? 0 : timeout_ms < 0 ? -1 : (int) timeout_ms);
+    if (n == -1) {
+        return errno == EINTR ? RX_OK : RX_ERROR;
+    }
+    if (ncq) {
+        nkept = n;
+    } else {
+        run_events(kept, n);
     }
     return RX_OK;
 }
@@ -624,6 +650,7 @@ rx_epoll_exit(void)
     cq = NULL;
     nfds = 0;
     ncq = cq_size = 0;
+    nkept = 0;
     sq_head = sq_tail = last_prepped = NULL;
 }
 
