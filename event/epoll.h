@@ -33,9 +33,11 @@ typedef enum {
 typedef struct rx_eop_s rx_eop_t;
 
 struct rx_eop_s {
-    rx_eop_t     *next;     /* the list the state implies */
+    rx_eop_t     *next;     /* the list the state implies (LINKED: all
+                               of them, for cancel by fd) */
     rx_eop_t     *hnext;    /* the user_data hash chain (cancel) */
     rx_eop_t     *link;     /* started once this one moved all of len */
+    rx_eop_t     *pred;     /* LINKED: the operation it waits for */
     uint64_t      ud;       /* the caller's user_data */
     int64_t       off;      /* file offset (splice: fd_in's), -1: none */
     size_t        done;     /* bytes sent so far (sends finish whole) */
