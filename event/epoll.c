@@ -650,7 +650,10 @@ rx_epoll_dispatch(rx_cqe_handler_pt handler, void *data)
         rx_cqe_t c = cq[i];
         handler(&c, data);
     }
-    memmove(cq, cq + n, (ncq - n) * sizeof(*cq));
+    if (ncq > n) {
+        /* not with nothing left: cq is NULL before the first post */
+        memmove(cq, cq + n, (ncq - n) * sizeof(*cq));
+    }
     ncq -= n;
     return n;
 }
