@@ -282,13 +282,15 @@ run_list(int fd, int dir, uint32_t ev)
 }
 
 /* Who owns the fd op waits on: a connection's slot and generation (its
- * kind and tag masked: a request's tag is not the fd's owner), or 0. */
+ * kind and tag masked: a request's tag is not the fd's owner) for the
+ * kinds that wait only on the connection's own socket, or 0 (a READ may
+ * wait on a pipe the connection opened, closed and opened again). */
 static uint64_t
 owner_of(const rx_eop_t *op)
 {
     switch (rx_op_kind(op->ud)) {
     case RX_OP_RECV: case RX_OP_SEND: case RX_OP_CONNECT: case RX_OP_SPLICE:
-    case RX_OP_POLL: case RX_OP_READ:
+    case RX_OP_POLL:
         return (op->ud & 0x00ffffff00ffffffull) | (1ull << 63);
     default:
         return 0;
