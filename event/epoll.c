@@ -50,6 +50,7 @@ static int                nkept;
 
 static void start(rx_eop_t *op);
 static void finish(rx_eop_t *op, int32_t res);
+static void forget(int fd);
 
 /* --- completions --------------------------------------------------------- */
 
@@ -131,6 +132,13 @@ finish(rx_eop_t *op, int32_t res)
     rx_eop_t *link = op->link;
 
     rx_epoll_post(op->ud, res, 0);
+    if (op->type == RX_EOP_ACCEPT && !op->multishot && res >= 0) {
+        /* one-shot accepts on a shared socket take turns, as io_uring's
+         * do: our registration goes, and the next accept's comes after
+         * the other workers' in the socket's wait queue */
+        (void) epoll_ctl(epfd, EPOLL_CTL_DEL, op->fd, NULL);
+        forget(op->fd);
+    }
     hash_del(op);
     op->next = free_ops;
     free_ops = op;
@@ -303,8 +311,12 @@ wait_on(rx_eop_t *op)
     int                dir = direction(op), fd = op->fd;
     efd_t             *e = efd(fd);
     uint64_t           owner;
+    bool               shared_accept;
     struct epoll_event ev;
 
+    /* taken before the first try, which may finish op */
+    owner = owner_of(op);
+    shared_accept = op->type == RX_EOP_ACCEPT && !op->multishot;
     op->state = RX_EOP_WAIT;
     op->next = NULL;
     if (e->tail[dir]) {
@@ -315,13 +327,17 @@ wait_on(rx_eop_t *op)
     e->tail[dir] = op;
     run_list(fd, dir, 0);
     e = &fds[fd];
-    owner = owner_of(op);
     if ((e->head[0] || e->head[1])
         && (!e->registered || e->owner != owner)) {
         /* edge-triggered, both ways, once: what is waiting decides what
          * an event means; EEXIST: it already is in the set */
         memset(&ev, 0, sizeof(ev));
         ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+        if (shared_accept) {
+            /* a socket the workers share: one of them is woken, the one
+             * registered longest (see finish) */
+            ev.events = EPOLLIN | EPOLLET | EPOLLEXCLUSIVE;
+        }
         ev.data.fd = fd;
         if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == -1
             && errno != EEXIST) {
