@@ -44,7 +44,9 @@ objs/ringx_auto.h:
 	./configure $(RX_CONFIGURE_ARGS)
 
 PREFIX ?= /usr/local/ringx
-MANDIR ?= $(PREFIX)/share/man
+# the man path man(1) searches: /usr/share/man for a /usr install, else
+# /usr/local/share/man (not under an /opt-like PREFIX, which it does not)
+MANDIR ?= $(if $(filter /usr,$(PREFIX))$(filter debian,$(LAYOUT)),/usr/share/man,/usr/local/share/man)
 
 # ---- mode and flags --------------------------------------------------------------
 
@@ -239,6 +241,14 @@ bench:
 RX_CONF_DIR = $(patsubst %/,%,$(dir $(CONF_PATH)))
 RX_CONF_NAME = $(notdir $(CONF_PATH))
 RX_MAN_SRC = $(firstword $(wildcard ringx.8 docs/ringx.8))
+SYSTEMD_UNIT_DIR ?= /lib/systemd/system
+LOGROTATE_DIR ?= /etc/logrotate.d
+# the configured paths put into the unit, the logrotate file and the conf
+RX_SUBST = sed -e 's|@SBIN@|$(SBIN_PATH)|g' -e 's|@CONF@|$(CONF_PATH)|g' \
+	-e 's|@PID@|$(PID_PATH)|g' \
+	-e 's|@LOGDIR@|$(patsubst %/,%,$(dir $(ERROR_LOG_PATH)))|g' \
+	-e 's|@HTTPLOG@|$(HTTP_LOG_PATH)|g' -e 's|@CONF_DIR@|$(RX_CONF_DIR)|g' \
+	-e 's|@PREFIX@|$(PREFIX)|g' -e 's|@USER@|$(WORKER_USER)|g'
 
 .PHONY: install
 install: all
@@ -251,6 +261,7 @@ install: all
 	    [ -f "$$f" ] || continue; \
 	    case "$$f" in *.default|*~) continue ;; esac; \
 	    n=$${f#conf/}; [ "$$n" = ringx.conf ] && n='$(RX_CONF_NAME)'; \
+	    [ '$(LAYOUT)' = debian ] && [ "$$f" = conf/ringx.conf ] && continue; \
 	    t="$$d$(RX_CONF_DIR)/$$n"; \
 	    install -m 644 "$$f" "$$t.default"; \
 	    if [ -e "$$t" ]; then \
@@ -272,7 +283,30 @@ install: all
 	    install -d "$$d$(MANDIR)/man8"; \
 	    install -m 644 '$(RX_MAN_SRC)' "$$d$(MANDIR)/man8/ringx.8"; \
 	    echo "install: $$d$(MANDIR)/man8/ringx.8"; \
-	 fi
+	 fi; \
+	 install -d "$$d$(SYSTEMD_UNIT_DIR)" "$$d$(LOGROTATE_DIR)"; \
+	 $(RX_SUBST) contrib/ringx.service.in > "$$d$(SYSTEMD_UNIT_DIR)/ringx.service"; \
+	 echo "install: $$d$(SYSTEMD_UNIT_DIR)/ringx.service"; \
+	 $(RX_SUBST) contrib/ringx.logrotate.in > "$$d$(LOGROTATE_DIR)/ringx"; \
+	 echo "install: $$d$(LOGROTATE_DIR)/ringx"; \
+	 t="$$d$(RX_CONF_DIR)/$(RX_CONF_NAME)"; \
+	 if [ '$(LAYOUT)' = debian ]; then \
+	    $(RX_SUBST) contrib/debian/ringx.conf.in > "$$t.default"; \
+	    if [ -e "$$t" ]; then echo "install: kept $$t (new one: $$t.default)"; \
+	    else cp "$$t.default" "$$t"; echo "install: $$t"; fi; \
+	    install -d "$$d$(RX_CONF_DIR)/conf.d" "$$d$(RX_CONF_DIR)/sites-available" \
+	        "$$d$(RX_CONF_DIR)/sites-enabled"; \
+	    s="$$d$(RX_CONF_DIR)/sites-available/default"; \
+	    if [ -e "$$s" ]; then echo "install: kept $$s"; else \
+	        $(RX_SUBST) contrib/debian/default.in > "$$s"; echo "install: $$s"; \
+	        [ -e "$$d$(RX_CONF_DIR)/sites-enabled/default" ] \
+	            || ln -s ../sites-available/default "$$d$(RX_CONF_DIR)/sites-enabled/default"; \
+	    fi; \
+	 fi; \
+	 sed -i 's|^pid .*;|pid        $(PID_PATH);|' "$$t.default"; \
+	 if ! grep -q '^pid ' "$$t"; then :; \
+	 elif grep -q '^pid  *logs/ringx.pid;' "$$t"; then \
+	    sed -i 's|^pid .*;|pid        $(PID_PATH);|' "$$t"; fi
 
 # ---- clean, help ----------------------------------------------------------------------
 
@@ -297,7 +331,8 @@ help:
 	@echo '  install        install into $$(DESTDIR)$$(PREFIX): sbin/ringx, conf/ (an'
 	@echo '                 existing file is kept, the new one goes to NAME.default),'
 	@echo '                 html/ (existing files kept), logs/, and ringx.8 or'
-	@echo '                 docs/ringx.8 into $$(MANDIR)/man8'
+	@echo '                 docs/ringx.8 into $$(MANDIR)/man8, ringx.service into'
+	@echo '                 $$(SYSTEMD_UNIT_DIR), a logrotate file into $$(LOGROTATE_DIR)'
 	@echo '  reconfigure    run ./configure again with the options it last ran with'
 	@echo '  clean          remove objs/ (including the configuration)'
 	@echo '  help           this text'

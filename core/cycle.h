@@ -140,6 +140,10 @@ rx_int_t rx_signal_process(rx_cycle_t *cycle, const char *sig);
 void rx_reopen_files(rx_cycle_t *cycle);
 rx_int_t rx_open_listening_sockets(rx_cycle_t *cycle);
 void rx_close_listening_sockets(rx_cycle_t *cycle);
+/* The reuseport groups pick among this cycle's workers' sockets again (a
+ * master that starts its workers again after an upgrade's WINCH: the new
+ * binary had set the group's selector to its own worker count). */
+void rx_listening_select_workers(rx_cycle_t *cycle);
 rx_open_file_t *rx_conf_open_file(rx_cycle_t *cycle, const rx_str_t *name);
 rx_int_t rx_log_open_default(rx_cycle_t *cycle);
 const char *rx_log_set_log(rx_conf_t *cf, rx_log_t **head);

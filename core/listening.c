@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include "core.h"
 #include "cycle.h"
+#include "process.h"
 
 static void
 set_opt(rx_log_t *log, rx_listening_t *ls, int level, int name, int value,
@@ -237,8 +238,8 @@ attach_selector(rx_cycle_t *cycle, rx_listening_t *ls, rx_uint_t workers)
     }
 }
 
-static void
-attach_selectors(rx_cycle_t *cycle)
+void
+rx_listening_select_workers(rx_cycle_t *cycle)
 {
     rx_core_conf_t *ccf = rx_get_conf(cycle->conf_ctx, rx_core_module);
     rx_listening_t *ls = cycle->listening.elts;
@@ -277,11 +278,18 @@ rx_open_listening_sockets(rx_cycle_t *cycle)
                 break;
             }
         }
+        if (ls[i].fd == -1) {
+            /* the first cycle: a socket the old binary handed over */
+            ls[i].fd = rx_inherited_take(&ls[i]);
+            if (ls[i].fd != -1) {
+                apply_options(cycle->log, &ls[i]);
+            }
+        }
         if (ls[i].fd == -1 && open_one(cycle, &ls[i]) != RX_OK) {
             goto failed;
         }
     }
-    attach_selectors(cycle);
+    rx_listening_select_workers(cycle);
     return RX_OK;
 
 failed:
@@ -312,7 +320,7 @@ rx_close_listening_sockets(rx_cycle_t *cycle)
         close(ls[i].fd);
         ls[i].fd = -1;
         if (ls[i].addr.u.sa.sa_family == AF_UNIX
-            && rx_process != RX_PROCESS_WORKER) {
+            && rx_process != RX_PROCESS_WORKER && !rx_listening_shared()) {
             unlink(ls[i].addr.u.sun.sun_path);
         }
     }

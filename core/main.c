@@ -317,7 +317,10 @@ run(rx_cycle_t *cycle, rx_pool_t *boot_pool, int argc, char **argv)
     if (rx_init_signals(cycle->log) != RX_OK) {
         return 1;
     }
-    if (ccf->daemon && rx_daemon(cycle->log) != RX_OK) {
+    /* a new binary started by USR2 stays the old master's child, as
+     * nginx's does: it is daemonized already */
+    if (ccf->daemon && !rx_started_by_upgrade()
+        && rx_daemon(cycle->log) != RX_OK) {
         return 1;
     }
     if (rx_create_pidfile(&ccf->pid, cycle->log) != RX_OK) {
@@ -362,11 +365,18 @@ main(int argc, char **argv)
     }
 
     rx_modules_preinit();
+    if (rx_save_argv(argc, argv) != RX_OK) {
+        return 1;
+    }
     pool = boot_cycle(&boot, argc, argv);
     if (pool == NULL) {
         return 1;
     }
+    if (!rx_test_config && rx_process != RX_PROCESS_SIGNALLER) {
+        rx_inherit_sockets(boot.log);
+    }
     cycle = rx_init_cycle(&boot);
+    rx_inherited_close_unused();
     if (cycle == NULL) {
         if (rx_test_config) {
             rx_log_stderr(0, "configuration file %s test failed",

@@ -36,11 +36,13 @@ extern rx_module_t rx_http_userid_module;
 extern rx_module_t rx_http_gunzip_module;
 extern rx_module_t rx_http_sub_filter_module;
 extern rx_module_t rx_http_addition_filter_module;
+extern rx_module_t rx_http_slice_filter_module;
 extern rx_module_t rx_http_ssi_filter_module;
 extern rx_module_t rx_http_postpone_filter_module;
 extern rx_module_t rx_http_charset_module;
 extern rx_module_t rx_http_gzip_module;
 extern rx_module_t rx_http_try_files_module;
+extern rx_module_t rx_http_mirror_module;
 extern rx_module_t rx_http_index_module;
 extern rx_module_t rx_http_autoindex_module;
 extern rx_module_t rx_http_gzip_static_module;
@@ -118,6 +120,8 @@ rx_module_t *const rx_modules[] = {
     &rx_http_auth_basic_module,
 #endif
     &rx_http_auth_request_module,
+    /* filter: slice, first to see a response (nginx's last filter module) */
+    &rx_http_slice_filter_module,
     &rx_http_headers_module,
     /* nginx's filter order from here: userid, gunzip, sub, charset, gzip */
 #if (RX_HTTP_USERID)
@@ -138,6 +142,9 @@ rx_module_t *const rx_modules[] = {
 #endif
     &rx_http_chunked_filter_module, /* filter: the last before the writer */
     &rx_http_try_files_module,  /* precontent phase */
+    /* precontent, after try_files (nginx runs it after too): the last
+     * handler of the phase, so its body wait resumes at content */
+    &rx_http_mirror_module,
     /* content handlers, tried in this order */
 #if (RX_HTTP_DAV)
     &rx_http_dav_module,        /* PUT DELETE MKCOL COPY MOVE: before static */
@@ -195,6 +202,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_gunzip_module", RX_HTTP_GUNZIP && RX_HTTP_GZIP, false },
     { "http_auth_request_module", true, false },
     { "http_addition_module", true, false },
+    { "http_slice_module", true, false },
     /* nginx's standard modules: "--without-" when ringx lacks them */
     { "http_rewrite_module", RX_HTTP_REWRITE, true },
     { "http_gzip_module", RX_HTTP_GZIP, true },
@@ -204,7 +212,7 @@ const rx_module_flag_t rx_module_flags[] = {
     { "http_scgi_module", true, true },
     { "http_ssi_module", true, true },
     { "http_userid_module", RX_HTTP_USERID, true },
-    { "http_mirror_module", false, true },
+    { "http_mirror_module", true, true },
     { "http_memcached_module", true, true },
     { "http_empty_gif_module", RX_HTTP_EMPTY_GIF, true },
     { "http_secure_link_module", RX_HTTP_SECURE_LINK, false },

@@ -13,7 +13,7 @@
 #include "proctitle.h"
 
 volatile sig_atomic_t rx_quit, rx_terminate, rx_reconfigure, rx_reopen,
-    rx_noaccept, rx_reap, rx_alarm;
+    rx_noaccept, rx_reap, rx_alarm, rx_change_binary;
 
 typedef struct {
     pid_t      pid;           /* 0: free slot */
@@ -22,6 +22,7 @@ typedef struct {
     rx_msec_t  started;
     rx_uint_t  quick_deaths;  /* consecutive deaths within a second of start */
     rx_msec_t  respawn_at;    /* delayed respawn, 0: none */
+    rx_msec_t  kill_at;       /* asked to leave: SIGKILL if still here then */
     bool       exiting;       /* asked to leave: not respawned */
     bool       respawn;       /* waiting for a delayed respawn */
 } rx_worker_t;
@@ -44,6 +45,7 @@ signal_handler(int signo)
     case SIGWINCH: rx_noaccept = 1; break;
     case SIGCHLD:  rx_reap = 1; break;
     case SIGALRM:  rx_alarm = 1; break;
+    case SIGUSR2:  rx_change_binary = 1; break;
     }
     errno = saved;
 }
@@ -52,7 +54,7 @@ rx_int_t
 rx_init_signals(rx_log_t *log)
 {
     static const int handled[] = { SIGQUIT, SIGTERM, SIGINT, SIGHUP, SIGUSR1,
-                                   SIGWINCH, SIGCHLD, SIGALRM };
+                                   SIGWINCH, SIGCHLD, SIGALRM, SIGUSR2 };
     struct sigaction sa;
     size_t           i;
 
@@ -68,7 +70,6 @@ rx_init_signals(rx_log_t *log)
     }
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
-    sigaction(SIGUSR2, &sa, NULL);
     sigaction(SIGSYS, &sa, NULL);
 
     /* Signals are only taken inside sigsuspend() (master) or through a
@@ -154,6 +155,7 @@ spawn(rx_cycle_t *cycle, rx_worker_t *w)
     w->started = rx_current_msec;
     w->exiting = false;
     w->respawn = false;
+    w->kill_at = 0;
     w->generation = generation;
     rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "start worker process %d",
                  (int) pid);
@@ -192,6 +194,27 @@ start_workers(rx_cycle_t *cycle)
     }
 }
 
+/*
+ * A worker asked to leave gets a deadline after which it is killed: 3 s
+ * after TERM; after QUIT, worker_shutdown_timeout (which the worker
+ * enforces itself) and 2 s more for one that is stuck or stopped and
+ * cannot. Without worker_shutdown_timeout a QUIT waits for the requests.
+ */
+static void
+set_kill_deadline(rx_cycle_t *cycle, rx_worker_t *w, int signo)
+{
+    rx_msec_t timeout = core_conf(cycle)->shutdown_timeout, at = 0;
+
+    if (signo == SIGTERM) {
+        at = rx_current_msec + 3000;
+    } else if (signo == SIGQUIT && timeout > 0) {
+        at = rx_current_msec + timeout + 2000;
+    }
+    if (at && (w->kill_at == 0 || at < w->kill_at)) {
+        w->kill_at = at;
+    }
+}
+
 /* Signals every live worker (of one generation, or all when gen is -1). */
 static void
 signal_workers(rx_cycle_t *cycle, int signo, long gen)
@@ -213,6 +236,7 @@ signal_workers(rx_cycle_t *cycle, int signo, long gen)
         }
         if (signo == SIGQUIT || signo == SIGTERM || signo == SIGKILL) {
             w->exiting = true;
+            set_kill_deadline(cycle, w, signo);
         }
         if (kill(w->pid, signo) == -1 && errno != ESRCH) {
             rx_log_error(RX_LOG_ALERT, cycle->log, errno, "kill(%d, %d) failed",
@@ -285,19 +309,21 @@ worker_died(rx_cycle_t *cycle, rx_worker_t *w, int status)
                  "right after start; respawning it in %ld ms",
                  (unsigned long) w->index, (long) delay);
     w->respawn = true;
-    w->respawn_at = rx_current_msec + delay;
-    schedule_alarm(delay);
+    w->respawn_at = rx_current_msec + delay;    /* run_timers sets the alarm */
 }
 
-/* Returns the number of workers still alive or waiting for a respawn. */
-static rx_uint_t
+static void
 reap_children(rx_cycle_t *cycle)
 {
     int       status;
     pid_t     pid;
-    rx_uint_t i, live = 0;
+    rx_uint_t i;
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == rx_new_binary && rx_new_binary != 0) {
+            rx_new_binary_exited(cycle, status);
+            continue;
+        }
         for (i = 0; i < RX_MAX_WORKERS; i++) {
             if (workers[i].pid == pid) {
                 worker_died(cycle, &workers[i], status);
@@ -305,6 +331,50 @@ reap_children(rx_cycle_t *cycle)
             }
         }
     }
+}
+
+/*
+ * The master's timers: delayed respawns that are due, and workers past
+ * their kill deadline. The alarm is set again for the next one due.
+ */
+static void
+run_timers(rx_cycle_t *cycle)
+{
+    rx_msec_t next = 0, at;
+    rx_uint_t i;
+
+    for (i = 0; i < RX_MAX_WORKERS; i++) {
+        rx_worker_t *w = &workers[i];
+
+        if (w->respawn && w->respawn_at <= rx_current_msec) {
+            count_master(offsetof(rx_counters_master_t, respawns));
+            spawn(cycle, w);
+        }
+        if (w->pid != 0 && w->kill_at && w->kill_at <= rx_current_msec) {
+            rx_log_error(RX_LOG_ALERT, cycle->log, 0, "worker process %d did "
+                         "not exit in time, sending SIGKILL", (int) w->pid);
+            w->kill_at = 0;
+            if (kill(w->pid, SIGKILL) == -1 && errno != ESRCH) {
+                rx_log_error(RX_LOG_ALERT, cycle->log, errno,
+                             "kill(%d, SIGKILL) failed", (int) w->pid);
+            }
+        }
+        at = w->respawn ? w->respawn_at : w->pid != 0 ? w->kill_at : 0;
+        if (at && (next == 0 || at < next)) {
+            next = at;
+        }
+    }
+    if (next) {
+        schedule_alarm(next > rx_current_msec ? next - rx_current_msec : 1);
+    }
+}
+
+/* Workers still alive or waiting for a respawn: 0 lets a stop finish. */
+static rx_uint_t
+count_live(void)
+{
+    rx_uint_t i, live = 0;
+
     for (i = 0; i < RX_MAX_WORKERS; i++) {
         live += workers[i].pid != 0 || workers[i].respawn;
     }
@@ -312,35 +382,11 @@ reap_children(rx_cycle_t *cycle)
 }
 
 static void
-run_delayed_respawns(rx_cycle_t *cycle)
-{
-    rx_msec_t next = 0;
-    rx_uint_t i;
-
-    for (i = 0; i < RX_MAX_WORKERS; i++) {
-        rx_worker_t *w = &workers[i];
-
-        if (!w->respawn) {
-            continue;
-        }
-        if (w->respawn_at <= rx_current_msec) {
-            count_master(offsetof(rx_counters_master_t, respawns));
-            spawn(cycle, w);
-        } else if (next == 0 || w->respawn_at < next) {
-            next = w->respawn_at;
-        }
-    }
-    if (next) {
-        schedule_alarm(next - rx_current_msec);
-    }
-}
-
-static void
 master_exit(rx_cycle_t *cycle)
 {
     rx_uint_t i;
 
-    rx_delete_pidfile(cycle);
+    rx_delete_own_pidfile(cycle);
     rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "exit");
     for (i = 0; i < rx_modules_n; i++) {
         if (rx_modules[i]->exit_master) {
@@ -379,6 +425,21 @@ reload(rx_cycle_t *cycle)
     return fresh;
 }
 
+/* Workers of this cycle in a new generation: after WINCH, or a HUP that
+ * rolls an upgrade back. The ones still leaving are the old generation. */
+static void
+restart_workers(rx_cycle_t *cycle, const char *why)
+{
+    rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "%s", why);
+    /* the new binary set the reuseport groups' selectors to its worker
+     * count: back to ours before its workers go, or a socket only it
+     * served would still be picked (and its queue reset as it closes) */
+    rx_listening_select_workers(cycle);
+    generation++;
+    start_workers(cycle);
+    signal_workers(cycle, SIGQUIT, (long) generation - 1);
+}
+
 static void
 set_master_title(int argc, char **argv)
 {
@@ -397,9 +458,7 @@ void
 rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
 {
     sigset_t  wait_mask;
-    rx_uint_t live = 1;
-    bool      term_sent = false, quit_sent = false;
-    rx_msec_t kill_at = 0;
+    bool      term_sent = false, quit_sent = false, noaccepting = false;
 
     rx_process = RX_PROCESS_MASTER;
     set_master_title(argc, argv);
@@ -411,45 +470,68 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
         rx_time_update();
 
         if (rx_reap) {
+            pid_t new_binary = rx_new_binary;
+
             rx_reap = 0;
-            live = reap_children(cycle);
-        }
-        if (live == 0 && (rx_terminate || rx_quit)) {
-            master_exit(cycle);
-        }
-        if (rx_terminate) {
-            if (!term_sent) {
-                term_sent = true;
-                signal_workers(cycle, SIGTERM, -1);
-                kill_at = rx_current_msec + 3000;
-                schedule_alarm(3000);
-            } else if (rx_alarm && rx_current_msec >= kill_at) {
-                rx_log_error(RX_LOG_ALERT, cycle->log, 0, "workers did not "
-                             "exit in 3 s after TERM, sending SIGKILL");
-                signal_workers(cycle, SIGKILL, -1);
+            reap_children(cycle);
+            if (noaccepting && new_binary != 0 && rx_new_binary == 0
+                && !rx_quit && !rx_terminate) {
+                /* the upgrade failed after WINCH: nobody would serve */
+                restart_workers(cycle, "the new binary exited: starting "
+                                "worker processes again");
+                noaccepting = false;
             }
-            rx_alarm = 0;
-            continue;
         }
-        if (rx_quit) {
-            if (!quit_sent) {
-                quit_sent = true;
-                rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "gracefully shutting "
-                             "down");
-                signal_workers(cycle, SIGQUIT, -1);
-                rx_close_listening_sockets(cycle);
+        rx_alarm = 0;
+        if (rx_terminate && !term_sent) {
+            /* a pending respawn is cancelled: with none alive, the count
+             * below is what lets the master go (it used to wait for a
+             * SIGCHLD that never came) */
+            term_sent = true;
+            signal_workers(cycle, SIGTERM, -1);
+        }
+        if (rx_quit && !quit_sent && !rx_terminate) {
+            quit_sent = true;
+            rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "gracefully shutting "
+                         "down");
+            signal_workers(cycle, SIGQUIT, -1);
+            rx_close_listening_sockets(cycle);
+        }
+        if (rx_terminate || rx_quit) {
+            if (count_live() == 0) {
+                master_exit(cycle);
             }
+            run_timers(cycle);
             continue;
-        }
-        if (rx_alarm) {
-            rx_alarm = 0;
-            run_delayed_respawns(cycle);
         }
         if (rx_reconfigure) {
             rx_reconfigure = 0;
             rx_noaccept = 0;
-            cycle = reload(cycle);
-            live = 1;
+            noaccepting = false;
+            if (rx_new_binary != 0) {
+                /* a rollback: workers again, with the configuration this
+                 * master has (nginx does not reread it either) */
+                restart_workers(cycle, "starting worker processes again");
+            } else {
+                cycle = reload(cycle);
+            }
+        }
+        if (rx_change_binary) {
+            rx_change_binary = 0;
+            if (rx_new_binary != 0) {
+                rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: new "
+                             "binary process %d is still running",
+                             (int) rx_new_binary);
+            } else if (rx_old_master_running()) {
+                /* its .oldbin is the old master's pid file: a second
+                 * rename would overwrite it (nginx ignores it too) */
+                rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: the "
+                             "old master process %d is still running",
+                             (int) getppid());
+            } else {
+                rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "changing binary");
+                rx_new_binary = rx_exec_new_binary(cycle);
+            }
         }
         if (rx_reopen) {
             rx_reopen = 0;
@@ -462,8 +544,9 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
             rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "gracefully shutting "
                          "down worker processes (WINCH); HUP starts them again");
             signal_workers(cycle, SIGQUIT, -1);
-            /* a later HUP must find a generation to replace */
+            noaccepting = true;
         }
+        run_timers(cycle);
     }
 }
 

@@ -52,6 +52,32 @@ rx_init_setproctitle(int argc, char **argv)
     return RX_OK;
 }
 
+/*
+ * Removes NAME from the environment. unsetenv() would only drop the
+ * pointer: the string was strdup()ed above, so while environ is still our
+ * copy the string is freed here (it has no other reference). Once
+ * something else replaced environ, our copy may still hold the string and
+ * libc's unsetenv() is right.
+ */
+void
+rx_env_unset(const char *name)
+{
+    size_t len = strlen(name), i, j;
+
+    if (environ == NULL || environ != rx_moved_environ) {
+        unsetenv(name);
+        return;
+    }
+    for (i = j = 0; environ[i]; i++) {
+        if (strncmp(environ[i], name, len) == 0 && environ[i][len] == '=') {
+            free(environ[i]);
+            continue;
+        }
+        environ[j++] = environ[i];
+    }
+    environ[j] = NULL;
+}
+
 void
 rx_setproctitle(const char *title)
 {

@@ -6,6 +6,7 @@
  * oldest makes room when the table is full; the plain TCP transport.
  */
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include "event.h"
 #include "clock.h"
 
@@ -253,7 +254,11 @@ rx_conn_set_idle(rx_conn_t *c, bool idle)
         return;
     }
     c->idle = idle;
+    c->idle_since = rx_current_msec;
     rx_conn_set_reusable(c, idle);
+    if (idle && rx_worker.quit) {
+        rx_worker_close_idle_later(&rx_worker);
+    }
 }
 
 /*
@@ -284,22 +289,45 @@ rx_conn_reclaim(rx_worker_t *w, rx_conn_t *spare)
     return true;
 }
 
-/* Graceful stop: idle keepalive connections go at once; new ones that
- * wait for a first byte, and lingering closes, finish on their own. */
-void
-rx_conn_close_idle(rx_worker_t *w)
+/*
+ * Graceful stop: idle keepalive connections go, without racing a request
+ * that is arriving on one (nginx trac #1022: the client sees its reused
+ * connection close with no answer). A connection idle for less than quiet
+ * ms is likely to be reused at once (its client just read a response):
+ * it is left to bring its request, which is answered with Connection:
+ * close. One whose socket holds bytes is left to read them, and while
+ * completions wait to be dispatched (a recv may have taken a request out
+ * of the socket already) nothing is closed. Returns the ms until the next
+ * try, 0 when no idle connection is left; force closes them all.
+ */
+rx_msec_t
+rx_conn_close_idle(rx_worker_t *w, rx_msec_t quiet, bool force)
 {
     rx_conn_t *c, *next;
+    rx_msec_t  wait = 0, age;
+    int        pending;
 
     for (c = w->reuse_head; c; c = next) {
         next = c->reuse_next;
-        if (c->idle) {
-            rx_conn_close(c);
-            if (next && !next->reusable) {
-                next = w->reuse_head;    /* closing took it off: start over */
-            }
+        if (!c->idle) {
+            continue;
+        }
+        age = rx_current_msec - c->idle_since;
+        if (!force && age < quiet) {
+            wait = wait == 0 ? quiet - age : rx_min(wait, quiet - age);
+            continue;
+        }
+        if (!force && ((ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0)
+                       || rx_ring_cq_ready() > 0)) {
+            wait = 1;
+            continue;
+        }
+        rx_conn_close(c);
+        if (next && !next->reusable) {
+            next = w->reuse_head;    /* closing took it off: start over */
         }
     }
+    return wait;
 }
 
 /* Addresses are asked for by logs and variables, not by every request:

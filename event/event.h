@@ -104,6 +104,7 @@ struct rx_conn_s {
     bool                   reclaimed;   /* closed to make room for a new one */
     bool                   idle;        /* between requests (keepalive):
                                            closed by a graceful stop */
+    rx_msec_t              idle_since;  /* when it became idle */
     bool                   sending;
     bool                   free_queued; /* on the worker's free_later list */
     rx_listening_t        *listening;
@@ -171,7 +172,9 @@ void rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);
 void rx_conn_set_reusable(rx_conn_t *c, bool reusable);
 void rx_conn_set_idle(rx_conn_t *c, bool idle);
 bool rx_conn_reclaim(rx_worker_t *w, rx_conn_t *spare);
-void rx_conn_close_idle(rx_worker_t *w);
+rx_msec_t rx_conn_close_idle(rx_worker_t *w, rx_msec_t quiet, bool force);
+/* worker_loop.c: a graceful stop closes idle connections once quiet */
+void rx_worker_close_idle_later(rx_worker_t *w);
 const rx_sockaddr_t *rx_conn_peer(rx_conn_t *c);
 const rx_sockaddr_t *rx_conn_local(rx_conn_t *c);
 uint64_t rx_conn_ud(rx_conn_t *c, rx_op_kind_t kind);

@@ -230,6 +230,13 @@ rx_ring_backlog(void)
     return backlog_n;
 }
 
+/* Completions posted and not dispatched yet. */
+unsigned
+rx_ring_cq_ready(void)
+{
+    return io_uring_cq_ready(&ring);
+}
+
 void
 rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud)
 {

@@ -53,6 +53,7 @@ int rx_ring_probe(const char **hint);
 void rx_ring_exit(void);
 /* Entries waiting in the backlog (see above). */
 unsigned rx_ring_backlog(void);
+unsigned rx_ring_cq_ready(void);
 /* Tests only (t/unit/test_ring.c): stands in for io_uring_submit(ring),
  * to make the kernel's refusals happen on demand. NULL: the real one. */
 typedef int (*rx_ring_submit_pt)(void *ring);

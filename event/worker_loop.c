@@ -17,6 +17,8 @@ static struct signalfd_siginfo siginfo;
 /* outside rx_worker, which the loop clears when it starts */
 static void                  (*start_handlers[RX_WORKER_START_MAX])(rx_cycle_t *);
 static rx_uint_t               nstart;
+static rx_timer_t              close_idle;
+static rx_msec_t               quit_at;
 
 rx_int_t
 rx_worker_at_start(void (*handler)(rx_cycle_t *cycle))
@@ -49,6 +51,39 @@ shutdown_timeout_handler(rx_timer_t *t)
     }
 }
 
+/*
+ * Idle keepalive connections are closed once they have been quiet for a
+ * second (a client in the middle of a series of requests sends its next
+ * one before that, and gets it answered with Connection: close), checked
+ * again until none is left; after 10 s (or worker_shutdown_timeout,
+ * which closes everything) they go regardless.
+ */
+#define RX_IDLE_QUIET_MS   1000
+#define RX_IDLE_FORCE_MS   10000
+
+static void
+close_idle_handler(rx_timer_t *t)
+{
+    rx_worker_t *w = t->data;
+    rx_msec_t    next;
+
+    next = rx_conn_close_idle(w, RX_IDLE_QUIET_MS,
+                              rx_current_msec - quit_at >= RX_IDLE_FORCE_MS);
+    if (next) {
+        rx_timer_add(t, next);
+    }
+}
+
+void
+rx_worker_close_idle_later(rx_worker_t *w)
+{
+    if (close_idle.node.index == RX_HEAP_NONE) {
+        close_idle.handler = close_idle_handler;
+        close_idle.data = w;
+        rx_timer_add(&close_idle, 0);
+    }
+}
+
 static void
 begin_graceful_stop(rx_worker_t *w)
 {
@@ -67,7 +102,8 @@ begin_graceful_stop(rx_worker_t *w)
      * until the last download ends (and then being reset). At a reload
      * the new workers' copies keep the sockets open. */
     rx_accept_stop_gracefully(w);
-    rx_conn_close_idle(w);
+    quit_at = rx_current_msec;
+    rx_worker_close_idle_later(w);
     if (ccf->shutdown_timeout > 0) {
         w->shutdown_timer.handler = shutdown_timeout_handler;
         w->shutdown_timer.data = w;
@@ -206,6 +242,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
      * responses over TLS). Blocks up to 4 MiB come from the heap. */
     (void) mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
     w->shutdown_timer.node.index = RX_HEAP_NONE;
+    close_idle.node.index = RX_HEAP_NONE;
     if (setup_signals(w) != RX_OK) {
         return RX_ERROR;
     }

@@ -15,6 +15,7 @@ typedef struct rx_http_request_s     rx_http_request_t;
 typedef struct rx_http_connection_s  rx_http_connection_t;
 typedef struct rx_http_variable_value_s rx_http_variable_value_t;
 typedef struct rx_http_subrequest_s  rx_http_subrequest_t;
+typedef struct rx_http_background_s rx_http_background_t;
 
 /* Methods, as bits so that limits and keepalive rules can use masks. */
 #define RX_HTTP_UNKNOWN   0x0001
@@ -308,6 +309,9 @@ struct rx_http_request_s {
     rx_http_request_t        *main;
     rx_http_subrequest_t     *subrequest;
     rx_http_subrequest_t     *wait_sr;
+    /* the main request's subrequests that run alongside it (mirror,
+     * http_background.c): its end waits for them; NULL: none started */
+    rx_http_background_t     *background;
 
     /* Asynchronous work of a handler: op_handler gets the completions of
      * the operations it submitted on the connection (rx_http_op_ud);
@@ -328,6 +332,16 @@ struct rx_http_request_s {
     /* The client connection went while the request lived: the handler
      * lets go of what it holds elsewhere (an upstream connection). */
     void                    (*abort_handler)(rx_http_request_t *r);
+    /* A send to the client failed (it left mid-response): true when the
+     * handler goes on without it (a fetch for the cache that others
+     * wait for); r->client_gone is set and its output is dropped. */
+    bool                    (*detach_handler)(rx_http_request_t *r);
+    /* Called once when the response went out whole, after the log line,
+     * before the request ends: RX_AGAIN keeps the request, which goes on
+     * with client_gone set (nothing more reaches the client) and ends
+     * when its next response is done (a cache's background update). */
+    rx_int_t                (*after_response)(rx_http_request_t *r);
+    rx_posted_t               gone_done;         /* client_gone's end */
     rx_str_t                  log_upstream;      /* error log's "upstream:" */
     /* Operations of other connections that still read the request's
      * memory (a send to an upstream): the pool waits for them. */
@@ -342,11 +356,16 @@ struct rx_http_request_s {
     void                     *auth_request_ctx;  /* modules/auth_request.c's */
     void                     *ssi_ctx;           /* modules/ssi.c's */
     void                     *addition_ctx;      /* modules/addition.c's */
+    void                     *slice_ctx;         /* modules/slice.c's */
+    void                     *mirror_ctx;        /* modules/mirror.c's */
     /* an in-body subrequest's (http_postpone.c): where its body goes */
     void                     *postpone_ctx;
     void                     *userid_ctx;        /* modules/userid.c's */
     void                     *sub_filter_ctx;    /* modules/sub_filter.c's */
     void                     *gunzip_ctx;        /* modules/gunzip.c's */
+    void                     *cache_ctx;         /* http_cache*.c's */
+    uint8_t                   cache_status;      /* rx_http_cache_status_e,
+                                                    $upstream_cache_status */
     void                     *charset_ctx;       /* modules/charset*.c's */
     rx_uint_t                 content_index;     /* content handler running */
     /* what limit_req / limit_conn decided (modules/limit_*.c; 0: not yet),
@@ -404,6 +423,9 @@ struct rx_http_request_s {
     /* a subrequest whose body goes into its parent's output, in document
      * order (http_postpone.c), not dropped */
     unsigned                  in_body:1;
+    /* the client left and detach_handler kept the request: what it
+     * sends is dropped, its end closes the connection (http_send.c) */
+    unsigned                  client_gone:1;
 };
 
 /*
@@ -545,6 +567,38 @@ void rx_http_access_resume(rx_http_request_t *r);
 typedef void (*rx_http_subrequest_done_pt)(rx_http_request_t *sr, void *data);
 rx_http_request_t *rx_http_subrequest(rx_http_request_t *r, const rx_str_t *uri,
     const rx_str_t *args, rx_http_subrequest_done_pt done, void *data);
+/* The same subrequest without the wait: r goes on, wait_sr and r's abort
+ * handler stay as they are (http_background.c builds on it). */
+rx_http_request_t *rx_http_subrequest_make(rx_http_request_t *r,
+    const rx_str_t *uri, const rx_str_t *args,
+    rx_http_subrequest_done_pt done, void *data);
+/* The client connection goes: sr lets go of what it holds and never
+ * ends (done does not run). */
+void rx_http_subrequest_abort(rx_http_request_t *sr);
+/*
+ * http_background.c: subrequests that run alongside the main request r
+ * (mirror, nginx's NGX_HTTP_SUBREQUEST_BACKGROUND): made as above, their
+ * responses dropped, while r goes on through its phases and sends its
+ * response. with_body: the subrequest has r's request body (read whole
+ * and kept, memory or temporary file; r->body_read must be set), else
+ * none. r's end (its access log line, the connection's next request or
+ * close) waits until every one has ended; a client connection that goes
+ * aborts them. Returns sr, or NULL.
+ */
+rx_http_request_t *rx_http_subrequest_background(rx_http_request_t *r,
+    const rx_str_t *uri, const rx_str_t *args, bool with_body);
+/* rx_http_request_done asks: true when r's end must wait (it is called
+ * again once the last background subrequest has ended). */
+bool rx_http_background_wait(rx_http_request_t *r);
+/* The client connection goes (http_connection.c's on_free). */
+void rx_http_background_abort(rx_http_request_t *r);
+/* rx_http_op_owner among the background subrequests of main request r. */
+rx_http_request_t *rx_http_background_owner(rx_http_request_t *r,
+    uint8_t tag);
+/* http_body.c: a background subrequest's reader gets the kept body of
+ * the main request: its post_handler runs from a loop turn of its own. */
+rx_int_t rx_http_background_read_body(rx_http_request_t *sr,
+    const rx_http_body_reader_t *reader);
 /* Where rx_http_send_header and rx_http_output_filter end for a
  * subrequest: nothing is sent; the last buffer ends the subrequest. */
 rx_int_t rx_http_subrequest_header(rx_http_request_t *sr);
@@ -631,6 +685,9 @@ rx_int_t rx_http_init_framed_connection(rx_conn_t *c,
  * rx_http_on_sent is the connection's on_sent (http_connection.c installs
  * it). */
 void rx_http_connection_send(rx_http_connection_t *hc);
+/* A request whose client is gone (client_gone) ends now: its response is
+ * done, nothing more is produced (a fetch for the cache that failed). */
+void rx_http_gone_end(rx_http_request_t *r);
 void rx_http_on_sent(rx_conn_t *c, ssize_t res);
 
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers

@@ -168,6 +168,10 @@ rx_http_read_client_request_body(rx_http_request_t *r,
 {
     rx_http_request_body_t *rb;
 
+    if (r->subrequest && r->request_body && r->main->background) {
+        /* a background subrequest given the main request's kept body */
+        return rx_http_background_read_body(r, reader);
+    }
     if (r->subrequest) {
         /* it has no body, and the parent's is not its to take */
         rx_http_request_log_error(r, RX_LOG_ALERT, 0, "a subrequest cannot "

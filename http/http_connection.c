@@ -141,6 +141,9 @@ on_free(rx_conn_t *c)
     if (hc == NULL) {
         return;
     }
+    if (hc->r) {
+        rx_http_background_abort(hc->r);   /* mirrors let go first */
+    }
     if (hc->r && hc->r->abort_handler) {
         hc->r->abort_handler(hc->r);
         hc->r->abort_handler = NULL;
@@ -605,8 +608,12 @@ keepalive_allowed(rx_http_connection_t *hc, rx_http_request_t *r)
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
 
+    /* r->keepalive is what the response said: one that promised
+     * keep-alive before a graceful stop began is kept, and the stop
+     * closes it once it is quiet (event/conn.c), as the client may
+     * already be sending its next request on it */
     return r->keepalive && !hc->close_after && !hc->client_eof
-           && !rx_worker.quit && clcf->keepalive_timeout > 0;
+           && clcf->keepalive_timeout > 0;
 }
 
 static void
@@ -634,12 +641,23 @@ rx_http_request_done(rx_http_request_t *r)
     rx_conn_t               *c = hc->conn;
     bool                     keep;
 
+    if (rx_http_background_wait(r)) {
+        return;        /* called again once its mirrors have ended */
+    }
     if (!r->logged) {
         r->logged = 1;
         rx_http_run_log_phase(r);
     }
     if (hc->state == RX_HC_CLOSED || c->state != RX_CONN_ACTIVE) {
         return;                          /* called while the connection goes */
+    }
+    if (r->after_response) {
+        rx_int_t (*after)(rx_http_request_t *r) = r->after_response;
+
+        r->after_response = NULL;
+        if (after(r) == RX_AGAIN) {
+            return;                      /* it goes on without the client */
+        }
     }
     if (hc->framing) {
         hc->framing->request_done(r);    /* one request: the stream ends */

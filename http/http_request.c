@@ -119,6 +119,7 @@ void
 rx_http_request_free(rx_http_request_t *r)
 {
     rx_post_cancel(&r->body_resume);     /* the request is over */
+    rx_post_cancel(&r->gone_done);
     r->freed = 1;
     if (r->holds == 0) {
         rx_pool_destroy(r->pool);

@@ -43,6 +43,9 @@ rx_http_send_header(rx_http_request_t *r)
         r->headers_out.status_line.len = 0;
     }
     r->header_sent = 1;
+    if (r->client_gone && !r->subrequest) {
+        return RX_OK;            /* nobody to send it to: no filter runs */
+    }
     if (r->in_body) {
         return rx_http_top_header_filter(r);  /* stops at http_postpone.c */
     }
@@ -58,6 +61,17 @@ rx_http_output_filter(rx_http_request_t *r, rx_chain_t *in)
 {
     if (r->subrequest && !r->in_body) {
         return rx_http_subrequest_output(r, in);
+    }
+    if (r->client_gone && !r->subrequest) {
+        /* nobody to send it to: dropped, the end noted (http_send.c) */
+        rx_chain_t *cl;
+
+        for (cl = in; cl; cl = cl->next) {
+            r->response_done |= cl->buf->last_buf;
+        }
+        r->response_done |= in == NULL;
+        rx_http_connection_send(r->hc);
+        return RX_OK;
     }
     if (in == NULL) {
         /* "nothing more": an empty last buffer ends the response */

@@ -37,6 +37,24 @@ paced(rx_http_request_t *r, int n)
     return 0;
 }
 
+/* A request whose client is gone ends (client_gone's response done). */
+static void
+gone_done(rx_posted_t *p)
+{
+    rx_http_request_t *r = p->data;
+
+    if (r->hc->r == r && r->response_done) {
+        rx_http_request_done(r);
+    }
+}
+
+void
+rx_http_gone_end(rx_http_request_t *r)
+{
+    r->response_done = 1;
+    rx_http_connection_send(r->hc);
+}
+
 /* Sends what the request has queued, one send in flight at a time. */
 void
 rx_http_connection_send(rx_http_connection_t *hc)
@@ -48,6 +66,17 @@ rx_http_connection_send(rx_http_connection_t *hc)
     int                      n = 0;
 
     if (r == NULL || c->sending || c->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    if (r->client_gone) {
+        r->out = NULL;               /* nobody to send it to */
+        if (r->response_done) {
+            /* from a loop turn of its own: the producer that ended the
+             * response may still look at the request */
+            r->gone_done.handler = gone_done;
+            r->gone_done.data = r;
+            rx_post(&r->gone_done);
+        }
         return;
     }
     for (cl = r->out; cl && n < IOV_BATCH; cl = cl->next) {
@@ -94,6 +123,28 @@ rx_http_out_sent(rx_http_request_t *r, size_t sent)
     }
 }
 
+/* The client left mid-response: the request may go on without it (its
+ * handler says: a fetch others wait for must not stop). True when it
+ * does: nothing is queued any more, nothing will be sent. */
+static bool
+detach(rx_http_connection_t *hc, rx_http_request_t *r)
+{
+    if (r->client_gone || r->response_done || hc->framing
+        || r->detach_handler == NULL || !r->detach_handler(r)) {
+        return false;
+    }
+    r->client_gone = 1;
+    r->out = NULL;
+    /* a filter's held input is dropped with its output: the handler
+     * passes nothing down the filters any more */
+    r->filter_buffered = 0;
+    hc->close_after = 1;
+    rx_timer_del(&hc->conn->timer);
+    rx_http_log_error_action(hc, RX_LOG_INFO, 0, "sending response to client",
+        "the response goes on without the client, for the cache");
+    return true;
+}
+
 void
 rx_http_on_sent(rx_conn_t *c, ssize_t res)
 {
@@ -112,8 +163,11 @@ rx_http_on_sent(rx_conn_t *c, ssize_t res)
         if (r->headers_out.status == 0) {
             r->headers_out.status = RX_HTTP_CLIENT_CLOSED_REQUEST;
         }
-        rx_conn_close(c);
-        return;
+        if (res == -ECANCELED || !detach(hc, r)) {
+            rx_conn_close(c);
+            return;
+        }
+        res = 0;                 /* on as if sent: the handler produces */
     }
     rx_http_out_sent(r, (size_t) res);
     if (!r->out) {

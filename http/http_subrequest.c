@@ -4,8 +4,9 @@
  * for its own URI with its parent's headers and no body, in its parent's
  * pool and with its variables; its response stops here (the status and
  * headers_out are kept, the body is dropped where it is made: header_only)
- * and never reaches the client. The parent waits and hears of the end
- * from a loop turn of its own. See docs/ARCHITECTURE.md, "Subrequests".
+ * and never reaches the client. The parent waits (or, for a background
+ * subrequest, http_background.c, goes on) and hears of the end from a
+ * loop turn of its own. See docs/ARCHITECTURE.md, "Subrequests".
  */
 #include "http.h"
 #include "http_uri.h"
@@ -23,6 +24,9 @@ struct rx_http_subrequest_s {
     /* the parent's own abort handler, put back when the wait ends */
     void                      (*parent_abort)(rx_http_request_t *r);
     unsigned                    ended:1;
+    /* it runs alongside its parent, which does not wait for it
+     * (http_background.c): wait_sr and the abort handler are not its */
+    unsigned                    background:1;
 };
 
 static void start(rx_posted_t *p);
@@ -40,22 +44,19 @@ cleanup(void *data)
 
 /* A tag for a new subrequest of r's operations (rx_http_op_ud): the next
  * of the connection's that no request it may be routed past has (r and
- * the requests r is waiting inside: a document with hundreds of includes
- * wraps the 8 bits while its main request lives). */
+ * the requests r is waiting inside, and the main request's background
+ * subrequests: a document with hundreds of includes wraps the 8 bits while
+ * its main request lives). */
 static uint8_t
 fresh_op_tag(rx_http_request_t *r)
 {
     rx_http_connection_t *hc = r->hc;
-    rx_http_request_t    *p;
     unsigned              tries;
     uint8_t               tag = 0;
 
     for (tries = 0; tries < 256; tries++) {
         tag = ++hc->op_tags;
-        for (p = r->main; p && p->op_tag != tag; ) {
-            p = p->wait_sr ? p->wait_sr->sr : NULL;
-        }
-        if (p == NULL) {
+        if (rx_http_op_owner(r->main, tag) == NULL) {
             break;
         }
     }
@@ -111,19 +112,16 @@ init_request(rx_http_request_t *sr, rx_http_request_t *r, const rx_str_t *uri,
     sr->start_sec = rx_time_sec;
 }
 
+/* A subrequest of r, started at the end of this loop turn; whether r
+ * waits for it is the caller's to say. */
 rx_http_request_t *
-rx_http_subrequest(rx_http_request_t *r, const rx_str_t *uri,
+rx_http_subrequest_make(rx_http_request_t *r, const rx_str_t *uri,
     const rx_str_t *args, rx_http_subrequest_done_pt done, void *data)
 {
     rx_http_subrequest_t *sub;
     rx_http_request_t    *sr;
     rx_pool_cleanup_t    *cln;
 
-    if (r->wait_sr) {
-        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "a second subrequest "
-            "\"%.*s\" while one runs", (int) uri->len, uri->data);
-        return NULL;
-    }
     sub = rx_pcalloc(r->pool, sizeof(*sub));
     sr = rx_pcalloc(r->pool, sizeof(*sr));
     cln = rx_pool_cleanup_add(r->pool, 0);
@@ -140,12 +138,34 @@ rx_http_subrequest(rx_http_request_t *r, const rx_str_t *uri,
     sub->data = data;
     sub->post.handler = start;
     sub->post.data = sub;
-    sub->parent_abort = r->abort_handler;
+    sub->background = 1;
     cln->handler = cleanup;
     cln->data = sub;
+    rx_post(&sub->post);
+    return sr;
+}
+
+rx_http_request_t *
+rx_http_subrequest(rx_http_request_t *r, const rx_str_t *uri,
+    const rx_str_t *args, rx_http_subrequest_done_pt done, void *data)
+{
+    rx_http_subrequest_t *sub;
+    rx_http_request_t    *sr;
+
+    if (r->wait_sr) {
+        rx_http_request_log_error(r, RX_LOG_ALERT, 0, "a second subrequest "
+            "\"%.*s\" while one runs", (int) uri->len, uri->data);
+        return NULL;
+    }
+    sr = rx_http_subrequest_make(r, uri, args, done, data);
+    if (sr == NULL) {
+        return NULL;
+    }
+    sub = sr->subrequest;
+    sub->background = 0;
+    sub->parent_abort = r->abort_handler;
     r->abort_handler = parent_abort;
     r->wait_sr = sub;
-    rx_post(&sub->post);
     return sr;
 }
 
@@ -182,6 +202,10 @@ finish(rx_posted_t *p)
     rx_http_subrequest_t *sub = p->data;
     rx_http_request_t    *r = sub->parent;
 
+    if (sub->background) {
+        sub->done(sub->sr, sub->data);
+        return;
+    }
     r->wait_sr = NULL;
     r->abort_handler = sub->parent_abort;
     rx_http_set_request_log(r);       /* the subrequest's location set it */
@@ -209,6 +233,20 @@ parent_abort(rx_http_request_t *r)
     if ((h = r->abort_handler) != NULL) {
         r->abort_handler = NULL;
         h(r);
+    }
+}
+
+void
+rx_http_subrequest_abort(rx_http_request_t *sr)
+{
+    rx_http_subrequest_t *sub = sr->subrequest;
+    void                (*h)(rx_http_request_t *);
+
+    rx_post_cancel(&sub->post);
+    sub->ended = 1;
+    if ((h = sr->abort_handler) != NULL) {
+        sr->abort_handler = NULL;
+        h(sr);
     }
 }
 
@@ -260,12 +298,18 @@ rx_http_op_target(rx_http_request_t *r)
 /* The request that submitted an operation (rx_http_op_ud): r or one of the
  * subrequests it waits for, as both may have operations in flight (a
  * parent's proxied body goes on into its temporary file while an include
- * runs); NULL when that request is gone. */
+ * runs), or one of the main request's background subrequests (a mirror
+ * that serves a file); NULL when that request is gone. */
 rx_http_request_t *
 rx_http_op_owner(rx_http_request_t *r, uint8_t tag)
 {
+    rx_http_request_t *m = r;
+
     while (r && r->op_tag != tag) {
         r = r->wait_sr ? r->wait_sr->sr : NULL;
+    }
+    if (r == NULL && m && m->background) {
+        r = rx_http_background_owner(m, tag);
     }
     return r;
 }

@@ -98,6 +98,7 @@ rx_http_upstream_run(rx_http_upstream_t *u)
         return;
     }
     r->write_handler = rx_http_upstream_write_handler;
+    r->detach_handler = rx_http_upstream_detach;
     connect_peer(u);
 }
 
@@ -480,8 +481,9 @@ process_header(rx_http_upstream_t *u)
         r->keepalive = 0;
         u->keepalive = 0;
     }
-    if (rx_http_upstream_copy_headers(u) != RX_OK) {
-        rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
+    rc = rx_http_upstream_copy_headers(u);
+    if (rc != RX_OK) {     /* RX_DONE: a stale copy of the cache answers */
+        if (rc != RX_DONE) rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
         return RX_DONE;
     }
     if (r->upgrade) {
@@ -785,16 +787,4 @@ next_upstream(rx_http_upstream_t *u, rx_uint_t ft)
         status = u->headers_in.status;
     }
     rx_http_upstream_finalize(u, (rx_int_t) status);
-}
-
-void
-rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc)
-{
-    rx_http_request_t *r = u->r;
-
-    rx_http_upstream_queue_remove(u);
-    rx_http_upstream_end_state(u);
-    rx_http_upstream_end(u);
-    r->write_handler = NULL;
-    rx_http_finalize_request(r, rc);
 }

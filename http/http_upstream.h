@@ -21,6 +21,7 @@
 #include "http_script.h"
 #include "inet.h"
 #include "http_temp_file.h"
+#include "http_cache.h"
 
 /* *_next_upstream conditions (bitmask). */
 #define RX_HTTP_UPSTREAM_FT_ERROR           0x0002
@@ -99,6 +100,7 @@ typedef struct {
     int64_t                      max_temp_file_size;  /* 0: no spill */
     rx_str_t                     temp_path;        /* NUL-terminated */
     const char                  *module;           /* "proxy", for messages */
+    rx_http_cache_conf_t         cache;            /* *_cache, *_cache_key ... */
 } rx_http_upstream_conf_t;
 
 /* The response header as the protocol parsed it. */

@@ -111,6 +111,7 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
     if (u->state) {
         u->state->response_length += (int64_t) len;
     }
+    rx_http_cache_store_body(u, data, len);     /* HEAD too: convert_head */
     if (u->r->header_only && !u->tunnel) {
         return RX_OK;          /* HEAD: the body is read and dropped */
     }
@@ -230,6 +231,20 @@ rx_http_upstream_write_handler(rx_http_request_t *r)
     return RX_OK;
 }
 
+/* r's client left mid-response (http_send.c): the exchange goes on to
+ * its end when the response is going into the cache (nginx finishes the
+ * upstream read into the cache then), so the requests streaming from its
+ * growing file lose nothing. */
+bool
+rx_http_upstream_detach(rx_http_request_t *r)
+{
+    rx_http_upstream_t *u = r->upstream;
+
+    /* a body complete upstream whose file is being finished counts too:
+     * its end (finish_from_memory) waits for the file */
+    return u && !u->tunnel && rx_http_cache_storing(u);
+}
+
 /* The body is complete: the connection goes back to the pool (when both
  * sides allow) and the response ends, after what the file still holds. */
 void
@@ -255,6 +270,9 @@ rx_http_upstream_finish_body(rx_http_upstream_t *u)
         u->eof_pending = 1;
         temp_kick(u);            /* the rest leaves through the file */
         return;
+    }
+    if (rx_http_cache_store_end(u, finish_from_memory) == RX_AGAIN) {
+        return;                  /* the end waits for the cache file */
     }
     finish_from_memory(u);
 }

@@ -30,6 +30,7 @@ rx_http_upstream_init_conf(rx_http_upstream_conf_t *conf)
     conf->pass_headers = RX_CONF_UNSET_PTR;
     conf->limit_rate = RX_CONF_UNSET_PTR;
     conf->max_temp_file_size = RX_CONF_UNSET;
+    rx_http_cache_init_conf(&conf->cache);
 }
 
 /* *_temp_path: inherited, else nginx's default PREFIX/<module>_temp (set
@@ -160,7 +161,9 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     }
     rx_conf_merge_value(conf->max_temp_file_size, prev->max_temp_file_size,
                         1024 * 1024 * 1024);
-    if (merge_temp_path(cf, conf, prev) != RX_OK) {
+    if (merge_temp_path(cf, conf, prev) != RX_OK
+        || rx_http_cache_merge_conf(cf, &conf->cache, &prev->cache,
+                                    conf->module) != RX_CONF_OK) {
         return RX_CONF_ERROR;
     }
     rx_conf_merge_ptr(conf->pass_headers, prev->pass_headers, NULL);

@@ -63,6 +63,14 @@ rx_http_upstream_copy_headers(rx_http_upstream_t *u)
     rx_table_elt_t    *in = h->headers.elts, *out;
     rx_uint_t          i;
 
+    if ((h->status >= RX_HTTP_BAD_REQUEST
+         && rx_http_cache_stale_allowed(r, (rx_int_t) h->status, true))
+        || rx_http_cache_revalidated(u)) {
+        /* an error status where the cache may answer with a stale copy,
+         * or a 304 saying the stored response is still good */
+        rx_http_upstream_finalize(u, (rx_int_t) h->status);
+        return RX_DONE;
+    }
     r->headers_out.status = h->status;
     r->headers_out.status_line = h->status_line;
     r->headers_out.content_length_n = h->content_length_n;
@@ -114,6 +122,8 @@ rx_http_upstream_copy_headers(rx_http_upstream_t *u)
             r->headers_out.accept_ranges = out;
         }
     }
+    /* the header as the client gets it is what the cache keeps */
+    rx_http_cache_store_start(u);
     return RX_OK;
 }
 

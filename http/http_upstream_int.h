@@ -345,6 +345,9 @@ rx_int_t rx_http_upstream_emit_slice(rx_http_upstream_t *u);
  * buffer is in use. */
 rx_int_t rx_http_upstream_flush(rx_http_upstream_t *u);
 rx_int_t rx_http_upstream_write_handler(rx_http_request_t *r);
+/* r's detach_handler: the client left; true when the exchange goes on
+ * (its response is being stored in the cache). */
+bool rx_http_upstream_detach(rx_http_request_t *r);
 /* The body is complete: the connection is released, the response ends
  * (after what a temporary file still holds). */
 void rx_http_upstream_finish_body(rx_http_upstream_t *u);

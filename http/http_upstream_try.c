@@ -149,3 +149,23 @@ rx_http_upstream_end(rx_http_upstream_t *u)
     rx_http_upstream_release_peer(u, false);
     rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_DONE);
 }
+
+/* The exchange ends before a response went out: r is answered with rc,
+ * unless the cache has a stale copy that may stand in
+ * (*_cache_use_stale, stale-if-error), or a copy the upstream just said
+ * is still good (a 304 to *_cache_revalidate). */
+void
+rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc)
+{
+    rx_http_request_t *r = u->r;
+
+    rx_http_upstream_queue_remove(u);
+    rx_http_upstream_end_state(u);
+    rx_http_upstream_end(u);
+    r->write_handler = NULL;
+    if ((rc >= RX_HTTP_BAD_REQUEST || rc == RX_HTTP_NOT_MODIFIED)
+        && rx_http_cache_stale(r, rc)) {
+        return;
+    }
+    rx_http_finalize_request(r, rc);
+}

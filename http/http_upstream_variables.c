@@ -249,5 +249,5 @@ rx_http_upstream_add_variables(rx_conf_t *cf)
         return RX_ERROR;
     }
     v->get = var_upstream_cookie;
-    return RX_OK;
+    return rx_http_cache_add_variables(cf);
 }

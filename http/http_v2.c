@@ -9,6 +9,7 @@
  */
 #include "http_v2_int.h"
 #include "http_stats.h"
+#include "clock.h"
 
 #define OUT_BATCH        (64 * 1024)  /* bytes of frames per send */
 #define CONTINUATION_MAX 8            /* CONTINUATION frames of one block */
@@ -36,6 +37,27 @@ go_away(rx_http_v2_conn_t *h2, uint32_t code, const char *why)
     rx_http_v2_schedule_send(h2);
 }
 
+/* keepalive_requests (and keepalive_timeout 0) end an HTTP/2 connection
+ * as nginx 1.19.7 does: the stream that reaches the count is the last,
+ * GOAWAY NO_ERROR names it, and the connection closes once the streams
+ * let in have finished (nghttp2 wants to read no more). */
+static void
+last_request(rx_http_v2_conn_t *h2, int32_t id)
+{
+    rx_http_core_loc_conf_t *clcf =
+        h2->hc->default_server->ctx->loc_conf[rx_http_core_module.ctx_index];
+
+    if (++h2->requests < (rx_uint_t) clcf->keepalive_requests
+        && clcf->keepalive_timeout > 0) {
+        return;
+    }
+    h2->last_id = id;
+    if (!h2->terminated) {
+        nghttp2_submit_goaway(h2->session, NGHTTP2_FLAG_NONE, id,
+                              NGHTTP2_NO_ERROR, NULL, 0);
+    }
+}
+
 static int
 on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
@@ -53,8 +75,10 @@ on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     /* streams beyond the limit are refused, also before the client saw
-     * our SETTINGS (nghttp2 counts only what it acknowledged) */
-    st = h2->nstreams < h2->conf->max_concurrent_streams
+     * our SETTINGS (nghttp2 counts only what it acknowledged); so are
+     * those after the last one keepalive_requests let in (they crossed
+     * our GOAWAY: the client may retry them elsewhere) */
+    st = h2->nstreams < h2->conf->max_concurrent_streams && h2->last_id == 0
          ? rx_http_v2_stream_create(h2, f->hd.stream_id) : NULL;
     if (st == NULL) {
         nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
@@ -62,6 +86,7 @@ on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     nghttp2_session_set_stream_user_data(s, f->hd.stream_id, st);
+    last_request(h2, f->hd.stream_id);
     return 0;
 }
 
@@ -122,6 +147,9 @@ on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         }
         break;
     case NGHTTP2_RST_STREAM:
+        if (st) {
+            st->client_reset = true;
+        }
         /* CVE-2023-44487: streams reset by the client are bounded per
          * connection, like the streams it may open */
         if (++h2->resets > 2 * h2->conf->max_concurrent_streams + 100) {
@@ -132,6 +160,90 @@ on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         break;
     }
     return 0;
+}
+
+/* Bytes a client sent, for a log line: printable ASCII as is, the rest
+ * as \xNN, at most size - 1 characters. */
+static void
+escape(char *out, size_t size, const uint8_t *in, size_t len)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < len && n + 5 < size; i++) {
+        n += (size_t) (in[i] >= 0x20 && in[i] < 0x7f && in[i] != '\\'
+            ? snprintf(out + n, size - n, "%c", in[i])
+            : snprintf(out + n, size - n, "\\x%02x", in[i]));
+    }
+    out[n] = '\0';
+}
+
+/* A frame left. A GOAWAY with an error that ringx did not ask for: nghttp2
+ * ended the connection, logged. A response's END_STREAM: RFC 9113 8.1,
+ * a request body still coming is not wanted, RST_STREAM NO_ERROR tells the
+ * client to stop sending it (after the END_STREAM, so no byte of the
+ * response is lost), as nginx. */
+static int
+on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    rx_http_v2_conn_t *h2 = ud;
+
+    if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR
+        && !h2->terminated) {
+        char why[128];
+
+        /* nghttp2 ended the connection itself: its reason travels as the
+         * GOAWAY's debug data */
+        escape(why, sizeof(why), f->goaway.opaque_data, f->goaway.opaque_data_len);
+        rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+            "client sent invalid HTTP/2, closing connection with GOAWAY %s: %s",
+            nghttp2_http2_strerror(f->goaway.error_code), why);
+        return 0;
+    }
+    if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS)
+        && (f->hd.flags & NGHTTP2_FLAG_END_STREAM)
+        && nghttp2_session_get_stream_remote_close(s, f->hd.stream_id) == 0) {
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
+                                  NGHTTP2_NO_ERROR);
+    }
+    return 0;
+}
+
+/* A frame nghttp2 refused: a malformed request (RST_STREAM
+ * PROTOCOL_ERROR follows) or a connection error; a log line names it. */
+static int
+on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int error,
+    void *ud)
+{
+    static const char *const types[] = { "DATA", "HEADERS", "PRIORITY",
+        "RST_STREAM", "SETTINGS", "PUSH_PROMISE", "PING", "GOAWAY",
+        "WINDOW_UPDATE", "CONTINUATION" };
+    rx_http_v2_conn_t *h2 = ud;
+
+    (void) s;
+    rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+        "client sent invalid HTTP/2 %s frame on stream %d: %s",
+        f->hd.type < rx_nelems(types) ? types[f->hd.type] : "unknown",
+        (int) f->hd.stream_id, nghttp2_strerror(error));
+    return 0;
+}
+
+/* A field nghttp2 would drop (a name with characters HTTP does not
+ * allow): RFC 9113 8.2.1 makes the request malformed, so its stream is
+ * reset with PROTOCOL_ERROR instead, and the name is logged escaped. */
+static int
+on_invalid_header(nghttp2_session *s, const nghttp2_frame *f,
+    const uint8_t *name, size_t namelen, const uint8_t *value,
+    size_t valuelen, uint8_t flags, void *ud)
+{
+    rx_http_v2_conn_t *h2 = ud;
+    char               shown[128];
+
+    (void) s; (void) value; (void) valuelen; (void) flags;
+    escape(shown, sizeof(shown), name, namelen);
+    rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+        "client sent invalid header \"%s\" in HTTP/2 stream %d",
+        shown, (int) f->hd.stream_id);
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
 static int
@@ -181,6 +293,11 @@ create_session(rx_http_v2_conn_t *h2)
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb,
+        on_invalid_frame);
+    nghttp2_session_callbacks_set_on_invalid_header_callback(cb,
+        on_invalid_header);
     /* a stream's window opens as its body is consumed (backpressure) */
     nghttp2_option_set_no_auto_window_update(opt, 1);
     /* SETTINGS and PING floods: the acknowledgements queued are bounded
@@ -250,12 +367,56 @@ v2_close(rx_http_v2_conn_t *h2)
     rx_conn_close(h2->conn);
 }
 
+/* Done (GOAWAY sent, no stream left): as nginx, the connection lingers
+ * (lingering_close, lingering_time, lingering_timeout) instead of closing
+ * at once, so frames the client still sends (a WINDOW_UPDATE, a request
+ * that crossed the GOAWAY) do not make the kernel answer with a reset
+ * that destroys the responses the client has not read yet. */
+static void
+linger(rx_http_v2_conn_t *h2)
+{
+    rx_conn_t               *c = h2->conn;
+    rx_http_core_loc_conf_t *clcf =
+        h2->hc->default_server->ctx->loc_conf[rx_http_core_module.ctx_index];
+
+    if (h2->lingering) {
+        return;
+    }
+    if (clcf->lingering_close == RX_HTTP_LINGERING_OFF || rx_worker.quit) {
+        v2_close(h2);
+        return;
+    }
+    h2->lingering = true;
+    h2->linger_deadline = rx_current_msec + clcf->lingering_time;
+    c->transport->shutdown_write(c);
+    rx_timer_add(&c->timer, clcf->lingering_timeout);
+}
+
+/* A lingering connection's bytes are dropped until the client closes,
+ * lingering_timeout passes without any, or lingering_time is over. */
+static void
+linger_read(rx_http_v2_conn_t *h2, ssize_t len)
+{
+    rx_http_core_loc_conf_t *clcf =
+        h2->hc->default_server->ctx->loc_conf[rx_http_core_module.ctx_index];
+
+    if (len <= 0 || rx_current_msec >= h2->linger_deadline) {
+        v2_close(h2);
+        return;
+    }
+    rx_timer_add(&h2->conn->timer, clcf->lingering_timeout);
+}
+
 static void
 on_read(rx_conn_t *c, const char *data, ssize_t len)
 {
     rx_http_v2_conn_t *h2 = c->data;
     ssize_t            n;
 
+    if (h2->lingering) {
+        linger_read(h2, len);
+        return;
+    }
     if (len <= 0) {
         if (len < 0) {
             rx_http_log_error_action(h2->hc, RX_LOG_INFO, (int) -len, NULL,
@@ -338,7 +499,10 @@ idle(rx_http_v2_conn_t *h2)
         }
         return;
     }
-    rx_timer_add(&c->timer, clcf->keepalive_timeout);
+    /* before its first stream a connection has client_header_timeout,
+     * as nginx (keepalive_timeout 0 must not end it before any request) */
+    rx_timer_add(&c->timer, h2->requests ? clcf->keepalive_timeout
+                            : h2->hc->default_server->client_header_timeout);
     rx_conn_set_idle(c, true);
 }
 
@@ -362,7 +526,7 @@ send_out(rx_http_v2_conn_t *h2)
         if (n == 0) {
             if (!nghttp2_session_want_read(h2->session)
                 && !nghttp2_session_want_write(h2->session)) {
-                v2_close(h2);              /* GOAWAY sent, or both sides done */
+                linger(h2);                /* GOAWAY sent, or both sides done */
                 return;
             }
             if (h2->nstreams == 0) {
@@ -407,6 +571,10 @@ timer_handler(rx_timer_t *t)
     rx_http_v2_conn_t *h2 = t->data;
 
     if (h2->conn->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    if (h2->lingering) {
+        v2_close(h2);                    /* lingering_timeout: silent */
         return;
     }
     if (h2->nstreams == 0 && !h2->goaway_sent) {

@@ -16,13 +16,13 @@
 typedef struct {
     rx_int_t     enable;                 /* http2 on|off, listen ... http2 */
     rx_uint_t    max_concurrent_streams; /* SETTINGS_MAX_CONCURRENT_STREAMS */
-    size_t       chunk_size;             /* bytes of a stream per DATA run */
     size_t       preread_size;           /* a stream's initial window */
 } rx_http_v2_srv_conf_t;
 
 typedef struct {
-    size_t       recv_buffer_size;       /* http2_recv_buffer_size */
-} rx_http_v2_main_conf_t;
+    size_t       chunk_size;             /* bytes of a response per DATA
+                                            frame, at most 16 KiB */
+} rx_http_v2_loc_conf_t;
 
 extern rx_module_t rx_http_v2_module;
 

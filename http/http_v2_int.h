@@ -22,6 +22,9 @@ struct rx_http_v2_conn_s {
     rx_uint_t                nstreams;
     rx_uint_t                new_streams;  /* opened during this read */
     rx_uint_t                resets;       /* streams reset by the client */
+    rx_uint_t                requests;     /* streams taken (keepalive_requests) */
+    int32_t                  last_id;      /* the last stream GOAWAY NO_ERROR
+                                              let in, or 0 */
     char                    *out;        /* the send in flight (malloc) */
     size_t                   out_len;
     size_t                   out_sent;
@@ -31,6 +34,9 @@ struct rx_http_v2_conn_s {
     bool                     closing;      /* being freed */
     bool                     goaway_sent;  /* idle: said goodbye */
     bool                     terminated;   /* GOAWAY queued */
+    bool                     lingering;    /* done: reads dropped until
+                                              the client closes */
+    rx_msec_t                linger_deadline;  /* lingering_time's end */
 };
 
 struct rx_http_v2_stream_s {
@@ -56,6 +62,7 @@ struct rx_http_v2_stream_s {
     bool                     eof;        /* the response is complete */
     bool                     deferred;   /* the data provider waits */
     bool                     closed;     /* nghttp2 closed it */
+    bool                     client_reset;  /* by the client's RST_STREAM */
     /* the response bytes vc gave, until nghttp2 took them all */
     const struct iovec      *iov;
     int                      niov;
@@ -63,6 +70,8 @@ struct rx_http_v2_stream_s {
     size_t                   iov_off;
     size_t                   iov_total;
     size_t                   unconsumed;  /* DATA not yet acknowledged */
+    size_t                   chunk_size;  /* http2_chunk_size of the
+                                             location that answers */
     rx_posted_t              sent_post;
 };
 

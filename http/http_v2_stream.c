@@ -310,9 +310,17 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
     }
     hc = st->vc->data;
     if (hc && hc->r && !hc->r->logged) {
-        rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "client %s "
-            "HTTP/2 stream %d (error %u)", error == NGHTTP2_NO_ERROR
-            ? "closed" : "reset", (int) st->id, (unsigned) error);
+        if (st->client_reset || error == NGHTTP2_NO_ERROR) {
+            rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "client %s "
+                "HTTP/2 stream %d (error %u)", error == NGHTTP2_NO_ERROR
+                ? "closed" : "reset", (int) st->id, (unsigned) error);
+        } else {
+            /* nghttp2 reset it: the request broke a rule (content-length
+             * against its DATA, a window overflow) */
+            rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "HTTP/2 stream "
+                "%d reset with %s: the client broke HTTP/2's rules", (int) st->id,
+                nghttp2_http2_strerror(error));
+        }
     }
     rx_conn_close(st->vc);               /* closed() frees st */
 }
@@ -399,7 +407,7 @@ read_data(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
     rx_http_v2_stream_t *st = source->ptr;
     size_t               copied = 0;
 
-    length = rx_min(length, st->h2->conf->chunk_size);
+    length = rx_min(length, st->chunk_size);
     while (st->iov_index < st->niov && copied < length) {
         const struct iovec *v = &st->iov[st->iov_index];
         size_t              n = rx_min(v->iov_len - st->iov_off, length - copied);
@@ -529,6 +537,8 @@ send_header(rx_http_request_t *r)
     r->bytes_sent += (int64_t) size;
     prd.source.ptr = st;
     prd.read_callback = read_data;
+    st->chunk_size = ((rx_http_v2_loc_conf_t *) rx_http_get_module_loc_conf(r,
+                         rx_http_v2_module))->chunk_size;
     st->responded = true;
     st->with_body = !r->header_only;
     if (nghttp2_submit_response(st->h2->session, st->id, nva, n,

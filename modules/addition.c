@@ -120,7 +120,20 @@ sr_done(rx_http_request_t *sr, void *data)
     rx_int_t           rc;
 
     rx_unused(sr);
-    ctx->state = ctx->state == ADD_WAIT_BEFORE ? ADD_BODY : ADD_DONE;
+    if (ctx->state != ADD_WAIT_BEFORE) {
+        /* the "after" one: the response's last buffer goes now, and its
+         * send may end the request at once (an empty last buffer with
+         * nothing in flight frees it inside the filter), so nothing is
+         * held any more and r is not touched after it */
+        ctx->state = ADD_DONE;
+        r->filter_buffered = 0;
+        rc = addition_body_filter(r, NULL);
+        if (rc != RX_OK && rc != RX_AGAIN) {
+            rx_http_close_request(r);
+        }
+        return;
+    }
+    ctx->state = ADD_BODY;
     rc = addition_body_filter(r, NULL);
     if (rc != RX_OK && rc != RX_AGAIN) {
         rx_http_close_request(r);

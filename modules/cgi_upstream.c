@@ -354,6 +354,34 @@ rx_http_cgi_body_length(rx_http_request_t *r, bool pass_body)
 }
 
 rx_int_t
+rx_http_cgi_start(rx_http_request_t *r, rx_http_upstream_conf_t *conf,
+    const char *scheme, rx_int_t (*create_request)(rx_http_upstream_t *u))
+{
+    rx_http_upstream_t *u;
+    rx_http_cgi_ctx_t  *ctx;
+    rx_int_t            rc;
+
+    u = rx_http_upstream_create(r, conf);
+    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    if (u == NULL || ctx == NULL || rx_http_cgi_set_response(u, ctx) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    u->schema.data = (char *) scheme;
+    u->schema.len = strlen(scheme);
+    rx_str_set(&u->uri, "");
+    rc = rx_http_cgi_find_upstream(u, scheme);
+    if (rc != RX_OK) {
+        return rc;
+    }
+    u->create_request = create_request;
+    u->file_body = 1;              /* a large body is sent from its file */
+    if (!conf->request_buffering && r->headers_in.content_length_n >= 0) {
+        u->frame_body = rx_http_cgi_frame_body;
+    }
+    return rx_http_upstream_start(u);
+}
+
+rx_int_t
 rx_http_cgi_chain_body(rx_http_request_t *r, rx_chain_t **ll)
 {
     rx_chain_t *body, *link;

@@ -66,6 +66,14 @@ const char *rx_http_cgi_set_pass(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
  * RX_OK, or the status to answer with. */
 rx_int_t rx_http_cgi_find_upstream(rx_http_upstream_t *u, const char *scheme);
 
+/* A location's handler for a *_pass of scheme ("uwsgi://"): the exchange
+ * created with conf, the response read as CGI, create_request building the
+ * request; a body of known length streamed when *_request_buffering is off
+ * (a chunked one is read whole: its CONTENT_LENGTH must be known, as
+ * nginx). Returns as a content handler does. */
+rx_int_t rx_http_cgi_start(rx_http_request_t *r, rx_http_upstream_conf_t *conf,
+    const char *scheme, rx_int_t (*create_request)(rx_http_upstream_t *u));
+
 /* The body as it was kept, after the head at *ll: memory buffers, then
  * the rest of a large one in its file. RX_OK or RX_ERROR. */
 rx_int_t rx_http_cgi_chain_body(rx_http_request_t *r, rx_chain_t **ll);

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include "fastcgi.h"
 #include "http_variables.h"
+#include "cache_serve.h"
 
 static const char *set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_param(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -50,6 +51,9 @@ static const rx_command_t fastcgi_commands[] = {
       rx_conf_set_str_array_slot, LOC, FL(catch_stderr), NULL },
     RX_HTTP_UPSTREAM_COMMANDS("fastcgi_",
         offsetof(rx_http_fastcgi_loc_conf_t, upstream), next_upstream_masks),
+    RX_HTTP_CACHE_COMMANDS("fastcgi_",
+        offsetof(rx_http_fastcgi_loc_conf_t, upstream),
+        offsetof(rx_http_upstream_conf_t, cache)),
     rx_null_command
 };
 
@@ -261,10 +265,10 @@ set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
+/* The exchange with the application (a miss, or no cache). */
 static rx_int_t
-fastcgi_handler(void *data)
+fastcgi_start(rx_http_request_t *r)
 {
-    rx_http_request_t          *r = data;
     rx_http_fastcgi_loc_conf_t *flcf = rx_http_get_module_loc_conf(r,
                                           rx_http_fastcgi_module);
     rx_http_upstream_t         *u;
@@ -325,6 +329,16 @@ fastcgi_handler(void *data)
         u->frame_body = rx_http_fastcgi_frame_body;
     }
     return rx_http_upstream_start(u);
+}
+
+static rx_int_t
+fastcgi_handler(void *data)
+{
+    rx_http_request_t          *r = data;
+    rx_http_fastcgi_loc_conf_t *flcf = rx_http_get_module_loc_conf(r,
+                                          rx_http_fastcgi_module);
+
+    return rx_http_cache_handler(r, &flcf->upstream.cache, fastcgi_start);
 }
 
 /* $fastcgi_script_name and $fastcgi_path_info: the URI split by the

@@ -95,6 +95,30 @@ header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
     return RX_OK;
 }
 
+/* *_cache_revalidate: the entry's validators, as the headers they are
+ * (the client's own were hidden). */
+static rx_int_t
+add_conditions(rx_http_request_t *r, rx_array_t *pairs)
+{
+    rx_str_t  inm, ims;
+    pair_t   *pr;
+
+    if (!rx_http_cache_conditions(r, &inm, &ims)) {
+        return RX_OK;
+    }
+    if (inm.len) {
+        if ((pr = rx_array_push(pairs)) == NULL) return RX_ERROR;
+        rx_str_set(&pr->name, "HTTP_IF_NONE_MATCH");
+        pr->value = inm;
+    }
+    if (ims.len) {
+        if ((pr = rx_array_push(pairs)) == NULL) return RX_ERROR;
+        rx_str_set(&pr->name, "HTTP_IF_MODIFIED_SINCE");
+        pr->value = ims;
+    }
+    return RX_OK;
+}
+
 /* The pairs sent as FCGI_PARAMS: fastcgi_param's (one whose value is
  * empty left out with if_not_empty), then the client's headers as HTTP_*
  * (fastcgi_pass_request_headers). NULL: no memory. */
@@ -129,6 +153,9 @@ collect_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
     }
     if (flcf->upstream.pass_request_headers
         && header_params(r, flcf, pairs) != RX_OK) {
+        return NULL;
+    }
+    if (add_conditions(r, pairs) != RX_OK) {
         return NULL;
     }
     return pairs;

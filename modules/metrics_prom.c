@@ -383,6 +383,55 @@ upstreams(out_t *o)
     upstream_peers(o, psum);
 }
 
+/* proxy_cache / fastcgi_cache: each cache's figures, from its keys zone. */
+static void
+caches(out_t *o)
+{
+    rx_shm_zone_t         **z = rx_cycle->shm_zones.elts;
+    rx_http_cache_stats_t   st;
+    rx_uint_t               i, k, n = 0;
+    char                    name[128];
+
+    for (i = 0; i < rx_cycle->shm_zones.nelts; i++) {
+        if (!rx_http_cache_stats(z[i], &st)) {
+            continue;
+        }
+        if (n++ == 0) {
+            family(o, "ringx_cache_responses", "counter", "Requests of a "
+                   "proxy_cache/fastcgi_cache, by $upstream_cache_status.");
+        }
+        esc(name, sizeof(name), &z[i]->name);
+        for (k = 1; k < RX_HTTP_CACHE_STATUSES; k++) {
+            rx_metrics_printf(o->b, "ringx_cache_responses_total{zone=\"%s\","
+                "status=\"%s\"} %" PRId64 "\n", name,
+                rx_http_cache_status_names[k], st.responses[k]);
+        }
+    }
+    for (i = 0, n = 0; i < rx_cycle->shm_zones.nelts; i++) {
+        if (!rx_http_cache_stats(z[i], &st)) {
+            continue;
+        }
+        if (n++ == 0) {
+            family(o, "ringx_cache_entries", "gauge", "Entries in the index.");
+        }
+        esc(name, sizeof(name), &z[i]->name);
+        rx_metrics_printf(o->b, "ringx_cache_entries{zone=\"%s\"} %" PRId64
+                          "\n", name, st.entries);
+    }
+    for (i = 0, n = 0; i < rx_cycle->shm_zones.nelts; i++) {
+        if (!rx_http_cache_stats(z[i], &st)) {
+            continue;
+        }
+        if (n++ == 0) {
+            family(o, "ringx_cache_size_bytes", "gauge",
+                   "Bytes of the cache's files.");
+        }
+        esc(name, sizeof(name), &z[i]->name);
+        rx_metrics_printf(o->b, "ringx_cache_size_bytes{zone=\"%s\"} %" PRId64
+                          "\n", name, st.bytes);
+    }
+}
+
 void
 rx_metrics_prometheus(rx_metrics_main_conf_t *mcf, rx_metrics_buf_t *b,
     bool openmetrics)
@@ -396,6 +445,7 @@ rx_metrics_prometheus(rx_metrics_main_conf_t *mcf, rx_metrics_buf_t *b,
         requests(&o, "location", &mcf->locations, rx_metrics_locations);
         upstreams(&o);
     }
+    caches(&o);
     if (openmetrics) {
         rx_metrics_printf(b, "# EOF\n");
     }

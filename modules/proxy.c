@@ -12,6 +12,7 @@
 #include "http_variables.h"
 #include "http_location.h"
 #include "proxy_ssl.h"
+#include "cache_serve.h"
 
 
 static const char *set_proxy_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
@@ -80,6 +81,8 @@ static const rx_command_t proxy_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, UP(ignore_client_abort), NULL },
     RX_HTTP_UPSTREAM_COMMANDS("proxy_",
         offsetof(rx_http_proxy_loc_conf_t, upstream), next_upstream_masks),
+    RX_HTTP_CACHE_COMMANDS("proxy_", offsetof(rx_http_proxy_loc_conf_t, upstream),
+        offsetof(rx_http_upstream_conf_t, cache)),
     rx_null_command
 };
 
@@ -174,6 +177,21 @@ merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
     const char               *rv;
     rx_uint_t                 i, j;
 
+    if (conf->url.len == 0 && prev->url.len) {
+        /* a block inside (limit_except, if) proxies where its location
+         * does: the Host, $proxy_host and the URI it sends are the same */
+        conf->url = prev->url;
+        conf->host_header = prev->host_header;
+        conf->port_text = prev->port_text;
+        conf->uri = prev->uri;
+        conf->has_uri = prev->has_uri;
+        conf->location = prev->location;
+        conf->https = prev->https;
+        conf->ssl_host = prev->ssl_host;
+        if (conf->ssl == NULL) {
+            conf->ssl = prev->ssl;
+        }
+    }
     rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
                                      default_hide);
     if (rv != RX_CONF_OK) {
@@ -463,10 +481,10 @@ set_redirect(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return rx_http_proxy_set_redirect(cf, &plcf->rewrite, &target);
 }
 
+/* The exchange with the upstream (a miss, or no cache). */
 static rx_int_t
-proxy_handler(void *data)
+proxy_start(rx_http_request_t *r)
 {
-    rx_http_request_t        *r = data;
     rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
                                         rx_http_proxy_module);
     rx_http_upstream_t       *u;
@@ -524,16 +542,45 @@ proxy_handler(void *data)
     return rx_http_upstream_start(u);
 }
 
+static rx_int_t
+proxy_handler(void *data)
+{
+    rx_http_request_t        *r = data;
+    rx_http_proxy_loc_conf_t *plcf = rx_http_get_module_loc_conf(r,
+                                        rx_http_proxy_module);
+
+    return rx_http_cache_handler(r, &plcf->upstream.cache, proxy_start);
+}
+
 /* Variables. */
 
 static rx_int_t
 var_proxy_host(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
 {
-    rx_http_proxy_ctx_t *ctx = rx_http_proxy_ctx(r);
-    rx_str_t            *s;
+    rx_http_proxy_ctx_t      *ctx = rx_http_proxy_ctx(r);
+    rx_http_proxy_loc_conf_t *plcf;
+    rx_str_t                 *s, url, host, uri;
+    in_port_t                 port;
+    bool                      no_port, has_uri, https;
 
     if (ctx == NULL) {
-        v->not_found = 1;
+        /* before the exchange (proxy_cache_key): what it will use */
+        plcf = rx_http_get_module_loc_conf(r, rx_http_proxy_module);
+        if (plcf->upstream.url && !data
+            && rx_http_complex_value(r, plcf->upstream.url, &url) == RX_OK
+            && parse_url(&url, &host, &port, &no_port, &uri, &has_uri,
+                         &https) == NULL) {
+            v->data = host.data;
+            v->len = host.len;
+            return RX_OK;
+        }
+        if (plcf->upstream.url || plcf->host_header.len == 0) {
+            v->not_found = 1;
+            return RX_OK;
+        }
+        s = data ? &plcf->port_text : &plcf->host_header;
+        v->data = s->data;
+        v->len = s->len;
         return RX_OK;
     }
     s = data ? &ctx->port_text : &ctx->host_header;

@@ -109,7 +109,13 @@ head_length(rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
     size_t                  len;
     rx_uint_t               i;
 
+    rx_str_t                inm, ims;
+
     len = method->len + 1 + target->len + sizeof(" HTTP/1.x\r\n") - 1 + 2;
+    if (rx_http_cache_conditions(r, &inm, &ims)) {
+        len += sizeof("If-None-Match: \r\n") + inm.len
+               + sizeof("If-Modified-Since: \r\n") + ims.len;
+    }
     for (i = 0; i < plcf->headers->nelts; i++) {
         if (values[i].len) {
             len += h[i].name.len + 2 + values[i].len + 2;
@@ -139,6 +145,26 @@ put_header(char *p, const rx_str_t *name, const rx_str_t *value)
     return p;
 }
 
+/* *_cache_revalidate: the entry's validators (the client's were hidden). */
+static char *
+put_conditions(char *p, rx_http_request_t *r)
+{
+    static const rx_str_t inm_name = rx_string("If-None-Match");
+    static const rx_str_t ims_name = rx_string("If-Modified-Since");
+    rx_str_t              inm, ims;
+
+    if (!rx_http_cache_conditions(r, &inm, &ims)) {
+        return p;
+    }
+    if (inm.len) {
+        p = put_header(p, &inm_name, &inm);
+    }
+    if (ims.len) {
+        p = put_header(p, &ims_name, &ims);
+    }
+    return p;
+}
+
 static char *
 write_head(char *p, rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
     const rx_str_t *method, const rx_str_t *target, const rx_str_t *values)
@@ -162,6 +188,7 @@ write_head(char *p, rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
             }
         }
     }
+    p = put_conditions(p, r);
     *p++ = '\r';
     *p++ = '\n';
     return p;
@@ -216,6 +243,9 @@ create_request(rx_http_upstream_t *u)
     rx_uint_t                 i;
 
     method = r->method_name;
+    if (rx_http_cache_head_as_get(r)) {
+        rx_str_set(&method, "GET");      /* the cache stores the body */
+    }
     if (plcf->method && rx_http_complex_value(r, plcf->method, &method) != RX_OK) {
         return RX_ERROR;
     }
@@ -325,7 +355,8 @@ process_header(rx_http_upstream_t *u, const char *data, size_t len, size_t *used
 
     if (ctx->parser == NULL) {
         ctx->parser = rx_http_response_parser_create(u->r->pool, &u->headers_in,
-                          u->r->method == RX_HTTP_HEAD, on_body, u);
+                          u->r->method == RX_HTTP_HEAD
+                          && !rx_http_cache_head_as_get(u->r), on_body, u);
         if (ctx->parser == NULL) {
             return RX_ERROR;
         }

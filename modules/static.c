@@ -297,6 +297,69 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     return rx_http_static_send_body(r, ctx);
 }
 
+rx_int_t
+rx_http_static_send_file(rx_http_request_t *r, int fd, int64_t start,
+    int64_t end, const rx_str_t *path)
+{
+    rx_http_static_ctx_t *ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+
+    if (ctx == NULL) {
+        return RX_ERROR;
+    }
+    r->ctx = ctx;
+    r->op_handler = rx_http_static_op;
+    ctx->path = *path;
+    ctx->fd = fd;
+    ctx->size = end;
+    ctx->ranges[0].start = start;
+    ctx->ranges[0].end = end;
+    ctx->nranges = 1;
+    return rx_http_static_send_body(r, ctx);
+}
+
+rx_uint_t
+rx_http_static_max_ranges(rx_http_request_t *r)
+{
+    rx_http_static_conf_t *scf = rx_http_get_module_loc_conf(r,
+                                     rx_http_static_module);
+
+    return (rx_uint_t) scf->max_ranges;
+}
+
+rx_int_t
+rx_http_static_send_multipart(rx_http_request_t *r, int fd, int64_t base,
+    int64_t size, const rx_http_range_t *ranges, rx_uint_t n,
+    const rx_str_t *path)
+{
+    rx_http_static_ctx_t *ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    rx_uint_t             i;
+
+    if (ctx == NULL || n < 2 || n > STATIC_MAX_RANGES) {
+        return RX_ERROR;
+    }
+    r->ctx = ctx;
+    r->op_handler = rx_http_static_op;
+    ctx->path = *path;
+    ctx->fd = fd;
+    ctx->size = size;
+    ctx->base = base;
+    for (i = 0; i < n; i++) {
+        ctx->ranges[i].start = base + ranges[i].start;
+        ctx->ranges[i].end = base + ranges[i].end;
+    }
+    ctx->nranges = n;
+    r->headers_out.status = RX_HTTP_PARTIAL_CONTENT;
+    r->headers_out.status_line.len = 0;
+    if (plan_multipart(r, ctx) != RX_OK
+        || rx_http_send_header(r) == RX_ERROR) {
+        return RX_ERROR;
+    }
+    if (r->header_only) {
+        return rx_http_output_filter(r, NULL);
+    }
+    return rx_http_static_send_body(r, ctx);
+}
+
 /* nginx's answer to a failed open: 404, 403 or 500, logged as it does. */
 static rx_int_t
 open_failed(rx_http_request_t *r, const rx_str_t *path,

@@ -45,7 +45,8 @@ rx_http_static_part_header(rx_http_request_t *r,
     h.len = (size_t) sprintf(h.data, "\r\n--%s\r\nContent-Type: %.*s\r\n"
         "Content-Range: bytes %" PRId64 "-%" PRId64 "/%" PRId64 "\r\n\r\n",
         ctx->boundary, (int) ctx->content_type.len, ctx->content_type.data,
-        ctx->ranges[i].start, ctx->ranges[i].end - 1, ctx->size);
+        ctx->ranges[i].start - ctx->base, ctx->ranges[i].end - 1 - ctx->base,
+        ctx->size);
     return h;
 }
 

@@ -25,6 +25,9 @@ typedef struct {
     rx_http_range_t   ranges[STATIC_MAX_RANGES];
     rx_uint_t         nranges;
     rx_uint_t         range;           /* the one being sent */
+    /* the file offset of the representation's first byte (a cache
+     * file's body): ranges are file offsets, part headers subtract it */
+    int64_t           base;
     int64_t           offset;          /* next byte to read */
     bool              multipart;
     char              boundary[24];

@@ -194,29 +194,6 @@ uwsgi_handler(void *data)
     rx_http_request_t        *r = data;
     rx_http_uwsgi_loc_conf_t *ulcf = rx_http_get_module_loc_conf(r,
                                         rx_http_uwsgi_module);
-    rx_http_upstream_t       *u;
-    rx_http_cgi_ctx_t        *ctx;
-    rx_int_t                  rc;
 
-    u = rx_http_upstream_create(r, &ulcf->upstream);
-    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
-    if (u == NULL || ctx == NULL || rx_http_cgi_set_response(u, ctx) != RX_OK) {
-        return RX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    rx_str_set(&u->schema, "uwsgi://");
-    rx_str_set(&u->uri, "");
-    rc = rx_http_cgi_find_upstream(u, "uwsgi://");
-    if (rc != RX_OK) {
-        return rc;
-    }
-    u->create_request = create_request;
-    u->file_body = 1;              /* a large body is sent from its file */
-    /* uwsgi_request_buffering off: a body of known length goes as it
-     * comes (a chunked one is read whole: the packet's CONTENT_LENGTH
-     * must be known, as nginx) */
-    if (!ulcf->upstream.request_buffering
-        && r->headers_in.content_length_n >= 0) {
-        u->frame_body = rx_http_cgi_frame_body;
-    }
-    return rx_http_upstream_start(u);
+    return rx_http_cgi_start(r, &ulcf->upstream, "uwsgi://", create_request);
 }

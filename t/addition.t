@@ -31,6 +31,7 @@ $t->write_file('html/plain.txt', "PLAIN\n");
 $t->write_file('html/big.html', $big);
 $t->write_file('html/inc/before.html', "BEFORE\n");
 $t->write_file('html/inc/after.html', "AFTER\n");
+$t->write_file('html/inc/empty.html', "");
 $t->write_file('html/inc/big.html', $big);
 $t->write_config(<<"EOF");
 daemon off;
@@ -57,6 +58,10 @@ http {
         location /after/ {
             alias %%PREFIX%%/html/;
             add_after_body /inc/after.html;
+        }
+        location /emptyafter/ {
+            alias %%PREFIX%%/html/;
+            add_after_body /inc/empty.html;
         }
         location /bigafter/ {
             alias %%PREFIX%%/html/;
@@ -214,6 +219,19 @@ $c->close;
 # QUIT while a main response spills to its file and its "before" runs:
 # the response completes, then the worker exits (it waited forever for a
 # completion that had gone to the subrequest)
+# the "after" subrequest adds nothing and the client is HTTP/1.0 (no
+# chunked terminator): the response's last buffer is empty, the request
+# ends inside the filter that sends it, and that filter must not touch it
+# afterwards (ASan's use-after-free in addition's sr_done)
+for my $i (1 .. 3) {
+    my $raw = $t->http($t->port(0),
+        "GET /emptyafter/index.html HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    my ($er) = Test::Ringx::parse_responses($raw // '');
+    is($er && $er->{body}, "BODY\n", "empty after, HTTP/1.0 ($i): the body");
+}
+$r = get('/after/index.html');
+is($r->{body}, "BODY\nAFTER\n", 'the server goes on after them');
+
 my $ch300k1 = get('/up/chunked/300001')->{body} // 'x';
 $c = $t->raw($t->port(0));
 $c->send("GET /spillbefore/chunked/300001 HTTP/1.1\r\nHost: localhost\r\n"

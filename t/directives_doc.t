@@ -52,6 +52,30 @@ for my $file (sort map { glob "$root/$_/*.c" } qw(core event http modules)) {
     }
 }
 
+# The cache's directives, the same way: http/http_cache.h's
+# RX_HTTP_CACHE_COMMANDS(prefix, ...), each RX_HTTP_CACHE_CMD(p, "name", ...)
+# or RX_HTTP_CACHE_REFUSED(p, "name").
+{
+    my $hdr = "$root/http/http_cache.h";
+    open(my $fh, '<', $hdr) or die "$hdr: $!\n";
+    my $src = do { local $/; <$fh> };
+    close $fh;
+    my ($macro) = $src =~ /^(#define RX_HTTP_CACHE_COMMANDS\(.*?)(?=^\S)/ms;
+    my @shared = ($macro // '') =~ /RX_HTTP_CACHE_(?:CMD|REFUSED)\(p,\s*"([a-z_0-9]+)"/g;
+    cmp_ok(scalar @shared, '>=', 4, 'the cache directives were read')
+        or diag('found: ' . join(' ', @shared));
+    for my $file (sort map { glob "$root/modules/*.c" } 1) {
+        open(my $m, '<', $file) or die "$file: $!\n";
+        my $msrc = do { local $/; <$m> };
+        close $m;
+        (my $rel = $file) =~ s{^\Q$root\E/}{};
+        while ($msrc =~ /RX_HTTP_CACHE_COMMANDS\("([a-z_]+)"/g) {
+            my $prefix = $1;
+            $where{"$prefix$_"} //= "$rel (cache table)" for @shared;
+        }
+    }
+}
+
 my @names = sort keys %where;
 cmp_ok(scalar @names, '>=', 10, 'found at least 10 directives in the command tables')
     or diag('found: ' . join(' ', @names));

@@ -344,9 +344,11 @@ sub get11 { "GET $_[0] HTTP/1.1\r\nHost: localhost\r\n\r\n" }
     is(scalar @idle, 3, 'three idle keepalive connections');
     my $t0 = time;
     $t->signal('QUIT');
-    my $closed = grep { $_->wait_closed(1) } @idle;
-    is($closed, 3, 'QUIT: idle keepalive connections closed at once');
-    cmp_ok(time - $t0, '<', 1, 'QUIT: ... within a second');
+    # closed once quiet for a second (docs/ARCHITECTURE.md: so that a
+    # request already on its way is answered, not reset: nginx trac #1022)
+    my $closed = grep { $_->wait_closed(3) } @idle;
+    is($closed, 3, 'QUIT: idle keepalive connections closed');
+    cmp_ok(time - $t0, '<', 2.5, 'QUIT: ... once quiet for a second, not at the timeout');
     is(join('', map { $_->buffer } @idle), '', 'QUIT: closed without sending anything');
     ok($t->wait_master_exit(3), 'QUIT: the master exits');
     ok(!$t->connect_ok($P), 'QUIT: the port is closed');

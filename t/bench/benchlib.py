@@ -9,7 +9,7 @@ Subcommands (all used by t/bench/run; "summarize" is also handy by hand):
   check       one GET on 127.0.0.1 (--tls: over TLS): status 200, exact body, headers
   snap        JSON snapshot: CPU ticks of a server tree, per-CPU jiffies, all processes
   quiet       wait (bounded) until processes that are not ours go quiet
-  record      wrk output + two snapshots -> one JSON line in the results file
+  record      wrk (or h2load) output + two snapshots -> one JSON line in the results file
   fail        a JSON line saying a server failed (--skip: could not run) a scenario
   summarize   Markdown table of one session of the results file
 
@@ -400,7 +400,51 @@ def parse_wrk(path):
                     return json.loads(line[8:])
     except (OSError, ValueError):
         pass
-    return None
+    return parse_h2load(path)
+
+
+def _pct(sorted_vals, p):
+    if not sorted_vals:
+        return 0
+    return sorted_vals[min(len(sorted_vals) - 1, int(len(sorted_vals) * p / 100.0))]
+
+
+def parse_h2load(path):
+    """h2load's summary (PATH) and its per-request log (PATH.h2log: start
+    us, status, duration us) as the dict report.lua prints for wrk: status
+    counts non-2xx/3xx responses, connect the failed/errored requests,
+    timeout h2load's timeouts; latencies from the log, in microseconds."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    import re
+    fin = re.search(r"^finished in ([\d.]+)(m?s)", text, re.M)
+    req = re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
+                    r"(\d+) failed, (\d+) errored, (\d+) timeout", text, re.M)
+    st = re.search(r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text, re.M)
+    tr = re.search(r"^traffic: \S+ \((\d+)\) total", text, re.M)
+    if not (fin and req and st and tr):
+        return None
+    dur = float(fin.group(1)) * (1000.0 if fin.group(2) == "s" else 1.0) * 1000.0
+    lat = []
+    try:
+        with open(path + ".h2log") as f:
+            for line in f:
+                cols = line.split("\t")
+                if len(cols) >= 3:
+                    lat.append(int(cols[2]))
+    except (OSError, ValueError):
+        pass
+    lat.sort()
+    done = int(req.group(3))
+    return {"requests": done, "duration_us": int(dur), "bytes": int(tr.group(1)),
+            "connect": int(req.group(6)), "read": 0, "write": 0,
+            "status": int(st.group(3)) + int(st.group(4)), "timeout": int(req.group(7)),
+            "p50": _pct(lat, 50), "p90": _pct(lat, 90), "p99": _pct(lat, 99),
+            "p999": _pct(lat, 99.9), "max": lat[-1] if lat else 0,
+            "mean": sum(lat) / len(lat) if lat else 0.0}
 
 
 def cmd_record(a):

@@ -4,14 +4,26 @@
 #
 #   h2client.py PORT request [--tls] [--method M] [--path P] [--body-size N]
 #               [--no-length] [--header k:v ...] [--streams N]
+#               [--frame-size N] [--window N] [--reset-after N]
+#               [--close-after N] [--then PATH]
 #       N concurrent requests; out: {"responses": [{"status", "headers",
-#       "body_len", "body"(first 200 bytes)}], "goaway": code|null}
+#       "body_len", "body"(first 200 bytes), "sha1"}], "goaway": code|null,
+#       "then": the response to --then (a request on the same connection
+#       after the others ended or were reset)}
+#       --frame-size: the body in DATA frames of at most N bytes;
+#       --window: our SETTINGS_INITIAL_WINDOW_SIZE (the response is paced);
+#       --reset-after: RST_STREAM CANCEL once N bytes of a response came;
+#       --close-after: the socket closed once N bytes came (streams open);
+#       --linger S: after the responses, S more seconds for RST_STREAM
+#       frames (a reset of a stream whose response ended: "reset" set,
+#       "ended" true); out also has "last_stream_id" of a GOAWAY, and each
+#       response "max_frame" (its largest DATA frame)
 #   h2client.py PORT ATTACK [--count N]
 #       rapid_reset | continuation | hpack_bomb | settings | ping |
 #       empty_data | streams | zero_window
 #       out: {"goaway": code|null, "refused": n, "resets": n, "responses": n,
 #             "closed": bool}
-import argparse, json, socket, ssl, sys, time
+import argparse, hashlib, json, socket, ssl, sys, time
 import h2.connection, h2.config, h2.events, h2.settings, h2.errors
 import hyperframe.frame as hf
 
@@ -63,15 +75,47 @@ def pump(s, c, until, timeout=10):
         events += new
     return events, False
 
-def goaway_of(events):
+def goaway_of(events, last=False):
     for e in events:
         if isinstance(e, h2.events.ConnectionTerminated):
-            return int(e.error_code)
+            return e.last_stream_id if last else int(e.error_code)
     return None
+
+class GoawayAside:
+    """python-h2 treats a GOAWAY as the end of the connection and refuses
+    the frames of the streams still in flight that follow it (RFC 9113 6.8
+    lets them finish): GOAWAY frames are taken out of the bytes here and
+    remembered, the rest goes to h2."""
+    def __init__(self):
+        self.buf = b""
+        self.goaway = None          # (error code, last stream id)
+    def feed(self, c, d):
+        self.buf += d
+        out = b""
+        while len(self.buf) >= 9:
+            n = int.from_bytes(self.buf[0:3], "big")
+            if len(self.buf) < 9 + n:
+                break
+            frame, self.buf = self.buf[:9 + n], self.buf[9 + n:]
+            if frame[3] == 7 and self.goaway is None:
+                self.goaway = (int.from_bytes(frame[13:17], "big"),
+                               int.from_bytes(frame[9:13], "big") & 0x7fffffff)
+            elif frame[3] != 7:
+                out += frame
+        return c.receive_data(out) if out else []
+
+def send_safe(s, c):
+    """a peer that closed after its GOAWAY is not an error of ours"""
+    try:
+        s.sendall(c.data_to_send())
+    except OSError:
+        pass
 
 def do_request(a):
     s = connect(a.port, a.tls)
     c = new_conn()
+    if a.window is not None:
+        c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: a.window})
     ids = []
     bodies = {}
     for i in range(a.streams):
@@ -89,16 +133,23 @@ def do_request(a):
         c.send_headers(sid, hdrs, end_stream=not body)
         ids.append(sid)
         bodies[sid] = [body, 0]
-    resp = {sid: {"status": None, "headers": {}, "body": b"", "ended": False, "reset": None}
-            for sid in ids}
+    resp = {sid: {"status": None, "headers": {}, "body": b"", "ended": False, "reset": None,
+                  "max_frame": 0} for sid in ids}
     deadline = time.time() + 20
     closed = False
     events_all = []
+    received = 0
+    aside = GoawayAside()
     while time.time() < deadline and not all(r["ended"] or r["reset"] is not None for r in resp.values()):
+        if a.close_after is not None and received >= a.close_after:
+            s.close()
+            closed = True
+            break
         for sid, b in bodies.items():
             body, off = b
             while off < len(body) and not resp[sid]["ended"] and resp[sid]["reset"] is None:
-                w = min(c.local_flow_control_window(sid), c.max_outbound_frame_size, len(body) - off)
+                w = min(c.local_flow_control_window(sid), c.max_outbound_frame_size, len(body) - off,
+                        a.frame_size or len(body))
                 if w <= 0:
                     break
                 c.send_data(sid, body[off:off + w])
@@ -106,7 +157,7 @@ def do_request(a):
                 if off == len(body):
                     c.end_stream(sid)
             b[1] = off
-        s.sendall(c.data_to_send())
+        send_safe(s, c)
         try:
             d = s.recv(65536)
         except (socket.timeout, ConnectionResetError):
@@ -114,25 +165,72 @@ def do_request(a):
         if not d:
             closed = True
             break
-        for e in c.receive_data(d):
+        for e in aside.feed(c, d):
             events_all.append(e)
             if isinstance(e, h2.events.ResponseReceived):
                 resp[e.stream_id]["status"] = int(dict(e.headers)[":status"])
                 resp[e.stream_id]["headers"] = {k: v for k, v in e.headers}
             elif isinstance(e, h2.events.DataReceived):
                 resp[e.stream_id]["body"] += e.data
+                resp[e.stream_id]["max_frame"] = max(resp[e.stream_id]["max_frame"], len(e.data))
+                received += len(e.data)
                 c.acknowledge_received_data(e.flow_controlled_length, e.stream_id)
+                if (a.reset_after is not None and len(resp[e.stream_id]["body"]) >= a.reset_after
+                        and resp[e.stream_id]["reset"] is None and not e.stream_ended):
+                    c.reset_stream(e.stream_id, h2.errors.ErrorCodes.CANCEL)
+                    resp[e.stream_id]["reset"] = -1     # by us
             elif isinstance(e, h2.events.StreamEnded):
                 resp[e.stream_id]["ended"] = True
             elif isinstance(e, h2.events.StreamReset):
                 resp[e.stream_id]["reset"] = int(e.error_code)
-        s.sendall(c.data_to_send())
+        send_safe(s, c)
+    if a.linger and not closed:
+        def lingered(events):
+            for e in events:
+                if isinstance(e, h2.events.StreamReset) and e.stream_id in resp:
+                    resp[e.stream_id]["reset"] = int(e.error_code)
+            return all(r["reset"] is not None for r in resp.values())
+        ev, closed = pump(s, c, lingered, timeout=a.linger)
+        events_all += ev
     out = {"responses": [{"status": resp[i]["status"], "headers": resp[i]["headers"],
+                          "max_frame": resp[i]["max_frame"],
                           "ended": resp[i]["ended"], "reset": resp[i]["reset"],
                           "body_len": len(resp[i]["body"]),
+                          "sha1": hashlib.sha1(resp[i]["body"]).hexdigest(),
                           "body": resp[i]["body"][:200].decode("latin-1")} for i in ids],
-           "goaway": goaway_of(events_all), "closed": closed}
+           "goaway": aside.goaway[0] if aside.goaway else goaway_of(events_all),
+           "closed": closed,
+           "last_stream_id": aside.goaway[1] if aside.goaway else goaway_of(events_all, last=True)}
+    if a.then and not closed:
+        out["then"] = then_request(s, c, a)
     print(json.dumps(out))
+
+def then_request(s, c, a):
+    """one more GET on the same connection: does it go on?"""
+    sid = c.get_next_available_stream_id()
+    c.send_headers(sid, hdrs(sid, a.then), end_stream=True)
+    r = {"status": None, "body": b"", "ended": False, "reset": None}
+    def done(events):
+        for e in events:
+            if getattr(e, "stream_id", None) != sid:
+                continue
+            if isinstance(e, h2.events.ResponseReceived):
+                r["status"] = int(dict(e.headers)[":status"])
+            elif isinstance(e, h2.events.DataReceived):
+                r["body"] += e.data
+            elif isinstance(e, h2.events.StreamEnded):
+                r["ended"] = True
+            elif isinstance(e, h2.events.StreamReset):
+                r["reset"] = int(e.error_code)
+        return r["ended"] or r["reset"] is not None
+    seen = []
+    def until(events):
+        new = events[len(seen):]
+        seen.extend(new)
+        return done(new) if new else (r["ended"] or r["reset"] is not None)
+    pump(s, c, until, timeout=20)
+    r["body"] = r["body"][:200].decode("latin-1")
+    return r
 
 def hdrs(sid, path="/"):
     return [(":method", "GET"), (":path", path), (":scheme", "http"), (":authority", "localhost")]
@@ -239,6 +337,12 @@ p.add_argument("--header", action="append")
 p.add_argument("--streams", type=int, default=1)
 p.add_argument("--count", type=int, default=1000)
 p.add_argument("--timeout", type=float, default=10)
+p.add_argument("--frame-size", type=int, default=0)
+p.add_argument("--window", type=int)
+p.add_argument("--reset-after", type=int)
+p.add_argument("--close-after", type=int)
+p.add_argument("--then")
+p.add_argument("--linger", type=float, default=0)
 a = p.parse_args()
 if a.mode == "request":
     do_request(a)

@@ -13,10 +13,15 @@ package Test::Load;
 #       path     => sub { my ($client, $n) = @_; "/sleep/200?c=$client&n=$n" },
 #       check    => sub { my ($resp, $client, $n) = @_; $resp->{body} eq ... },
 #       retry    => 1,      # default 1, see below
+#       pause    => 0.001,  # seconds a client sleeps between requests
+#                           # (default 0: a tight loop)
 #   );
 #   ... kill 'HUP', $master ...
 #   my $r = $load->wait;
 #   is $r->{failed}, 0;
+#
+# stop() ends the clients before their deadline (each finishes the request
+# it is on): a test whose events are over need not wait for `seconds`.
 #
 # A client does what a browser does with a keepalive connection: a request
 # that got no response byte on a *reused* connection (the server closed it
@@ -52,6 +57,8 @@ sub start {
     $self->{timeout} //= 5;
     $self->{host} //= '127.0.0.1';
     my $end = time + $o{seconds};
+    (undef, $self->{stop_file}) = File::Temp::tempfile('load-stop-XXXXXXXX',
+                                                        DIR => '/tmp', OPEN => 0);
     for my $i (1 .. $o{clients}) {
         my ($fh, $file) = File::Temp::tempfile('load-XXXXXXXX', DIR => '/tmp',
                                                 UNLINK => 0);
@@ -81,7 +88,9 @@ sub _client {
     my $retrying = 0;
     my $t0;
     local $SIG{PIPE} = 'IGNORE';
-    while ($retrying || time < $end) {
+    # stop() creates a file rather than sending a signal: a signal would
+    # cut a wait for a response short (select() returns on EINTR)
+    while ($retrying || (time < $end && !-e $self->{stop_file})) {
         unless ($retrying) {
             $n++;
             $t0 = time;
@@ -111,7 +120,8 @@ sub _client {
                 push @out, "retry $n";
                 $retrying = 1;
             } else {
-                push @out, "fail $n $port " . time . " $why";
+                push @out, "fail $n $port " . time . " $why"
+                           . ($reused ? '' : ' (a new connection)');
             }
             $c->close;
             $c = undef;
@@ -125,6 +135,7 @@ sub _client {
             $b =~ s/\n/\\n/g;
             push @out, "fail $n $port " . time . " status $r->{status} $b";
         }
+        sleep $self->{pause} if $self->{pause};
         if (($r->{headers}{connection} // '') =~ /close/i
             || $r->{proto} eq 'HTTP/1.0') {
             $c->close;
@@ -135,6 +146,13 @@ sub _client {
     open(my $fh, '>', $file) or die "$file: $!";
     print $fh "$_\n" for @out;
     close $fh;
+}
+
+sub stop {
+    my ($self) = @_;
+    open(my $fh, '>', $self->{stop_file}) or die "$self->{stop_file}: $!";
+    close $fh;
+    return $self;
 }
 
 sub wait {
@@ -168,6 +186,7 @@ sub wait {
         close $fh;
         unlink $self->{files}[$k];
     }
+    unlink $self->{stop_file};
     $r{failed} = @{ $r{failures} };
     $r{requests} = $r{ok} + $r{failed};
     $self->{pids} = [];
@@ -180,11 +199,14 @@ sub describe_failures {
     my @f = @{ $r->{failures} };
     $#f = ($max // 10) - 1 if @f > ($max // 10);
     return join "\n", map { "client $_->{client} request $_->{n} "
-                            . "(port $_->{port}): $_->{why}" } @f;
+                            . "(port $_->{port}): $_->{why} at "
+                            . POSIX::strftime('%H:%M:%S', localtime $_->{time})
+                            . sprintf('.%03d', ($_->{time} - int $_->{time}) * 1000) } @f;
 }
 
 sub DESTROY {
     my ($self) = @_;
+    unlink $self->{stop_file} if $self->{stop_file};
     for my $pid (@{ $self->{pids} || [] }) {
         kill 'KILL', $pid;
         waitpid($pid, 0);

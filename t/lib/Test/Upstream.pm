@@ -62,6 +62,12 @@ package Test::Upstream;
 #                     ?hello=TEXT: TEXT first, in the 101's own write (or
 #                     ?hello_ms=M later, on its own), before any echo
 #   /keepalive-close  200 "bye\n" with Connection: close, then closes
+#   /range/N          N bytes of pattern() with ETag "r-1" and a Last-Modified;
+#                     a single Range "bytes=a-b"/"bytes=a-" gets a 206
+#                     (?no206=1: 200 always); ?etag_at=OFF: ranges from OFF
+#                     on have ETag "r-2" (?lm=1: another Last-Modified);
+#                     ?shift_at=OFF: such ranges answered one byte later;
+#                     ?drop_at=OFF: such ranges closed without an answer
 # Generic query keys, for every mode: close=1 (Connection: close, then
 # close), delay=MS (wait before the response), no100=1 (no 100 Continue),
 # early=1 (answer right after the head without reading the body, then

@@ -53,6 +53,7 @@ my %MODES = (
     'sleep'           => \&_sleep,
     'ws'              => \&_ws,
     'keepalive-close' => \&_keepalive_close,
+    'range'           => \&_range,
 );
 
 sub known { exists $MODES{$_[0]} }
@@ -208,6 +209,39 @@ sub _len {
     my @s = (['write', _head($x, 200, ['Content-Type', 'text/plain'],
                                      ['Content-Length', $n])]);
     push @s, ['stream', _pattern_stream(0, $n)] unless _bodyless($x, 200);
+    return @s;
+}
+
+# /range/N: N bytes of pattern() with an ETag and a Last-Modified, a
+# single "bytes=a-b" or "bytes=a-" Range answered with a 206; ?no206=1
+# ignores Range (200); ?etag_at=OFF: a range starting at OFF or later has
+# another ETag (?lm=1: another Last-Modified instead); ?shift_at=OFF: a
+# range starting at OFF or later is answered one byte later than asked;
+# ?drop_at=OFF: such a range gets no answer (the connection closed).
+sub _range {
+    my ($x) = @_;
+    my $n = _num($x->{arg}, 0);
+    my $q = $x->{q};
+    my $r = _header($x->{req}, 'Range') // '';
+    my ($etag, $lm) = ('"r-1"', 'Mon, 01 Jan 2024 00:00:00 GMT');
+    my ($status, $off, $len, @h) = (200, 0, $n);
+    if (!$q->{no206} && $r =~ /^bytes=(\d+)-(\d*)$/ && $1 < $n) {
+        my ($a, $b) = ($1, length $2 && $2 < $n ? $2 : $n - 1);
+        return (['close']) if defined $q->{drop_at} && $a >= $q->{drop_at};
+        if (defined $q->{etag_at} && $a >= $q->{etag_at}) {
+            if ($q->{lm}) { $lm = 'Tue, 02 Jan 2024 00:00:00 GMT' }
+            else { $etag = '"r-2"' }
+        }
+        $a++, $b++ if defined $q->{shift_at} && $a >= $q->{shift_at} && $b + 1 < $n;
+        ($status, $off, $len) = (206, $a, $b - $a + 1);
+        push @h, ['Content-Range', "bytes $a-$b/$n"];
+    } elsif (!$q->{no206} && $r =~ /^bytes=(\d+)-/ && $1 >= $n) {
+        return (['write', _full($x, 416, [['Content-Range', "bytes */$n"]], '')]);
+    }
+    my @s = (['write', _head($x, $status, ['Content-Type', 'text/plain'],
+                             ['ETag', $etag], ['Last-Modified', $lm], @h,
+                             ['Content-Length', $len])]);
+    push @s, ['stream', _pattern_stream($off, $len)] unless _bodyless($x, $status);
     return @s;
 }
 

@@ -1,0 +1,612 @@
+/*
+ * http_cache_store.c: a response of the upstream engine on its way into
+ * the cache: whether it may be stored and for how long (X-Accel-Expires,
+ * Cache-Control, Expires, Set-Cookie, Vary, *_cache_valid, as nginx), and
+ * its file, written through the ring as the body streams to the client
+ * (http_temp_file.c's writer, a named file in the cache's directory),
+ * then its head completed and the file renamed into place.
+ *
+ * Whatever goes wrong with the file (an unwritable directory, a full
+ * disk, a body cut short), the client's response goes on untouched: the
+ * file is dropped, one line is logged, and the response is not cached.
+ */
+#include <ctype.h>
+#include "http.h"
+#include "http_cache.h"
+#include "http_upstream.h"
+#include "http_date.h"
+#include "clock.h"
+
+/* Bytes of the file that may wait in memory for the disk before the
+ * response is no longer stored (the client's response never waits). */
+#define STORE_MAX_BACKLOG  (4 * 1024 * 1024)
+
+typedef struct rx_http_cache_store_s {
+    rx_http_temp_file_t    tf;
+    rx_http_cache_head_t   head;
+    rx_http_upstream_t    *u;
+    void                 (*done)(rx_http_upstream_t *u);
+    unsigned               failed:1;
+    unsigned               ending:1;     /* the body is complete */
+    unsigned               patching:1;   /* the head's final write runs */
+} store_t;
+
+static const rx_table_elt_t *
+header(const rx_http_upstream_headers_in_t *h, const char *lc)
+{
+    const rx_table_elt_t *e = h->headers.elts;
+    size_t                len = strlen(lc);
+    rx_uint_t             i;
+
+    for (i = 0; i < h->headers.nelts; i++) {
+        if (e[i].key.len == len && strncasecmp(e[i].key.data, lc, len) == 0) {
+            return &e[i];
+        }
+    }
+    return NULL;
+}
+
+/* A number after "name=" in a Cache-Control value; -1: none. */
+static int64_t
+cc_number(const rx_str_t *v, const char *name)
+{
+    const char *p = v->data, *end = v->data + v->len;
+    size_t      n = strlen(name);
+    int64_t     x = 0;
+
+    for ( ; p + n < end; p++) {
+        if ((p == v->data || p[-1] == ' ' || p[-1] == ',')
+            && strncasecmp(p, name, n) == 0 && p[n] == '=') {
+            p += n + 1;
+            if (p == end || *p < '0' || *p > '9') {
+                return -1;
+            }
+            while (p < end && *p >= '0' && *p <= '9' && x < 1000000000) {
+                x = x * 10 + (*p++ - '0');
+            }
+            return x;
+        }
+    }
+    return -1;
+}
+
+static bool
+cc_has(const rx_str_t *v, const char *token)
+{
+    const char *p = v->data, *end = v->data + v->len;
+    size_t      n = strlen(token);
+
+    for ( ; p + n <= end; p++) {
+        if ((p == v->data || p[-1] == ' ' || p[-1] == ',')
+            && strncasecmp(p, token, n) == 0
+            && (p + n == end || p[n] == ',' || p[n] == ' ' || p[n] == '=')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* nginx caches these statuses on the upstream's own word (headers). */
+static bool
+cacheable_status(rx_uint_t s)
+{
+    return s == 200 || s == 203 || s == 300 || s == 301 || s == 302
+           || s == 303 || s == 307 || s == 308 || s == 404 || s == 410;
+}
+
+static time_t
+valid_by_conf(const rx_http_cache_conf_t *conf, rx_uint_t status)
+{
+    const rx_http_cache_valid_t *v;
+    rx_uint_t                    i;
+
+    if (conf->valid == NULL) {
+        return 0;
+    }
+    v = conf->valid->elts;
+    for (i = 0; i < conf->valid->nelts; i++) {
+        if (v[i].status == status) return v[i].valid;
+    }
+    for (i = 0; i < conf->valid->nelts; i++) {
+        if (v[i].status == 0) return v[i].valid;
+    }
+    return 0;
+}
+
+/* How long the response may be served from the cache, in seconds from
+ * now; 0: not stored. The first rule that speaks decides, in nginx's
+ * order: X-Accel-Expires, Cache-Control, Expires, *_cache_valid. */
+static time_t
+validity(rx_http_upstream_t *u, const rx_http_cache_conf_t *conf,
+    rx_http_cache_head_t *head)
+{
+    const rx_http_upstream_headers_in_t *h = &u->headers_in;
+    const rx_table_elt_t                *e;
+    rx_uint_t                            ign = u->conf->ignore_headers;
+    int64_t                              n;
+
+    if (!(ign & RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL)
+        && (e = header(h, "cache-control")) != NULL) {
+        /* how long after expiry a stale copy may still be served (RFC
+         * 5861), whichever rule below sets the expiry */
+        n = cc_number(&e->value, "stale-while-revalidate");
+        head->swr = n > 0 ? (int32_t) n : 0;
+        n = cc_number(&e->value, "stale-if-error");
+        head->sie = n > 0 ? (int32_t) n : 0;
+    }
+    if (!(ign & RX_HTTP_UPSTREAM_IGN_XA_EXPIRES)
+        && (e = header(h, "x-accel-expires")) != NULL) {
+        bool at = e->value.len && e->value.data[0] == '@';
+
+        n = rx_atoi(e->value.data + at, e->value.len - at);
+        if (n <= 0) {
+            return 0;
+        }
+        return at ? (n > rx_time_sec ? (time_t) n - rx_time_sec : 0)
+                  : (time_t) n;
+    }
+    if (!(ign & RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL)
+        && (e = header(h, "cache-control")) != NULL) {
+        if (cc_has(&e->value, "no-cache") || cc_has(&e->value, "no-store")
+            || cc_has(&e->value, "private")) {
+            return 0;
+        }
+
+        n = cc_number(&e->value, "s-maxage");
+        if (n < 0) {
+            n = cc_number(&e->value, "max-age");
+        }
+        if (n >= 0) {
+            return cacheable_status(h->status) ? (time_t) n : 0;
+        }
+    }
+    if (!(ign & RX_HTTP_UPSTREAM_IGN_EXPIRES)
+        && (e = header(h, "expires")) != NULL) {
+        time_t t = rx_http_parse_date(e->value.data, e->value.len);
+
+        if (t == (time_t) -1 || t <= rx_time_sec
+            || !cacheable_status(h->status)) {
+            return 0;
+        }
+        return t - rx_time_sec;
+    }
+    return valid_by_conf(conf, h->status);
+}
+
+/* Set-Cookie and Vary, as nginx: a response with a cookie is not stored;
+ * Vary: * is not; other Vary names are kept with the entry. */
+static bool
+storable(rx_http_upstream_t *u, rx_http_cache_head_t *head)
+{
+    const rx_table_elt_t *e;
+    rx_uint_t             ign = u->conf->ignore_headers;
+    size_t                i;
+
+    if (!(ign & RX_HTTP_UPSTREAM_IGN_SET_COOKIE)
+        && header(&u->headers_in, "set-cookie") != NULL) {
+        return false;
+    }
+    if (!(ign & RX_HTTP_UPSTREAM_IGN_VARY)
+        && (e = header(&u->headers_in, "vary")) != NULL) {
+        if (e->value.len >= sizeof(head->vary)
+            || memchr(e->value.data, '*', e->value.len)) {
+            return false;
+        }
+        for (i = 0; i < e->value.len; i++) {
+            head->vary[i] = (char) tolower((unsigned char) e->value.data[i]);
+        }
+        head->vary[i] = '\0';
+        head->vary_hash = rx_http_cache_vary_hash(u->r, head->vary);
+    }
+    return true;
+}
+
+/* The response header as it went to the client, as text. */
+static rx_int_t
+append_header(store_t *st, rx_http_request_t *r)
+{
+    rx_http_headers_out_t *ho = &r->headers_out;
+    rx_table_elt_t        *e = ho->headers.elts;
+    char                   line[64];
+    rx_uint_t              i;
+    int                    n;
+
+    if (ho->status_line.len) {
+        if (rx_http_temp_append(&st->tf, ho->status_line.data,
+                                ho->status_line.len) != RX_OK) {
+            return RX_ERROR;
+        }
+    } else {
+        n = snprintf(line, sizeof(line), "%u", (unsigned) ho->status);
+        if (rx_http_temp_append(&st->tf, line, (size_t) n) != RX_OK) {
+            return RX_ERROR;
+        }
+    }
+    if (rx_http_temp_append(&st->tf, "\r\n", 2) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (ho->content_type.len
+        && (rx_http_temp_append(&st->tf, "Content-Type: ", 14) != RX_OK
+            || rx_http_temp_append(&st->tf, ho->content_type.data,
+                                   ho->content_type.len) != RX_OK
+            || rx_http_temp_append(&st->tf, "\r\n", 2) != RX_OK)) {
+        return RX_ERROR;
+    }
+    for (i = 0; i < ho->headers.nelts; i++) {
+        if (e[i].deleted || e[i].key.len == 0) {
+            continue;
+        }
+        if (rx_http_temp_append(&st->tf, e[i].key.data, e[i].key.len) != RX_OK
+            || rx_http_temp_append(&st->tf, ": ", 2) != RX_OK
+            || rx_http_temp_append(&st->tf, e[i].value.data,
+                                   e[i].value.len) != RX_OK
+            || rx_http_temp_append(&st->tf, "\r\n", 2) != RX_OK) {
+            return RX_ERROR;
+        }
+    }
+    return rx_http_temp_append(&st->tf, "\r\n", 2);
+}
+
+static void store_op(rx_http_request_t *r, const rx_cqe_t *cqe);
+
+/* The body bytes that came with the header (the protocol's parser hands
+ * them over before the header is complete): the last try's are the last
+ * u->body_bytes of them. RX_OK, or RX_ERROR when they are not all there. */
+static rx_int_t
+append_early_body(store_t *st, rx_http_upstream_t *u)
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+    size_t               n = (size_t) u->body_bytes;
+
+    if (n > ctx->early_len) {
+        return RX_ERROR;
+    }
+    return rx_http_temp_append(&st->tf, ctx->early + ctx->early_len - n, n);
+}
+
+static void
+store_cleanup(void *data)
+{
+    store_t *st = data;
+
+    rx_http_temp_free(&st->tf);
+}
+
+/* The file failed: dropped, said once (per worker and directory). The
+ * fetch's waiters go upstream each (pass: the disk failed, a next fetch
+ * would fare no better) or the next of them fetches (the response broke). */
+static void
+store_fail(store_t *st, const char *what, int err, bool pass)
+{
+    rx_http_cache_req_t *ctx = st->u->r->cache_ctx;
+
+    if (ctx->claimed) {
+        ctx->claimed = false;
+        rx_http_cache_release(ctx->cache, ctx->md5, ctx->seq, pass);
+    }
+    if (what) {
+        rx_http_temp_log_failure(st->u->r, ctx->cache->path.data,
+            ctx->cache->directive, what, err, "a response for the cache",
+            "responses are not cached");
+    }
+    st->failed = 1;
+    /* op_handler stays: an open or a write in flight still completes
+     * here, and the file is closed and removed after the last */
+    if (!st->tf.writing && !st->tf.opening && !st->patching) {
+        rx_http_temp_free(&st->tf);      /* unlinks the named file */
+    }
+    if (st->ending && st->done) {
+        void (*done)(rx_http_upstream_t *u) = st->done;
+
+        st->done = NULL;
+        done(st->u);
+    }
+}
+
+static void start(rx_http_upstream_t *u);
+
+/* ETag and Last-Modified, for a later revalidation. */
+static void
+validators(rx_http_upstream_t *u, rx_http_cache_head_t *head)
+{
+    const rx_table_elt_t *e;
+
+    head->last_modified = -1;
+    if ((e = header(&u->headers_in, "last-modified")) != NULL) {
+        head->last_modified = rx_http_parse_date(e->value.data, e->value.len);
+    }
+    if ((e = header(&u->headers_in, "etag")) != NULL
+        && e->value.len < sizeof(head->etag)) {
+        memcpy(head->etag, e->value.data, e->value.len);
+        head->etag[e->value.len] = '\0';
+    }
+}
+
+bool
+rx_http_cache_revalidated(rx_http_upstream_t *u)
+{
+    rx_http_request_t    *r = u->r;
+    rx_http_cache_req_t  *ctx = r->cache_ctx;
+    rx_http_cache_head_t  head;
+    rx_uint_t             status = u->headers_in.status;
+    time_t                valid;
+
+    if (ctx == NULL || !ctx->revalidating || !ctx->claimed
+        || status != RX_HTTP_NOT_MODIFIED || r->header_sent) {
+        return false;
+    }
+    /* the 304's own headers may say for how long; else *_cache_valid of
+     * the stored response's status */
+    memset(&head, 0, sizeof(head));
+    u->headers_in.status = ctx->entry.status;
+    valid = validity(u, ctx->conf, &head);
+    u->headers_in.status = status;
+    ctx->claimed = false;
+    ctx->refreshed_until = valid > 0 ? rx_time_sec + valid : 0;
+    rx_http_cache_refresh(ctx->cache, ctx->md5, ctx->seq,
+                          ctx->refreshed_until);
+    ctx->refreshed = true;
+    r->cache_status = RX_HTTP_CACHE_REVALIDATED;
+    return true;
+}
+
+void
+rx_http_cache_store_start(rx_http_upstream_t *u)
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+
+    if (ctx == NULL || !ctx->claimed) {
+        return;                  /* only the request that fetches stores */
+    }
+    start(u);
+    ctx->decided = true;
+    if (ctx->store == NULL && ctx->claimed) {
+        /* not a response to store: its waiters go upstream each */
+        ctx->claimed = false;
+        rx_http_cache_release(ctx->cache, ctx->md5, ctx->seq, true);
+    }
+}
+
+static void
+start(rx_http_upstream_t *u)
+{
+    rx_http_request_t   *r = u->r;
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_pool_cleanup_t   *cln;
+    store_t             *st;
+    time_t               valid;
+
+    if (ctx == NULL
+        || !(r->method & (RX_HTTP_GET | RX_HTTP_POST) || ctx->head_as_get)
+        || ctx->uses < (rx_uint_t) ctx->conf->min_uses
+        || (r->cache_status != RX_HTTP_CACHE_MISS
+            && r->cache_status != RX_HTTP_CACHE_EXPIRED
+            && r->cache_status != RX_HTTP_CACHE_BYPASS)
+        || rx_http_cache_test_predicates(r, ctx->conf->no_cache)
+        /* an answer to the client's own Range or condition (passed on)
+         * is not the entry: never stored */
+        || u->headers_in.status == 206 || u->headers_in.status == 304
+        || r->upgrade) {
+        return;
+    }
+    st = rx_pcalloc(r->pool, sizeof(*st));
+    if (st == NULL || !storable(u, &st->head)
+        || (valid = validity(u, ctx->conf, &st->head)) <= 0) {
+        return;
+    }
+    cln = rx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return;
+    }
+    rx_http_temp_init(&st->tf, ctx->cache->path.data);
+    if (rx_http_temp_set_named(&st->tf, r->pool, false) != RX_OK) {
+        return;
+    }
+    cln->handler = store_cleanup;
+    cln->data = st;
+    st->u = u;
+    memcpy(st->head.magic, RX_HTTP_CACHE_MAGIC, 8);
+    memcpy(st->head.md5, ctx->md5, 16);
+    st->head.valid_until = rx_time_sec + valid;
+    st->head.stored = rx_time_sec;
+    st->head.status = (uint16_t) u->headers_in.status;
+    st->head.key_len = (uint32_t) ctx->key.len;
+    validators(u, &st->head);
+    if (rx_http_temp_append(&st->tf, (char *) &st->head, sizeof(st->head))
+            != RX_OK
+        || rx_http_temp_append(&st->tf, ctx->key.data, ctx->key.len) != RX_OK
+        || append_header(st, r) != RX_OK) {
+        rx_http_temp_free(&st->tf);
+        return;
+    }
+    st->head.body_start = (uint32_t) rx_http_temp_backlog(&st->tf);
+    if (u->body_bytes && append_early_body(st, u) != RX_OK) {
+        rx_http_temp_free(&st->tf);
+        return;
+    }
+    ctx->store = st;
+    /* the body must not spill to the engine's own temporary file: its
+     * completions would meet the cache file's on the request */
+    u->temp_failed = 1;
+    r->op_handler = store_op;
+    rx_http_temp_kick(r, &st->tf);
+}
+
+/* Bytes before the store decided: kept for it (at most what came in the
+ * header's reads, bounded by *_buffer_size). */
+static void
+stash(rx_http_cache_req_t *ctx, rx_pool_t *pool, const char *data, size_t len)
+{
+    if (ctx->early_len + len > ctx->early_cap) {
+        size_t cap = rx_max(ctx->early_len + len, (size_t) 4096) * 2;
+        char  *p = rx_pnalloc(pool, cap);
+
+        if (p == NULL) {
+            return;              /* the store will find them missing */
+        }
+        if (ctx->early_len) {
+            memcpy(p, ctx->early, ctx->early_len);
+        }
+        ctx->early = p;
+        ctx->early_cap = cap;
+    }
+    memcpy(ctx->early + ctx->early_len, data, len);
+    ctx->early_len += len;
+}
+
+void
+rx_http_cache_store_body(rx_http_upstream_t *u, const char *data, size_t len)
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+    store_t             *st = ctx ? ctx->store : NULL;
+
+    if (ctx && ctx->claimed && !ctx->decided) {
+        stash(ctx, u->r->pool, data, len);
+        return;
+    }
+    if (st == NULL || st->failed) {
+        return;
+    }
+    if (rx_http_temp_backlog(&st->tf) + len > STORE_MAX_BACKLOG) {
+        rx_http_request_log_error(u->r, RX_LOG_WARN, 0, "the cache file "
+            "\"%s\" is written slower than the upstream sends: this response "
+            "is not cached", ctx->file);
+        store_fail(st, NULL, 0, true);
+        return;
+    }
+    if (rx_http_temp_append(&st->tf, data, len) != RX_OK) {
+        store_fail(st, NULL, 0, true);
+        return;
+    }
+    rx_http_temp_kick(u->r, &st->tf);
+}
+
+/* Everything is in the file: its head gets the body's length. */
+static void
+patch_head(store_t *st)
+{
+    rx_http_request_t *r = st->u->r;
+
+    st->head.body_len = st->tf.written - st->head.body_start;
+    st->patching = 1;
+    rx_ring_write(st->tf.fd, &st->head, sizeof(st->head), 0,
+                  rx_http_op_ud(r, RX_OP_WRITE));
+}
+
+/* The head is written: the file takes the entry's name (a directory
+ * entry, no data I/O) and the index learns of it. */
+static void
+put_in_place(store_t *st)
+{
+    rx_http_request_t   *r = st->u->r;
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    void               (*done)(rx_http_upstream_t *u) = st->done;
+    int                  rc;
+
+    rc = rename(st->tf.name, ctx->file);
+    if (rc == -1 && errno == ENOENT
+        && rx_http_cache_make_dirs(ctx->cache, ctx->file) == RX_OK) {
+        rc = rename(st->tf.name, ctx->file);
+    }
+    if (rc == -1) {
+        store_fail(st, "creating", errno, true);
+        return;
+    }
+    st->tf.keep = 1;
+    (void) rx_http_cache_insert(ctx->cache, &st->head, st->tf.written,
+                                ctx->seq, &r->conn->log);
+    ctx->claimed = false;
+    rx_http_temp_free(&st->tf);
+    r->op_handler = NULL;
+    st->done = NULL;
+    ctx->store = NULL;
+    done(st->u);
+}
+
+static void
+store_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    store_t             *st = ctx ? ctx->store : NULL;
+    const char          *what;
+    int                  err;
+
+    if (st == NULL) {
+        return;
+    }
+    if (st->failed) {
+        st->patching = 0;
+        (void) rx_http_temp_handle(&st->tf, cqe, &err, &what);
+        if (!st->tf.writing && !st->tf.opening) {
+            rx_http_temp_free(&st->tf);
+        }
+        return;
+    }
+    if (st->patching && rx_op_kind(cqe->user_data) == RX_OP_WRITE) {
+        st->patching = 0;
+        if (cqe->res != (int) sizeof(st->head)) {
+            store_fail(st, "writing to", cqe->res < 0 ? -cqe->res : ENOSPC,
+                       true);
+            return;
+        }
+        put_in_place(st);
+        return;
+    }
+    if (rx_http_temp_handle(&st->tf, cqe, &err, &what) == RX_ERROR) {
+        store_fail(st, what, err, true);
+        return;
+    }
+    if (st->tf.fd != -1) {
+        /* the fetch's waiters read the file as far as it is written */
+        rx_http_cache_progress(ctx->cache, ctx->md5, ctx->seq,
+            strrchr(st->tf.name, '/') + 1, st->head.body_start,
+            st->u->headers_in.content_length_n, st->tf.written);
+    }
+    rx_http_temp_kick(r, &st->tf);
+    if (st->ending && rx_http_temp_settled(&st->tf)) {
+        patch_head(st);
+    }
+}
+
+rx_int_t
+rx_http_cache_store_end(rx_http_upstream_t *u,
+    void (*done)(rx_http_upstream_t *u))
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+    store_t             *st = ctx ? ctx->store : NULL;
+
+    if (st == NULL || st->failed) {
+        return RX_OK;
+    }
+    if (u->headers_in.content_length_n >= 0
+        && u->headers_in.content_length_n != u->body_bytes) {
+        store_fail(st, NULL, 0, false);  /* a short body is never stored */
+        return RX_OK;
+    }
+    st->ending = 1;
+    st->done = done;
+    rx_http_temp_kick(u->r, &st->tf);
+    if (rx_http_temp_settled(&st->tf)) {
+        patch_head(st);
+    }
+    return RX_AGAIN;
+}
+
+bool
+rx_http_cache_storing(rx_http_upstream_t *u)
+{
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+
+    return ctx && ctx->store && !ctx->store->failed;
+}
+
+void
+rx_http_cache_store_abort(rx_http_request_t *r)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+
+    if (ctx && ctx->store) {
+        ctx->store->done = NULL;
+        store_fail(ctx->store, NULL, 0, false);
+    }
+}
