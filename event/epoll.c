@@ -657,6 +657,12 @@ rx_epoll_wait(rx_msec_t timeout_ms)
     return RX_OK;
 }
 
+unsigned
+rx_epoll_cq_ready(void)
+{
+    return ncq;
+}
+
 rx_uint_t
 rx_epoll_dispatch(rx_cqe_handler_pt handler, void *data)
 {

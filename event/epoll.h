@@ -73,6 +73,8 @@ void rx_epoll_link_last(void);
 void rx_epoll_submit(void);
 rx_int_t rx_epoll_wait(rx_msec_t timeout_ms);
 rx_uint_t rx_epoll_dispatch(rx_cqe_handler_pt handler, void *data);
+/* Completions queued and not dispatched yet. */
+unsigned rx_epoll_cq_ready(void);
 /* Queues a CQE for the next dispatch. */
 void rx_epoll_post(uint64_t ud, int32_t res, uint32_t flags);
 /* Tries a socket operation without blocking (epoll_try.c): true when it
