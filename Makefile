@@ -208,12 +208,12 @@ test:
 	RINGX_BIN='$(CURDIR)/objs/ringx' $(PROVE) -I t/lib $(PROVE_FLAGS) t/*.t
 
 # The suite on the epoll backend (t/lib/Test/Ringx.pm adds `use epoll;`
-# to every events {} that names no method). EPOLL_TESTS: a subset.
+# to every events {} that names no method; .ci/run runs it whole). EPOLL_TESTS: a subset.
 EPOLL_TESTS ?= t/*.t
 .PHONY: test-epoll
 test-epoll:
 	auto/deps test
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all unit
 	RINGX_EVENTS=epoll RINGX_BIN='$(CURDIR)/objs/ringx' $(PROVE) -I t/lib $(PROVE_FLAGS) $(EPOLL_TESTS)
 
 # The kTLS path under a kernel that has it (Debian's, in qemu: t/vm/run),

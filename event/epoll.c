@@ -17,16 +17,21 @@
 #include "epoll.h"
 
 #define HASH_SIZE  4096          /* user_data -> operations, for cancel */
-#define MAX_GROUPS 16
 
 enum { DIR_IN = 0, DIR_OUT = 1 };
 
 /* An fd's waiting operations, oldest first, by direction. registered:
- * known to be in the epoll set (reset whenever both lists empty, since
- * the fd may then be closed behind our back and its number reused). */
+ * known to be in the epoll set. Its owner (a connection's slot and
+ * generation, from user_data) keeps it registered while nothing waits:
+ * a connection's fd is its own for its whole life, so the next operation
+ * of the same owner needs no epoll_ctl; an fd closed behind our back (the
+ * kernel drops its registration) and reused by another connection has
+ * another owner. Without an owner (accept, DNS, signals) the mark is
+ * reset whenever both lists empty. */
 typedef struct {
     rx_eop_t *head[2];
     rx_eop_t *tail[2];
+    uint64_t  owner;
     bool      registered;
 } efd_t;
 
@@ -39,11 +44,13 @@ static rx_eop_t        *hash[HASH_SIZE];
 static rx_eop_t        *sq_head, *sq_tail, *last_prepped, *free_ops;
 static rx_cqe_t        *cq;
 static unsigned         ncq, cq_size;
-static rx_epoll_bufs_t *groups[MAX_GROUPS];
-static unsigned         nlinked;      /* operations in state LINKED */
+static rx_eop_t        *linked;       /* operations in state LINKED */
+static struct epoll_event kept[256];    /* readiness held for a turn */
+static int                nkept;
 
 static void start(rx_eop_t *op);
 static void finish(rx_eop_t *op, int32_t res);
+static void forget(int fd);
 
 /* --- completions --------------------------------------------------------- */
 
@@ -102,6 +109,21 @@ sq_push(rx_eop_t *op)
     sq_tail = op;
 }
 
+/* Takes op off the list of LINKED operations (a few: splices). */
+static void
+linked_del(rx_eop_t *op)
+{
+    rx_eop_t **pp;
+
+    for (pp = &linked; *pp; pp = &(*pp)->next) {
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    }
+    op->pred = NULL;
+}
+
 /* The last completion of op: its CQE, then its linked successor starts
  * (when op moved its whole length) or is cancelled. */
 static void
@@ -110,11 +132,18 @@ finish(rx_eop_t *op, int32_t res)
     rx_eop_t *link = op->link;
 
     rx_epoll_post(op->ud, res, 0);
+    if (op->type == RX_EOP_ACCEPT && !op->multishot && res >= 0) {
+        /* one-shot accepts on a shared socket take turns, as io_uring's
+         * do: our registration goes, and the next accept's comes after
+         * the other workers' in the socket's wait queue */
+        (void) epoll_ctl(epfd, EPOLL_CTL_DEL, op->fd, NULL);
+        forget(op->fd);
+    }
     hash_del(op);
     op->next = free_ops;
     free_ops = op;
     if (link) {
-        nlinked--;
+        linked_del(link);
         if (res >= 0 && (unsigned) res == op->len) {
             sq_push(link);          /* started by the next submit */
         } else {
@@ -254,8 +283,25 @@ run_list(int fd, int dir, uint32_t ev)
         finish(op, res);
         pp = prev ? &prev->next : &fds[fd].head[dir];
     }
-    if (fds[fd].head[DIR_IN] == NULL && fds[fd].head[DIR_OUT] == NULL) {
+    if (fds[fd].head[DIR_IN] == NULL && fds[fd].head[DIR_OUT] == NULL
+        && fds[fd].owner == 0) {
         fds[fd].registered = false;
+    }
+}
+
+/* Who owns the fd op waits on: a connection's slot and generation (its
+ * kind and tag masked: a request's tag is not the fd's owner) for the
+ * kinds that wait only on the connection's own socket, or 0 (a READ may
+ * wait on a pipe the connection opened, closed and opened again). */
+static uint64_t
+owner_of(const rx_eop_t *op)
+{
+    switch (rx_op_kind(op->ud)) {
+    case RX_OP_RECV: case RX_OP_SEND: case RX_OP_CONNECT: case RX_OP_SPLICE:
+    case RX_OP_POLL:
+        return (op->ud & 0x00ffffff00ffffffull) | (1ull << 63);
+    default:
+        return 0;
     }
 }
 
@@ -264,8 +310,13 @@ wait_on(rx_eop_t *op)
 {
     int                dir = direction(op), fd = op->fd;
     efd_t             *e = efd(fd);
+    uint64_t           owner;
+    bool               shared_accept;
     struct epoll_event ev;
 
+    /* taken before the first try, which may finish op */
+    owner = owner_of(op);
+    shared_accept = op->type == RX_EOP_ACCEPT && !op->multishot;
     op->state = RX_EOP_WAIT;
     op->next = NULL;
     if (e->tail[dir]) {
@@ -276,11 +327,17 @@ wait_on(rx_eop_t *op)
     e->tail[dir] = op;
     run_list(fd, dir, 0);
     e = &fds[fd];
-    if ((e->head[0] || e->head[1]) && !e->registered) {
+    if ((e->head[0] || e->head[1])
+        && (!e->registered || e->owner != owner)) {
         /* edge-triggered, both ways, once: what is waiting decides what
          * an event means; EEXIST: it already is in the set */
         memset(&ev, 0, sizeof(ev));
         ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+        if (shared_accept) {
+            /* a socket the workers share: one of them is woken, the one
+             * registered longest (see finish) */
+            ev.events = EPOLLIN | EPOLLET | EPOLLEXCLUSIVE;
+        }
         ev.data.fd = fd;
         if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == -1
             && errno != EEXIST) {
@@ -297,6 +354,7 @@ wait_on(rx_eop_t *op)
             return;
         }
         e->registered = true;
+        e->owner = owner;
     }
 }
 
@@ -317,8 +375,19 @@ unwait(rx_eop_t *op)
             break;
         }
     }
-    if (e->head[DIR_IN] == NULL && e->head[DIR_OUT] == NULL) {
+    if (e->head[DIR_IN] == NULL && e->head[DIR_OUT] == NULL
+        && e->owner == 0) {
         e->registered = false;
+    }
+}
+
+/* The fd left the epoll set (or was closed) on our side. */
+static void
+forget(int fd)
+{
+    if (fd >= 0 && fd < nfds) {
+        fds[fd].registered = false;
+        fds[fd].owner = 0;
     }
 }
 
@@ -374,9 +443,6 @@ start_file(rx_eop_t *op, int32_t *res)
 static int32_t
 cancel_op(rx_eop_t *op)
 {
-    rx_eop_t *h;
-    unsigned  i;
-
     switch (op->state) {
     case RX_EOP_WAIT:
         unwait(op);
@@ -384,18 +450,15 @@ cancel_op(rx_eop_t *op)
             /* a listening socket is shared with other processes: its
              * registration would outlive our close() */
             (void) epoll_ctl(epfd, EPOLL_CTL_DEL, op->fd, NULL);
+            forget(op->fd);
         }
         finish(op, -ECANCELED);
         return 0;
     case RX_EOP_LINKED:
-        for (i = 0; i < HASH_SIZE; i++) {
-            for (h = hash[i]; h; h = h->hnext) {
-                if (h->link == op) {
-                    h->link = NULL;
-                }
-            }
+        if (op->pred) {
+            op->pred->link = NULL;
         }
-        nlinked--;
+        linked_del(op);
         finish(op, -ECANCELED);
         return 0;
     case RX_EOP_POOLQ:
@@ -428,7 +491,6 @@ cancel_fd(int fd)
 {
     rx_eop_t *op;
     int32_t   n = 0;
-    unsigned  i;
     int       dir;
 
     for (dir = 0; dir < 2 && fd < nfds; dir++) {
@@ -437,14 +499,12 @@ cancel_fd(int fd)
             n++;
         }
     }
-    for (i = 0; nlinked && i < HASH_SIZE; i++) {
 again:
-        for (op = hash[i]; op; op = op->hnext) {
-            if (op->state == RX_EOP_LINKED && op->fd == fd) {
-                cancel_op(op);
-                n++;
-                goto again;
-            }
+    for (op = linked; op; op = op->next) {
+        if (op->fd == fd) {
+            cancel_op(op);
+            n++;
+            goto again;
         }
     }
     return n;
@@ -461,6 +521,7 @@ run_inline(rx_eop_t *op)
     case RX_EOP_CLOSE:
         cancel_fd(op->fd);
         (void) epoll_ctl(epfd, EPOLL_CTL_DEL, op->fd, NULL);
+        forget(op->fd);
         return close(op->fd) == -1 ? -errno : 0;
     case RX_EOP_CANCEL:
         return cancel_ud(op, (uint64_t) op->off);
@@ -518,10 +579,14 @@ rx_epoll_submit(void)
              * once */
             op->link = next;
             if (next) {
-                next->state = RX_EOP_LINKED;
-                next->link = NULL;
-                nlinked++;
+                rx_eop_t *l = next;
+
                 next = next->next;
+                l->state = RX_EOP_LINKED;
+                l->link = NULL;
+                l->pred = op;
+                l->next = linked;
+                linked = l;
             }
         }
         start(op);
@@ -534,21 +599,12 @@ pool_done(rx_eop_t *op)
     finish(op, op->res);
 }
 
-rx_int_t
-rx_epoll_wait(rx_msec_t timeout_ms)
+/* Readiness epoll reported: what waits on each fd is tried. */
+static void
+run_events(const struct epoll_event *events, int n)
 {
-    struct epoll_event events[256];
-    int                i, n, fd;
+    int i, fd;
 
-    rx_epoll_submit();
-    if (ncq) {
-        timeout_ms = 0;
-    }
-    n = epoll_wait(epfd, events, (int) rx_nelems(events),
-                   timeout_ms < 0 ? -1 : (int) timeout_ms);
-    if (n == -1) {
-        return errno == EINTR ? RX_OK : RX_ERROR;
-    }
     for (i = 0; i < n; i++) {
         fd = events[i].data.fd;
         if (fd == rx_epoll_files_fd()) {
@@ -565,7 +621,46 @@ rx_epoll_wait(rx_msec_t timeout_ms)
             run_list(fd, DIR_OUT, events[i].events);
         }
     }
+}
+
+/* Starts what was prepared and waits for readiness. When the start itself
+ * completed operations, their CQEs go out first and the readiness seen now
+ * waits for the next turn (after that turn's submit), as io_uring's
+ * submit-and-wait returns with the completions of what it submitted: a
+ * peer woken by our send may run on this CPU at once and answer before
+ * the send's completion is handled; its answer handed out in the same
+ * batch made the request look still in flight when the response ended
+ * (a pooled FastCGI connection was dropped, nothing logged: the empty
+ * STDIN that ends a request goes in a send of its own, started by the
+ * completion of the one before it). Events kept a turn may name an fd
+ * closed (and reused) meanwhile: they only make its operations try again. */
+rx_int_t
+rx_epoll_wait(rx_msec_t timeout_ms)
+{
+    int n;
+
+    rx_epoll_submit();
+    if (nkept) {
+        run_events(kept, nkept);
+        nkept = 0;
+    }
+    n = epoll_wait(epfd, kept, (int) rx_nelems(kept),
+                   ncq ? 0 : timeout_ms < 0 ? -1 : (int) timeout_ms);
+    if (n == -1) {
+        return errno == EINTR ? RX_OK : RX_ERROR;
+    }
+    if (ncq) {
+        nkept = n;
+    } else {
+        run_events(kept, n);
+    }
     return RX_OK;
+}
+
+unsigned
+rx_epoll_cq_ready(void)
+{
+    return ncq;
 }
 
 rx_uint_t
@@ -579,7 +674,10 @@ rx_epoll_dispatch(rx_cqe_handler_pt handler, void *data)
         rx_cqe_t c = cq[i];
         handler(&c, data);
     }
-    memmove(cq, cq + n, (ncq - n) * sizeof(*cq));
+    if (ncq > n) {
+        /* not with nothing left: cq is NULL before the first post */
+        memmove(cq, cq + n, (ncq - n) * sizeof(*cq));
+    }
     ncq -= n;
     return n;
 }
@@ -624,6 +722,8 @@ rx_epoll_exit(void)
     cq = NULL;
     nfds = 0;
     ncq = cq_size = 0;
+    nkept = 0;
+    linked = NULL;
     sq_head = sq_tail = last_prepped = NULL;
 }
 
@@ -661,72 +761,4 @@ rx_epoll_refusal_hint(int err)
     default:
         return "see io_uring_setup(2)";
     }
-}
-
-/* --- provided buffers ---------------------------------------------------- */
-
-rx_epoll_bufs_t *
-rx_epoll_group(unsigned short group)
-{
-    return group < MAX_GROUPS ? groups[group] : NULL;
-}
-
-rx_epoll_bufs_t *
-rx_epoll_bufs_create(unsigned short group, unsigned count, unsigned size,
-    rx_log_t *log)
-{
-    rx_epoll_bufs_t *b;
-    unsigned         i;
-
-    if (group >= MAX_GROUPS) {
-        rx_log_error(RX_LOG_EMERG, log, 0, "buffer group %u out of range",
-                     (unsigned) group);
-        return NULL;
-    }
-    b = rx_calloc(sizeof(*b), log);
-    if (b == NULL) {
-        return NULL;
-    }
-    b->bufs = rx_alloc((size_t) count * size, log);
-    b->free = rx_alloc(count * sizeof(*b->free), log);
-    if (b->bufs == NULL || b->free == NULL) {
-        free(b->bufs);
-        free(b->free);
-        free(b);
-        return NULL;
-    }
-    for (i = 0; i < count; i++) {
-        b->free[i] = (unsigned short) (count - 1 - i);
-    }
-    b->nfree = b->count = count;
-    b->size = size;
-    b->group = group;
-    groups[group] = b;
-    return b;
-}
-
-void *
-rx_epoll_bufs_addr(rx_epoll_bufs_t *b, unsigned short bid)
-{
-    return b->bufs + (size_t) bid * b->size;
-}
-
-void
-rx_epoll_bufs_recycle(rx_epoll_bufs_t *b, unsigned short bid)
-{
-    if (b->nfree < b->count) {
-        b->free[b->nfree++] = bid;
-    }
-}
-
-void
-rx_epoll_bufs_destroy(rx_epoll_bufs_t *b)
-{
-    if (b == NULL) {
-        return;
-    }
-    groups[b->group] = NULL;
-    free(b->bufs);
-    free(b->free);
-    free(b);
 }

@@ -33,9 +33,11 @@ typedef enum {
 typedef struct rx_eop_s rx_eop_t;
 
 struct rx_eop_s {
-    rx_eop_t     *next;     /* the list the state implies */
+    rx_eop_t     *next;     /* the list the state implies (LINKED: all
+                               of them, for cancel by fd) */
     rx_eop_t     *hnext;    /* the user_data hash chain (cancel) */
     rx_eop_t     *link;     /* started once this one moved all of len */
+    rx_eop_t     *pred;     /* LINKED: the operation it waits for */
     uint64_t      ud;       /* the caller's user_data */
     int64_t       off;      /* file offset (splice: fd_in's), -1: none */
     size_t        done;     /* bytes sent so far (sends finish whole) */
@@ -71,6 +73,8 @@ void rx_epoll_link_last(void);
 void rx_epoll_submit(void);
 rx_int_t rx_epoll_wait(rx_msec_t timeout_ms);
 rx_uint_t rx_epoll_dispatch(rx_cqe_handler_pt handler, void *data);
+/* Completions queued and not dispatched yet. */
+unsigned rx_epoll_cq_ready(void);
 /* Queues a CQE for the next dispatch. */
 void rx_epoll_post(uint64_t ud, int32_t res, uint32_t flags);
 /* Tries a socket operation without blocking (epoll_try.c): true when it

@@ -234,6 +234,9 @@ rx_ring_backlog(void)
 unsigned
 rx_ring_cq_ready(void)
 {
+    if (rx_ring_epoll) {
+        return rx_epoll_cq_ready();     /* no ring was set up */
+    }
     return io_uring_cq_ready(&ring);
 }
 

@@ -101,6 +101,12 @@ sub tls_stat {
     return \%s;
 }
 
+# On the epoll backend (RINGX_EVENTS=epoll) the worker reads files with
+# preadv2 and its thread pool's preads, which rchar counts as it counts
+# sendfile: "read and encrypted" cannot be told from rchar there.
+my $EPOLL_READS = ($ENV{RINGX_EVENTS} // '') eq 'epoll'
+    && 'on epoll, file reads are preadv2/pread calls, which rchar counts too';
+
 sub rchar {
     open my $fh, '<', "/proc/$w/io" or return 0;
     while (<$fh>) {
@@ -148,7 +154,10 @@ for my $case (@cases) {
             cmp_ok($rchar, '>=', $BIG, "$name: the body went by sendfile");
         } else {
             is($ktls, 0, "$name: not a kTLS cipher, user space encrypts");
-            cmp_ok($rchar, '<', $BIG / 2, "$name: the body was read and encrypted");
+            SKIP: {
+                skip($EPOLL_READS, 1) if $EPOLL_READS;
+                cmp_ok($rchar, '<', $BIG / 2, "$name: the body was read and encrypted");
+            }
         }
     }
 }
@@ -162,7 +171,10 @@ for my $case (@cases) {
     SKIP: {
         skip("no kTLS: $no_ktls", 2) if $no_ktls;
         is($ktls, 0, 'Options -KTLS: the kernel is not asked');
-        cmp_ok($rchar, '<', $BIG / 2, 'Options -KTLS: read and encrypted');
+        SKIP: {
+            skip($EPOLL_READS, 1) if $EPOLL_READS;
+            cmp_ok($rchar, '<', $BIG / 2, 'Options -KTLS: read and encrypted');
+        }
     }
 }
 
