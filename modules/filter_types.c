@@ -1,6 +1,6 @@
 /*
  * filter_types.c: the *_types lists of the body filters that rewrite a
- * response (ssi_types, addition_types) and the header changes such a
+ * response (sub_filter_types, ssi_types, addition_types) and the header changes such a
  * rewrite needs (see filter_types.h).
  */
 #include <ctype.h>
@@ -119,15 +119,11 @@ delete_headers(rx_http_request_t *r, const char *name)
 }
 
 rx_int_t
-rx_filter_body_changes(rx_http_request_t *r, bool keep_validators)
+rx_filter_validators(rx_http_request_t *r, bool keep_validators)
 {
     rx_table_elt_t *etag = r->headers_out.etag;
     char           *p;
 
-    rx_http_clear_content_length(r);
-    r->allow_ranges = 0;
-    delete_headers(r, "Accept-Ranges");
-    r->headers_out.accept_ranges = NULL;
     if (!keep_validators) {
         r->headers_out.last_modified_time = -1;
         delete_headers(r, "Last-Modified");
@@ -155,4 +151,14 @@ rx_filter_body_changes(rx_http_request_t *r, bool keep_validators)
     etag->value.data = p;
     etag->value.len += 2;
     return RX_OK;
+}
+
+rx_int_t
+rx_filter_body_changes(rx_http_request_t *r, bool keep_validators)
+{
+    rx_http_clear_content_length(r);
+    r->allow_ranges = 0;
+    delete_headers(r, "Accept-Ranges");
+    r->headers_out.accept_ranges = NULL;
+    return rx_filter_validators(r, keep_validators);
 }

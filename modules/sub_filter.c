@@ -9,6 +9,7 @@
  * soon as the filter returns.
  */
 #include "http.h"
+#include "filter_types.h"
 #include "http_script.h"
 
 #define SUB_BUF_SIZE   16384       /* one output buffer */
@@ -25,8 +26,7 @@ typedef struct {
     rx_array_t  *pairs;        /* sub_pair_t; NULL: none at this level */
     rx_int_t     once;         /* sub_filter_once */
     rx_int_t     last_modified;  /* sub_filter_last_modified */
-    rx_array_t  *types;        /* sub_filter_types: lower-cased rx_str_t */
-    rx_int_t     types_any;    /* sub_filter_types * */
+    rx_filter_types_t  types;  /* sub_filter_types */
 } sub_conf_t;
 
 /* One string of a response: the match made from its pair, the
@@ -60,8 +60,6 @@ typedef struct {
 
 static const char *set_sub_filter(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
-static const char *set_types(rx_conf_t *cf, const rx_command_t *cmd,
-    void *conf);
 static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
 static void init_filters(rx_http_filters_t *top);
@@ -71,8 +69,8 @@ static void init_filters(rx_http_filters_t *top);
 static const rx_command_t sub_commands[] = {
     { "sub_filter", SUB_CONF | RX_CONF_TAKE2, set_sub_filter,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "sub_filter_types", SUB_CONF | RX_CONF_1MORE, set_types,
-      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "sub_filter_types", SUB_CONF | RX_CONF_1MORE, rx_filter_types_set,
+      RX_HTTP_LOC_CONF_OFFSET, offsetof(sub_conf_t, types), NULL },
     { "sub_filter_once", SUB_CONF | RX_CONF_FLAG, rx_conf_set_flag_slot,
       RX_HTTP_LOC_CONF_OFFSET, offsetof(sub_conf_t, once), NULL },
     { "sub_filter_last_modified", SUB_CONF | RX_CONF_FLAG,
@@ -105,55 +103,22 @@ create_conf(rx_conf_t *cf)
     }
     c->once = RX_CONF_UNSET;
     c->last_modified = RX_CONF_UNSET;
-    c->types = RX_CONF_UNSET_PTR;
-    c->types_any = RX_CONF_UNSET;
+    rx_filter_types_init(&c->types);
     return c;
-}
-
-static rx_int_t
-push_type(rx_conf_t *cf, rx_array_t *types, const rx_str_t *name)
-{
-    rx_str_t *t = rx_array_push(types);
-    size_t    k;
-
-    if (t == NULL) {
-        return RX_ERROR;
-    }
-    t->len = name->len;
-    t->data = rx_pnalloc(cf->pool, name->len + 1);
-    if (t->data == NULL) {
-        return RX_ERROR;
-    }
-    for (k = 0; k < name->len; k++) {
-        t->data[k] = (char) sub_lower((unsigned char) name->data[k]);
-    }
-    t->data[t->len] = '\0';
-    return RX_OK;
 }
 
 static const char *
 merge_conf(rx_conf_t *cf, void *parent, void *child)
 {
-    static const rx_str_t text_html = rx_string("text/html");
-    sub_conf_t           *p = parent, *c = child;
+    sub_conf_t *p = parent, *c = child;
 
     if (c->pairs == NULL) {
         c->pairs = p->pairs;
     }
     rx_conf_merge_value(c->once, p->once, 1);
     rx_conf_merge_value(c->last_modified, p->last_modified, 0);
-    if (c->types == RX_CONF_UNSET_PTR) {
-        c->types = p->types;
-        c->types_any = p->types_any;
-    }
-    if (c->types == RX_CONF_UNSET_PTR) {
-        c->types = rx_array_create(cf->pool, 1, sizeof(rx_str_t));
-        if (c->types == NULL || push_type(cf, c->types, &text_html) != RX_OK) {
-            return RX_CONF_ERROR;
-        }
-    }
-    rx_conf_merge_value(c->types_any, p->types_any, 0);
-    return RX_CONF_OK;
+    return rx_filter_types_merge(cf, &p->types, &c->types) == RX_OK
+           ? RX_CONF_OK : RX_CONF_ERROR;
 }
 
 /* sub_filter string replacement: both may hold variables */
@@ -197,110 +162,7 @@ set_sub_filter(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     return RX_CONF_OK;
 }
 
-/* sub_filter_types mime-type ...: text/html is always in the list; "*"
- * is any type. */
-static const char *
-set_types(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    static const rx_str_t text_html = rx_string("text/html");
-    sub_conf_t           *scf = conf;
-    rx_str_t             *value = cf->args->elts;
-    rx_uint_t             i;
-
-    rx_unused(cmd);
-    if (scf->types != RX_CONF_UNSET_PTR) {
-        return "is duplicate";
-    }
-    scf->types = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
-    if (scf->types == NULL || push_type(cf, scf->types, &text_html) != RX_OK) {
-        return RX_CONF_ERROR;
-    }
-    scf->types_any = 0;
-    for (i = 1; i < cf->args->nelts; i++) {
-        if (rx_str_eq(&value[i], "*")) {
-            scf->types_any = 1;
-        } else if (push_type(cf, scf->types, &value[i]) != RX_OK) {
-            return RX_CONF_ERROR;
-        }
-    }
-    return RX_CONF_OK;
-}
-
 /* ---- the header filter -------------------------------------------------- */
-
-/* Is the response's type (without parameters) in sub_filter_types? */
-static bool
-type_ok(rx_http_request_t *r, sub_conf_t *conf)
-{
-    rx_str_t *ct = &r->headers_out.content_type, *t = conf->types->elts;
-    size_t    len = 0;
-    rx_uint_t i;
-
-    if (conf->types_any) {
-        return true;
-    }
-    while (len < ct->len && ct->data[len] != ';' && ct->data[len] != ' '
-           && ct->data[len] != '\t') {
-        len++;
-    }
-    for (i = 0; len && i < conf->types->nelts; i++) {
-        if (t[i].len == len && strncasecmp(t[i].data, ct->data, len) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Hides the named response headers (an upstream's Last-Modified). */
-static void
-delete_headers(rx_http_request_t *r, const char *name)
-{
-    rx_table_elt_t *h = r->headers_out.headers.elts;
-    rx_uint_t       i;
-
-    for (i = 0; i < r->headers_out.headers.nelts; i++) {
-        if (rx_str_caseeq(&h[i].key, name)) {
-            h[i].deleted = true;
-        }
-    }
-}
-
-/* The changed body has another validator: Last-Modified and ETag go, or,
- * with sub_filter_last_modified, a strong ETag becomes weak. */
-static rx_int_t
-validators(rx_http_request_t *r, sub_conf_t *conf)
-{
-    rx_table_elt_t *etag = r->headers_out.etag;
-    char           *p;
-
-    if (!conf->last_modified) {
-        r->headers_out.last_modified_time = -1;
-        delete_headers(r, "Last-Modified");
-        delete_headers(r, "ETag");
-        r->headers_out.etag = NULL;
-        return RX_OK;
-    }
-    if (etag == NULL || etag->deleted
-        || (etag->value.len > 2 && etag->value.data[0] == 'W'
-            && etag->value.data[1] == '/')) {
-        return RX_OK;
-    }
-    if (etag->value.len == 0 || etag->value.data[0] != '"') {
-        etag->deleted = true;
-        r->headers_out.etag = NULL;
-        return RX_OK;
-    }
-    p = rx_pnalloc(r->pool, etag->value.len + 2);
-    if (p == NULL) {
-        return RX_ERROR;
-    }
-    p[0] = 'W';
-    p[1] = '/';
-    memcpy(p + 2, etag->value.data, etag->value.len);
-    etag->value.data = p;
-    etag->value.len += 2;
-    return RX_OK;
-}
 
 /* The response's strings: constant ones from the configuration, the
  * others evaluated now and lower-cased (an empty one is skipped). */
@@ -358,7 +220,7 @@ sub_header_filter(rx_http_request_t *r)
     if (conf->pairs == NULL || r != r->main
         || r->headers_out.content_length_n == 0
         || r->headers_out.status == RX_HTTP_PARTIAL_CONTENT
-        || !type_ok(r, conf)) {
+        || !rx_filter_types_match(r, &conf->types)) {
         return next_header(r);
     }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
@@ -371,7 +233,7 @@ sub_header_filter(rx_http_request_t *r)
     }
     if (rc != RX_OK
         || rx_array_init(&ctx->bufs, r->pool, 4, sizeof(rx_buf_t *)) != RX_OK
-        || validators(r, conf) != RX_OK) {
+        || rx_filter_validators(r, conf->last_modified) != RX_OK) {
         return RX_ERROR;
     }
     ctx->once = conf->once;
