@@ -108,20 +108,64 @@ rx_chain_take_links(rx_pool_t *pool, rx_chain_t **free, rx_chain_t *in,
     return RX_OK;
 }
 
+/* One of n buffers the writer has sent (only buffers with bytes are
+ * passed on, so pos == last means sent), reset; NULL when none. */
+static rx_buf_t *
+find_spent(rx_buf_t **bufs, rx_uint_t n)
+{
+    rx_uint_t i;
+
+    for (i = 0; i < n; i++) {
+        if (bufs[i]->pos == bufs[i]->last) {
+            bufs[i]->pos = bufs[i]->last = bufs[i]->start;
+            bufs[i]->flush = bufs[i]->last_buf = 0;
+            return bufs[i];
+        }
+    }
+    return NULL;
+}
+
+rx_buf_t *
+rx_buf_get_spent(rx_pool_t *pool, rx_array_t *bufs, size_t size)
+{
+    rx_buf_t *b = find_spent(bufs->elts, bufs->nelts), **slot;
+
+    if (b) {
+        return b;
+    }
+    b = rx_create_temp_buf(pool, size);
+    slot = b ? rx_array_push(bufs) : NULL;
+    if (slot == NULL) {
+        return NULL;
+    }
+    *slot = b;
+    return b;
+}
+
+rx_int_t
+rx_chain_append_buf(rx_pool_t *pool, rx_chain_t **free, rx_chain_t ***last,
+    rx_buf_t *b)
+{
+    rx_chain_t *cl = rx_chain_get_free_link(pool, free);
+
+    if (cl == NULL) {
+        return RX_ERROR;
+    }
+    cl->buf = b;
+    cl->next = NULL;
+    **last = cl;
+    *last = &cl->next;
+    return RX_OK;
+}
+
 rx_buf_t *
 rx_buf_get_free(rx_pool_t *pool, rx_buf_t ***bufs, rx_int_t *nbufs,
     rx_int_t num, size_t size)
 {
-    rx_int_t  i;
     rx_buf_t *b;
 
-    for (i = 0; i < *nbufs; i++) {
-        b = (*bufs)[i];
-        if (b->pos == b->last) {
-            b->pos = b->last = b->start;
-            b->flush = b->last_buf = 0;
-            return b;
-        }
+    if (*nbufs > 0 && (b = find_spent(*bufs, (rx_uint_t) *nbufs)) != NULL) {
+        return b;
     }
     if (*nbufs == num) {
         return NULL;

@@ -55,6 +55,14 @@ rx_int_t rx_chain_take_links(rx_pool_t *pool, rx_chain_t **free,
 /* A filter's output buffers, at most num of size bytes in (*bufs)[0..
  * *nbufs): one the writer has sent (pos == last), reset, else a new one.
  * NULL when all num are in flight, or out of memory. */
+/* The same without a bound: bufs is an array of rx_buf_t * that grows
+ * (a filter whose output waits for the client: sub_filter, charset).
+ * NULL out of memory. */
+rx_buf_t *rx_buf_get_spent(rx_pool_t *pool, rx_array_t *bufs, size_t size);
+/* Appends b to an output chain at **last, its link from *free. RX_OK or
+ * RX_ERROR. */
+rx_int_t rx_chain_append_buf(rx_pool_t *pool, rx_chain_t **free,
+    rx_chain_t ***last, rx_buf_t *b);
 rx_buf_t *rx_buf_get_free(rx_pool_t *pool, rx_buf_t ***bufs, rx_int_t *nbufs,
     rx_int_t num, size_t size);
 /* A chain of one memory buffer holding a copy of text. */

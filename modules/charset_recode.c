@@ -11,50 +11,16 @@
 #define RECODE_BUF_SIZE  16384
 #define RECODE_ROOM      16        /* the longest output of one character */
 
-static rx_chain_t *
-get_link(rx_http_request_t *r, rx_charset_ctx_t *ctx)
-{
-    return rx_chain_get_free_link(r->pool, &ctx->free);
-}
-
 static rx_int_t
 link_buf(rx_http_request_t *r, rx_charset_ctx_t *ctx, rx_buf_t *b)
 {
-    rx_chain_t *cl = get_link(r, ctx);
-
-    if (cl == NULL) {
-        return RX_ERROR;
-    }
-    cl->buf = b;
-    cl->next = NULL;
-    *ctx->last_out = cl;
-    ctx->last_out = &cl->next;
-    return RX_OK;
+    return rx_chain_append_buf(r->pool, &ctx->free, &ctx->last_out, b);
 }
 
-/* An output buffer the writer is done with, else a new one (only buffers
- * with bytes are passed on, so pos == last means sent). */
 static rx_buf_t *
 get_buf(rx_http_request_t *r, rx_charset_ctx_t *ctx)
 {
-    rx_buf_t **bufs = ctx->bufs.elts, *b, **slot;
-    rx_uint_t  i;
-
-    for (i = 0; i < ctx->bufs.nelts; i++) {
-        b = bufs[i];
-        if (b->pos == b->last) {
-            b->pos = b->last = b->start;
-            b->flush = b->last_buf = 0;
-            return b;
-        }
-    }
-    b = rx_create_temp_buf(r->pool, RECODE_BUF_SIZE);
-    slot = b ? rx_array_push(&ctx->bufs) : NULL;
-    if (slot == NULL) {
-        return NULL;
-    }
-    *slot = b;
-    return b;
+    return rx_buf_get_spent(r->pool, &ctx->bufs, RECODE_BUF_SIZE);
 }
 
 /* Room for one character's output in the current buffer. */

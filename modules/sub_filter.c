@@ -247,56 +247,16 @@ sub_header_filter(rx_http_request_t *r)
 
 /* ---- output ------------------------------------------------------------- */
 
-static rx_chain_t *
-get_link(rx_http_request_t *r, sub_ctx_t *ctx)
-{
-    rx_chain_t *cl = ctx->free;
-
-    if (cl) {
-        ctx->free = cl->next;
-        cl->next = NULL;
-        return cl;
-    }
-    return rx_alloc_chain_link(r->pool);
-}
-
 static rx_int_t
 link_buf(rx_http_request_t *r, sub_ctx_t *ctx, rx_buf_t *b)
 {
-    rx_chain_t *cl = get_link(r, ctx);
-
-    if (cl == NULL) {
-        return RX_ERROR;
-    }
-    cl->buf = b;
-    *ctx->last_out = cl;
-    ctx->last_out = &cl->next;
-    return RX_OK;
+    return rx_chain_append_buf(r->pool, &ctx->free, &ctx->last_out, b);
 }
 
-/* An output buffer the writer is done with, else a new one. Only
- * buffers with bytes are passed on, so pos == last means sent. */
 static rx_buf_t *
 get_buf(rx_http_request_t *r, sub_ctx_t *ctx)
 {
-    rx_buf_t **bufs = ctx->bufs.elts, *b, **slot;
-    rx_uint_t  i;
-
-    for (i = 0; i < ctx->bufs.nelts; i++) {
-        b = bufs[i];
-        if (b->pos == b->last) {
-            b->pos = b->last = b->start;
-            b->flush = b->last_buf = 0;
-            return b;
-        }
-    }
-    b = rx_create_temp_buf(r->pool, SUB_BUF_SIZE);
-    slot = b ? rx_array_push(&ctx->bufs) : NULL;
-    if (slot == NULL) {
-        return NULL;
-    }
-    *slot = b;
-    return b;
+    return rx_buf_get_spent(r->pool, &ctx->bufs, SUB_BUF_SIZE);
 }
 
 /* Copies len bytes to the output. */
