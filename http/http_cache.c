@@ -170,6 +170,20 @@ find(cache_root_t *root, const uint8_t md5[16], rx_http_cache_node_t ***link)
     return *pp;
 }
 
+/* The zone locked, its root (NULL: not laid out) and md5's node (NULL:
+ * none) in *root and *n; RX_ERROR (not locked) when the lock failed. */
+static rx_int_t
+lock_node(rx_http_cache_t *cache, const uint8_t md5[16], cache_root_t **root,
+    rx_http_cache_node_t **n)
+{
+    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+        return RX_ERROR;
+    }
+    *root = rx_shm_zone_root(cache->zone);
+    *n = *root ? find(*root, md5, NULL) : NULL;
+    return RX_OK;
+}
+
 /* Drops n from the index and its file from the disk (a directory entry:
  * unlink waits for no data, as http_temp_file.c's does). */
 static void
@@ -245,11 +259,9 @@ rx_http_cache_lookup(rx_http_cache_t *cache, const uint8_t md5[16],
 
     (void) log;
     memset(e, 0, sizeof(*e));
-    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
         return RX_ERROR;
     }
-    root = rx_shm_zone_root(cache->zone);
-    n = root ? find(root, md5, NULL) : NULL;
     if (n) {
         check_updater(n);
     }
@@ -315,11 +327,9 @@ rx_http_cache_progress(rx_http_cache_t *cache, const uint8_t md5[16],
     cache_root_t          *root;
     rx_http_cache_node_t  *n;
 
-    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
         return;
     }
-    root = rx_shm_zone_root(cache->zone);
-    n = root ? find(root, md5, NULL) : NULL;
     if (n && n->updating && n->seq == seq) {
         snprintf(n->tmp, sizeof(n->tmp), "%s", tmp);
         n->body_start = body_start;
@@ -336,11 +346,9 @@ rx_http_cache_release(rx_http_cache_t *cache, const uint8_t md5[16],
     cache_root_t          *root;
     rx_http_cache_node_t  *n;
 
-    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
         return;
     }
-    root = rx_shm_zone_root(cache->zone);
-    n = root ? find(root, md5, NULL) : NULL;
     if (n && n->updating && n->seq == seq) {
         n->updating = 0;
         n->last_pass = pass;
@@ -455,11 +463,9 @@ rx_http_cache_forget(rx_http_cache_t *cache, const uint8_t md5[16])
     cache_root_t         *root;
     rx_http_cache_node_t *n;
 
-    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
         return;
     }
-    root = rx_shm_zone_root(cache->zone);
-    n = root ? find(root, md5, NULL) : NULL;
     if (n) {
         set_fsize(root, n, 0);   /* the file is gone already */
         if (!n->updating) {
@@ -476,11 +482,9 @@ rx_http_cache_refresh(rx_http_cache_t *cache, const uint8_t md5[16],
     cache_root_t          *root;
     rx_http_cache_node_t  *n;
 
-    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
         return;
     }
-    root = rx_shm_zone_root(cache->zone);
-    n = root ? find(root, md5, NULL) : NULL;
     if (n && n->updating && n->seq == seq) {
         if (valid_until > n->valid_until) {
             n->valid_until = valid_until;   /* the file's head learns
@@ -503,11 +507,9 @@ rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
     char                  file[PATH_MAX];
     bool                  had = false;
 
-    if (rx_shm_zone_lock(cache->zone) != RX_OK) {
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
         return false;
     }
-    root = rx_shm_zone_root(cache->zone);
-    n = root ? find(root, md5, NULL) : NULL;
     if (n) {
         had = n->fsize != 0;
         if (!n->updating) {
