@@ -11,7 +11,6 @@
 #include "cache_serve.h"
 
 static const char *set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
-static const char *set_param(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static const char *set_split(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static rx_int_t preconfiguration(rx_conf_t *cf);
 static void *create_loc_conf(rx_conf_t *cf);
@@ -39,8 +38,8 @@ static const rx_conf_enum_t next_upstream_masks[] = {
 static const rx_command_t fastcgi_commands[] = {
     { "fastcgi_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
       set_pass, LOC, 0, NULL },
-    { "fastcgi_param", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE23, set_param,
-      LOC, 0, NULL },
+    { "fastcgi_param", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE23,
+      rx_http_cgi_set_param, LOC, FL(params), NULL },
     { "fastcgi_index", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
       LOC, FL(index), NULL },
     { "fastcgi_split_path_info", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_split,
@@ -84,37 +83,11 @@ create_loc_conf(rx_conf_t *cf)
     }
     rx_http_upstream_init_conf(&flcf->upstream);
     flcf->upstream.module = "fastcgi";
-    flcf->params = RX_CONF_UNSET_PTR;
+    rx_http_cgi_init_params(&flcf->params);
     flcf->split = RX_CONF_UNSET_PTR;
     flcf->keep_conn = RX_CONF_UNSET;
     flcf->catch_stderr = RX_CONF_UNSET_PTR;
     return flcf;
-}
-
-/* The names after "HTTP_" among a level's params: those request headers
- * are not passed a second time. */
-static rx_int_t
-build_params_http(rx_conf_t *cf, rx_http_fastcgi_loc_conf_t *conf)
-{
-    rx_http_fastcgi_param_t *p;
-    rx_uint_t                i;
-
-    conf->params_http = rx_array_create(cf->pool, 4, sizeof(rx_str_t));
-    if (conf->params_http == NULL) {
-        return RX_ERROR;
-    }
-    p = conf->params ? conf->params->elts : NULL;
-    for (i = 0; p && i < conf->params->nelts; i++) {
-        if (p[i].name.len > 5 && strncmp(p[i].name.data, "HTTP_", 5) == 0) {
-            rx_str_t *s = rx_array_push(conf->params_http);
-            if (s == NULL) {
-                return RX_ERROR;
-            }
-            s->data = p[i].name.data + 5;
-            s->len = p[i].name.len - 5;
-        }
-    }
-    return RX_OK;
 }
 
 static const char *
@@ -133,18 +106,8 @@ merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
     rx_conf_merge_value(conf->keep_conn, prev->keep_conn, 0);
     rx_conf_merge_ptr(conf->catch_stderr, prev->catch_stderr, NULL);
     /* nginx: a level with fastcgi_param lines of its own inherits none */
-    if (conf->params == RX_CONF_UNSET_PTR) {
-        if (prev->params == RX_CONF_UNSET_PTR) {
-            prev->params = NULL;
-        }
-        if (prev->params_http == NULL && build_params_http(cf, prev) != RX_OK) {
-            return RX_CONF_ERROR;
-        }
-        conf->params = prev->params;
-        conf->params_http = prev->params_http;
-        return RX_CONF_OK;
-    }
-    return build_params_http(cf, conf) == RX_OK ? RX_CONF_OK : RX_CONF_ERROR;
+    return rx_http_cgi_merge_params(cf, &conf->params, &prev->params) == RX_OK
+           ? RX_CONF_OK : RX_CONF_ERROR;
 }
 
 /*
@@ -212,34 +175,6 @@ set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     rx_http_upstream_set_per_process(flcf->upstream.upstream);
     return RX_CONF_OK;
-}
-
-static const char *
-set_param(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
-{
-    rx_http_fastcgi_loc_conf_t *flcf = conf;
-    rx_str_t                   *value = cf->args->elts;
-    rx_http_fastcgi_param_t    *p;
-
-    if (flcf->params == RX_CONF_UNSET_PTR) {
-        flcf->params = rx_array_create(cf->pool, 16, sizeof(*p));
-        if (flcf->params == NULL) {
-            return RX_CONF_ERROR;
-        }
-    }
-    if (cf->args->nelts == 4 && !rx_str_eq(&value[3], "if_not_empty")) {
-        rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\"",
-                          value[3].data);
-        return RX_CONF_ERROR;
-    }
-    p = rx_array_push(flcf->params);
-    if (p == NULL) {
-        return RX_CONF_ERROR;
-    }
-    p->name = value[1];
-    p->if_not_empty = cf->args->nelts == 4;
-    return rx_http_compile_complex_value(cf, &value[2], &p->value) == RX_OK
-           ? RX_CONF_OK : RX_CONF_ERROR;
 }
 
 static const char *

@@ -11,21 +11,12 @@
 #include "http_script.h"
 #include "http_fastcgi_codec.h"
 #include "regex.h"
-
-/* A fastcgi_param line. */
-typedef struct {
-    rx_str_t                  name;
-    rx_http_complex_value_t   value;
-    bool                      if_not_empty;
-} rx_http_fastcgi_param_t;
+#include "cgi_upstream.h"
 
 typedef struct {
     rx_http_upstream_conf_t   upstream;
     rx_str_t                  pass;          /* fastcgi_pass as written */
-    rx_array_t               *params;        /* rx_http_fastcgi_param_t */
-    /* the request headers fastcgi_param already gives: "HOST" for
-     * HTTP_HOST (the name after "HTTP_"), never passed again */
-    rx_array_t               *params_http;   /* rx_str_t */
+    rx_http_cgi_params_t      params;        /* fastcgi_param (cgi_upstream.h) */
     rx_str_t                  index;
     rx_regex_t               *split;         /* fastcgi_split_path_info */
     rx_int_t                  keep_conn;

@@ -19,8 +19,8 @@ header_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf,
     rx_array_t *out)
 {
     rx_table_elt_t *h = r->headers_in.headers.elts;
-    rx_str_t       *given = flcf->params_http ? flcf->params_http->elts : NULL;
-    rx_uint_t       i, j, ngiven = flcf->params_http ? flcf->params_http->nelts : 0;
+    rx_str_t       *given = flcf->params.params_http ? flcf->params.params_http->elts : NULL;
+    rx_uint_t       i, j, ngiven = flcf->params.params_http ? flcf->params.params_http->nelts : 0;
 
     for (i = 0; i < r->headers_in.headers.nelts; i++) {
         const char *key = h[i].lowcase_key;
@@ -125,10 +125,10 @@ add_conditions(rx_http_request_t *r, rx_array_t *pairs)
 static rx_array_t *
 collect_params(rx_http_request_t *r, rx_http_fastcgi_loc_conf_t *flcf)
 {
-    rx_http_fastcgi_param_t *prm = flcf->params ? flcf->params->elts : NULL;
+    rx_http_cgi_param_t     *prm = flcf->params.params ? flcf->params.params->elts : NULL;
     rx_array_t              *pairs;
     pair_t                  *pr;
-    rx_uint_t                i, n = flcf->params ? flcf->params->nelts : 0;
+    rx_uint_t                i, n = flcf->params.params ? flcf->params.params->nelts : 0;
 
     pairs = rx_array_create(r->pool, n + r->headers_in.headers.nelts + 1,
                             sizeof(pair_t));
