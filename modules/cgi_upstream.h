@@ -85,4 +85,17 @@ rx_int_t rx_http_cgi_frame_body(rx_http_upstream_t *u, const char *data,
 rx_int_t rx_http_cgi_set_response(rx_http_upstream_t *u, rx_http_cgi_ctx_t *ctx);
 int64_t rx_http_cgi_body_length(rx_http_request_t *r, bool pass_body);
 
+/* rx_http_cgi_add_header's flags */
+#define RX_HTTP_CGI_STATUS_ONCE           0x1  /* a Status after one given
+                                                  (*has_status) is kept as a
+                                                  header only */
+#define RX_HTTP_CGI_NO_TRANSFER_ENCODING  0x2  /* refused: the body is not
+                                                  framed by the protocol */
+/* One line of a CGI-style response header (uwsgi, SCGI, FastCGI) added to
+ * u->headers_in: Status sets the status (and *has_status), Location,
+ * X-Accel-Redirect, X-Accel-Buffering and Content-Length are noted. RX_OK,
+ * RX_ERROR, or RX_HTTP_UPSTREAM_INVALID_HEADER with u->error set. */
+rx_int_t rx_http_cgi_add_header(rx_http_upstream_t *u, const rx_str_t *name,
+    const rx_str_t *value, unsigned flags, bool *has_status);
+
 #endif /* RX_CGI_UPSTREAM_H */
