@@ -8,8 +8,10 @@
  *   open   inline when the dentry cache resolves the path (openat2's
  *          RESOLVE_CACHED, Linux 5.12) and with O_NONBLOCK, so that a FIFO
  *          opens at once and a lease to break answers EAGAIN instead of
- *          waiting: then the pool. Creating opens (O_CREAT, O_TRUNC,
- *          O_TMPFILE) always go to the pool. Without RESOLVE_CACHED the
+ *          waiting: then the pool (so is the first lookup of a name that
+ *          does not exist, until its negative dentry is cached). Creating
+ *          opens (O_CREAT, O_TRUNC, O_TMPFILE) always go to the pool; an
+ *          O_PATH open gets no O_NONBLOCK. Without RESOLVE_CACHED the
  *          open is inline all the same (nginx's trade-off: a cold lookup
  *          reads the disk on the worker).
  *   statx  inline (nginx's stat()): no flag keeps a lookup from the disk;
@@ -73,7 +75,11 @@ try_open(rx_eop_t *op, int32_t *res)
     if ((asked & (O_CREAT | O_TRUNC)) || (asked & O_TMPFILE) == O_TMPFILE) {
         return RX_EFILE_POOL;       /* RESOLVE_CACHED refuses them */
     }
-    how.flags |= O_NONBLOCK;
+    if (!(asked & O_PATH)) {
+        /* an O_PATH open opens no file (no FIFO to wait for, no lease),
+         * and openat2 refuses O_NONBLOCK beside it */
+        how.flags |= O_NONBLOCK;
+    }
     if (have_cached) {
         how.resolve |= RESOLVE_CACHED;
         fd = syscall(SYS_openat2, op->fd2, op->buf, &how, sizeof(how));
@@ -92,7 +98,7 @@ try_open(rx_eop_t *op, int32_t *res)
         *res = -errno;
         return RX_EFILE_DONE;
     }
-    if (!(asked & O_NONBLOCK)
+    if (!(asked & (O_NONBLOCK | O_PATH))
         && fcntl((int) fd, F_SETFL, (int) asked & SETFL_FLAGS) == -1) {
         /* not asked for, so not given (as io_uring clears it); a failure
          * here is the pool's to do again */

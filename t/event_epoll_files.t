@@ -44,6 +44,9 @@ http {
         listen 127.0.0.1:%%PORT_0%%;
         root html;
         location /t/ { alias html/; try_files $uri =404; }
+        location /ds/ { alias html/; disable_symlinks on; }
+        location /df/ { alias html/; disable_symlinks on from=%%PREFIX%%/html; }
+        location /do/ { alias html/; disable_symlinks if_not_owner; }
     }
 }
 EOF
@@ -108,10 +111,13 @@ ok(defined pool_switches(), 'the worker\'s threads are listed in /proc');
 
 {
     my $c = $t->raw($P);
-    get_all($c, '/small.txt', '/big.bin', '/t/small.txt');     # warm
+    # warm: a name never looked up is not in the dentry cache (the pool's)
+    get_all($c, '/small.txt', '/big.bin', '/t/small.txt', '/df/small.txt',
+            '/missing.txt', '/t/missing.txt');
     my $before = pool_switches();
     my @paths = (('/small.txt') x 100, ('/big.bin') x 10, ('/t/small.txt') x 20,
-                 '/missing.txt', '/t/missing.txt');
+                 '/missing.txt', '/t/missing.txt',
+                 ('/ds/small.txt', '/df/small.txt', '/do/small.txt') x 5);
     my @got = get_all($c, @paths);
     my $woken = pool_switches() - $before;
     is(scalar(@got), scalar(@paths), 'cached: every response arrived');
@@ -119,8 +125,11 @@ ok(defined pool_switches(), 'the worker\'s threads are listed in /proc');
     is(scalar(grep { $got[$_] eq $big } 100 .. 109), 10, 'cached: 10 files of 1 MiB whole (read path)');
     is(scalar(grep { $got[$_] eq $small } 110 .. 129), 20, 'cached: try_files (statx) then the file');
     is_deeply([@got[130, 131]], ['status 404', 'status 404'], 'cached: a missing file is a 404');
-    cmp_ok($woken, '<', 10, 'cached: open, statx and read did not go to the pool')
-        or diag("the pool's threads switched $woken times for 132 requests");
+    is(scalar(grep { $got[$_] eq $small } 132 .. 146), 15,
+       'cached: disable_symlinks on, on from=, if_not_owner (openat2, O_PATH, statx)');
+    cmp_ok($woken, '<', 5, 'cached: open, statx and read did not go to the pool')
+        or diag("the pool's threads switched $woken times for 147 requests");
+    note("the pool's threads switched $woken times for 147 requests");
 }
 
 # --- a FIFO: not a regular file, answered at once ----------------------------
