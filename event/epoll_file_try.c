@@ -19,7 +19,11 @@
  *   read   preadv2(RWF_NOWAIT): page-cached data inline, the pool for the
  *          rest (not cached, or no RWF_NOWAIT on that file system).
  *   others (write, rename, unlink, mkdir, link, splice from a file) may
- *          wait for the journal or the disk: pooled.
+ *          wait for the journal or the disk: pooled. ext4 and tmpfs refuse
+ *          RWF_NOWAIT on buffered writes; a splice reads the file even
+ *          with SPLICE_F_NONBLOCK, and cachestat, which would tell a cached
+ *          range, wants write permission on the file (EPERM for a worker
+ *          serving a docroot it cannot write).
  * A result made here is queued as a completion by the caller (epoll.c),
  * handed out by the next dispatch, never inside the submit.
  */

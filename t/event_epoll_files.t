@@ -4,8 +4,9 @@
 # the page cache on the worker's own thread, as nginx does: the pool's
 # threads (ringx-files) do not even wake up. What would wait still goes to
 # the pool and completes there while the worker serves others: an open
-# that must break a lease first (the lease holder is this test), a read
-# of data that is not in the page cache (evicted with fadvise). A FIFO in
+# that must break a lease first (the lease holder is this test), data
+# that is not in the page cache (evicted with fadvise), read or spliced
+# (sendfile_splice: a splice from a file is always the pool's). A FIFO in
 # the docroot opens at once, non-blocking, and gets nginx's 404 ("is not a
 # regular file"): a blocking open held a pool thread until some writer
 # came, and five such requests held the whole pool and every static file
@@ -18,7 +19,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Fcntl;
 use IO::Handle;
-use POSIX qw(mkfifo);
+use POSIX ();
 use Test::More;
 use Test::Ringx;
 use Time::HiRes qw(time sleep);
@@ -47,6 +48,7 @@ http {
         location /ds/ { alias html/; disable_symlinks on; }
         location /df/ { alias html/; disable_symlinks on from=%%PREFIX%%/html; }
         location /do/ { alias html/; disable_symlinks if_not_owner; }
+        location /z/ { alias html/; sendfile on; sendfile_splice on; }
     }
 }
 EOF
@@ -65,7 +67,7 @@ $t->write_file_raw('html/small.txt', $small);
 $t->write_file_raw('html/big.bin', $big);
 $t->write_file_raw('html/leased.txt', $small);
 for my $i (0 .. 4) {
-    mkfifo("$prefix/html/fifo$i", 0644) or die "mkfifo: $!";
+    POSIX::mkfifo("$prefix/html/fifo$i", 0644) or die "mkfifo: $!";
 }
 $t->run;
 my $P = $t->port(0);
@@ -186,12 +188,17 @@ SKIP: {
     system('dd', "if=$file", 'iflag=nocache', 'count=0', 'status=none');
     my $resident = `fincore --bytes --noheadings --output RES '$file' 2>/dev/null`;
     $resident =~ s/\s+//g;
-    skip "could not evict $file from the page cache (fincore: '$resident')", 2
+    skip "could not evict $file from the page cache (fincore: '$resident')", 4
         unless $resident eq '0';
     my $before = pool_switches();
     my ($body) = get_all($t->raw($P), '/cold.bin');
     ok(defined $body && $body eq $cold, 'evicted: the file arrives whole');
     cmp_ok(pool_switches() - $before, '>', 0, 'evicted: its read went to the pool');
+    system('dd', "if=$file", 'iflag=nocache', 'count=0', 'status=none');
+    $before = pool_switches();
+    ($body) = get_all($t->raw($P), '/z/cold.bin');
+    ok(defined $body && $body eq $cold, 'evicted, spliced: the file arrives whole');
+    cmp_ok(pool_switches() - $before, '>', 0, 'evicted, spliced: the pool splices it');
 }
 
 $t->stop;
