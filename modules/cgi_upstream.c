@@ -1,6 +1,7 @@
 /*
  * cgi_upstream.c: what uwsgi.c, scgi.c and memcached.c share (see
- * cgi_upstream.h): the *_param lines and their pairs, the *_pass address,
+ * cgi_upstream.h): the location conf they and fastcgi.c set up and merge
+ * alike, the *_param lines and their pairs, the *_pass address,
  * the body as kept, and the CGI-style response of uwsgi and SCGI, whose
  * header lines (Status:, Location:, ...) FastCGI's response shares.
  */
@@ -86,6 +87,52 @@ rx_http_cgi_merge_params(rx_conf_t *cf, rx_http_cgi_params_t *conf,
     conf->params = prev->params;
     conf->params_http = prev->params_http;
     return RX_OK;
+}
+
+const rx_conf_enum_t rx_http_cgi_next_upstream_masks[] = {
+    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
+    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
+    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
+    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
+    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
+    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
+    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
+    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
+    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
+    { "off", RX_HTTP_UPSTREAM_FT_OFF },
+    { NULL, 0 }
+};
+
+/* nginx hides these response headers unless *_pass_header says so; ringx
+ * also hides Date and Server, which it always sends itself. */
+static const char *const default_hide[] = {
+    "status", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate",
+    "x-accel-buffering", "x-accel-charset", "date", "server", NULL
+};
+
+void
+rx_http_cgi_init_conf(rx_http_upstream_conf_t *u, rx_http_cgi_params_t *params,
+    const char *module)
+{
+    rx_http_upstream_init_conf(u);
+    u->module = module;
+    rx_http_cgi_init_params(params);
+}
+
+const char *
+rx_http_cgi_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *u,
+    rx_http_upstream_conf_t *prev_u, rx_http_cgi_params_t *params,
+    rx_http_cgi_params_t *prev_params)
+{
+    const char *rv;
+
+    rv = rx_http_upstream_merge_conf(cf, u, prev_u, default_hide);
+    if (rv != RX_CONF_OK) {
+        return rv;
+    }
+    /* nginx: a level with *_param lines of its own inherits none */
+    return rx_http_cgi_merge_params(cf, params, prev_params) == RX_OK
+           ? RX_CONF_OK : RX_CONF_ERROR;
 }
 
 /* "HTTP_" and the header's name, upper case, '-' as '_'. */

@@ -1,6 +1,8 @@
 /*
  * cgi_upstream.h: what the uwsgi, SCGI and memcached modules share on the
- * upstream engine (cgi_upstream.c): *_param lines and the pairs they give
+ * upstream engine (cgi_upstream.c), and with FastCGI: the directive table
+ * of *_pass, *_param and the engine's settings, the location conf's set-up
+ * and merge, *_param lines and the pairs they give
  * with the client's headers as HTTP_*, the *_pass address, the handler's
  * start (an upstream named at run time), the body sent as kept, and the
  * reading of a CGI-style response (an optional "HTTP/1.x NNN" line, then
@@ -42,6 +44,38 @@ typedef struct {
     bool                      has_status;
     int64_t                   length_left;   /* -1: up to the close */
 } rx_http_cgi_ctx_t;
+
+/*
+ * The directives fastcgi, uwsgi and scgi share, written once as
+ * RX_HTTP_UPSTREAM_COMMANDS is (http_upstream.h): a protocol's table takes
+ *
+ *     RX_HTTP_CGI_COMMANDS("scgi_", set_pass, rx_http_scgi_loc_conf_t),
+ *
+ * for scgi_pass (the protocol's own setter), scgi_param and the engine's
+ * settings (scgi_pass_request_body ...). The location conf type lc has an
+ * rx_http_upstream_conf_t `upstream` and an rx_http_cgi_params_t `params`.
+ * The *_next_upstream conditions and the response headers hidden by
+ * default are the same for the three protocols.
+ */
+#define RX_HTTP_CGI_COMMANDS(p, set_pass, lc)                                \
+    { p "pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,         \
+      set_pass, RX_HTTP_LOC_CONF_OFFSET, 0, NULL },                          \
+    { p "param", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF     \
+      | RX_CONF_TAKE23, rx_http_cgi_set_param, RX_HTTP_LOC_CONF_OFFSET,      \
+      offsetof(lc, params), NULL },                                          \
+    RX_HTTP_UPSTREAM_COMMANDS(p, offsetof(lc, upstream),                     \
+        rx_http_cgi_next_upstream_masks)
+
+extern const rx_conf_enum_t rx_http_cgi_next_upstream_masks[];
+
+/* A protocol's location conf at creation (module: "scgi", for the logs)
+ * and its merge: the engine's settings with the headers nginx hides for
+ * these protocols, and the *_param lines. RX_CONF_OK or an error. */
+void rx_http_cgi_init_conf(rx_http_upstream_conf_t *u,
+    rx_http_cgi_params_t *params, const char *module);
+const char *rx_http_cgi_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *u,
+    rx_http_upstream_conf_t *prev_u, rx_http_cgi_params_t *params,
+    rx_http_cgi_params_t *prev_params);
 
 /* Setter of *_param NAME VALUE [if_not_empty]: cmd->offset is the
  * rx_http_cgi_params_t of the location conf. */

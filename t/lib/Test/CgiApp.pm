@@ -11,6 +11,8 @@ package Test::CgiApp;
 #       # small, 1 MiB, chunked and split bodies POSTed to /loc/body, each
 #       # checked byte for byte (length, SHA-1, CONTENT_LENGTH): 16 tests
 #   Test::CgiApp::stream_body(500000)         # what /stream/N sends
+#   Test::CgiApp::chunked_of($body)           # $body chunked: 1000 bytes,
+#       # 3000, the rest, then the last chunk (also request_body_routes.t)
 
 use strict;
 use warnings;
