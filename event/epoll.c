@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include "core.h"
+#include "slab.h"
 #include "epoll.h"
 
 #define HASH_SIZE  4096          /* user_data -> operations, for cancel */
@@ -41,6 +42,10 @@ static efd_t           *fds;
 static int              nfds;
 static rx_eop_t        *hash[HASH_SIZE];
 static rx_eop_t        *sq_head, *sq_tail, *last_prepped, *free_ops;
+/* operations live as long as the worker (reused from free_ops): a slab
+ * keeps them out of the heap, whose pages they would pin between the
+ * freed buffers of requests (core/slab.h) */
+static rx_slab_t        op_slab;
 static rx_cqe_t        *cq;
 static unsigned         ncq, cq_size;
 static rx_eop_t        *linked;       /* operations in state LINKED */
@@ -162,9 +167,9 @@ rx_epoll_prep(rx_eop_type_e type, int fd, uint64_t ud)
     if (op) {
         free_ops = op->next;
     } else {
-        op = malloc(sizeof(*op));
+        op = rx_slab_alloc(&op_slab, ep_log);
         if (op == NULL) {
-            rx_log_error(RX_LOG_EMERG, ep_log, errno, "malloc() of an epoll "
+            rx_log_error(RX_LOG_EMERG, ep_log, errno, "allocation of an epoll "
                          "operation failed");
             abort();
         }
@@ -640,6 +645,7 @@ rx_int_t
 rx_epoll_init(rx_log_t *log)
 {
     ep_log = log;
+    rx_slab_init(&op_slab, sizeof(rx_eop_t));
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (epfd == -1) {
         rx_log_error(RX_LOG_EMERG, log, errno, "epoll_create1() failed");
@@ -664,13 +670,14 @@ rx_epoll_exit(void)
     for (i = 0; i < HASH_SIZE; i++) {
         while ((op = hash[i]) != NULL) {
             hash[i] = op->hnext;
-            free(op);
+            rx_slab_free(op);
         }
     }
     while ((op = free_ops) != NULL) {
         free_ops = op->next;
-        free(op);
+        rx_slab_free(op);
     }
+    rx_slab_release(&op_slab);
     free(fds);
     free(cq);
     fds = NULL;

@@ -98,6 +98,9 @@ rx_epoll_bufs_t *rx_epoll_bufs_create(unsigned short group, unsigned count,
 void *rx_epoll_bufs_addr(rx_epoll_bufs_t *b, unsigned short bid);
 void rx_epoll_bufs_recycle(rx_epoll_bufs_t *b, unsigned short bid);
 void rx_epoll_bufs_destroy(rx_epoll_bufs_t *b);
+/* MADV_DONTNEED on the buffers when all are free (ring.h's
+ * rx_buf_ring_drop_pages); false when one holds data. */
+bool rx_epoll_bufs_drop_pages(rx_epoll_bufs_t *b);
 
 /* The file thread pool (epoll_files.c): results come back through an
  * eventfd in the epoll set. */
