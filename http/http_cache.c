@@ -26,6 +26,7 @@ typedef struct {
     rx_uint_t               count;
     int64_t                 total;      /* bytes of the files (max_size) */
     int64_t                 responses[RX_HTTP_CACHE_STATUSES];
+    uint64_t                gen;        /* the last file's (node->gen) */
 } cache_root_t;
 
 const char *const rx_http_cache_status_names[RX_HTTP_CACHE_STATUSES] = {
@@ -248,6 +249,7 @@ copy_out(rx_http_cache_node_t *n, rx_http_cache_entry_t *e)
     e->body_start = n->body_start;
     e->clen = n->clen;
     e->written = n->written;
+    e->gen = n->gen;
 }
 
 rx_int_t
@@ -437,6 +439,7 @@ rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
         return RX_ERROR;
     }
     n->valid_until = h->valid_until;
+    n->gen = ++root->gen;
     set_fsize(root, n, fsize);
     n->accessed = rx_time_sec;
     n->vary_hash = h->vary_hash;
@@ -600,6 +603,7 @@ load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
         return;                  /* the zone is full: the rest stays cold */
     }
     n->valid_until = h.valid_until;
+    n->gen = ++root->gen;
     set_fsize(root, n, st.st_size);
     n->accessed = rx_time_sec;
     n->vary_hash = h.vary_hash;

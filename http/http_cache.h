@@ -103,6 +103,10 @@ struct rx_http_cache_node_s {
     uint32_t               body_start;   /* of that file, once known */
     int64_t                clen;         /* the upstream's length; -1 */
     int64_t                written;      /* bytes of it in the file */
+    /* which file: every file put in place (a store, the loader) gets the
+     * zone's next number, so a worker's copy of a file (cache_hot.c) is
+     * the entry's as long as this is the same */
+    uint64_t               gen;
 };
 
 /* What a lookup found (copied out of the zone under its lock). */
@@ -128,6 +132,7 @@ typedef struct {
     uint32_t    body_start;
     int64_t     clen;
     int64_t     written;
+    uint64_t    gen;             /* the file's (node->gen) */
 } rx_http_cache_entry_t;
 
 typedef struct {
@@ -195,6 +200,7 @@ typedef struct rx_http_cache_req_s {
     int                      fd;
     char                    *head_buf;
     size_t                   head_size;
+    void                    *hot;        /* head_buf's copy (cache_hot.h) */
     rx_int_t               (*miss)(rx_http_request_t *r);  /* go upstream */
     /* answers r from ctx->file (modules/cache_serve.c's): for a stale
      * copy standing in for a failed fetch */
