@@ -1,7 +1,9 @@
 /*
  * http_cache.c: the cache of one *_cache_path: its index in the keys zone
  * (a hash of entries by the key's MD5, in LRU order), its files' names,
- * and the loader that rebuilds the index from the files at start.
+ * and the loader that rebuilds the index from the files at start; the
+ * test of a location's predicates (*_cache_bypass, *_no_cache,
+ * *_cache_purge), which the lookup and the store both ask.
  *
  * The loader runs in the master, in the zone's init hook, before any
  * worker exists: a worker never blocks on the directory walk, and a
@@ -722,4 +724,29 @@ rx_http_cache_stats(rx_shm_zone_t *zone, rx_http_cache_stats_t *out)
     out->max_size = cache->max_size;
     rx_shm_zone_unlock(zone);
     return true;
+}
+
+/* The predicates of *_cache_bypass, *_no_cache and *_cache_purge (the
+ * lookup in http_cache_conf.c and the store in http_cache_store.c ask;
+ * here, below both, so that neither calls the other for it). */
+bool
+rx_http_cache_test_predicates(rx_http_request_t *r, const rx_array_t *list)
+{
+    const rx_http_complex_value_t *cv;
+    rx_str_t                       v;
+    rx_uint_t                      i;
+
+    if (list == NULL) {
+        return false;
+    }
+    cv = list->elts;
+    for (i = 0; i < list->nelts; i++) {
+        if (rx_http_complex_value(r, &cv[i], &v) != RX_OK) {
+            return true;         /* as nginx: an error counts as set */
+        }
+        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
+            return true;
+        }
+    }
+    return false;
 }
