@@ -676,6 +676,10 @@ rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old)
     root->count = 0;
     root->total = 0;
     memset(root->responses, 0, sizeof(root->responses));
+    /* file numbers start from the time: a zone emptied and made again (a
+     * process died holding its lock) never gives a number a worker's
+     * copy of an older file still has (cache_hot.c) */
+    root->gen = (uint64_t) time(NULL) << 24;
     rx_shm_zone_set_root(zone, root);
     rx_time_update();
     walk(cache, root, cache->path.data, 0, zone->log);
