@@ -5,11 +5,14 @@
  * the index (looked up under its lock for every request anyway) names
  * the same file: every file put in place gets a new number (node->gen),
  * so a replaced, purged or evicted entry is never answered from an old
- * copy. Copies are reference-counted: one dropped while a response is
+ * copy; and a copy is read again from its file once a second, so that
+ * a file removed behind ringx's back stops being served within that.
+ * Copies are reference-counted: one dropped while a response is
  * sent from it is freed when that request ends.
  */
 #include "http.h"
 #include "cache_hot.h"
+#include "clock.h"
 
 #define HOT_BUCKETS  1024                /* a power of two */
 
@@ -107,8 +110,11 @@ rx_cache_hot_find(rx_http_request_t *r, const void *cache,
     if (h == NULL) {
         return NULL;
     }
-    if (h->gen != gen) {
-        drop(h);                 /* the entry has another file now */
+    if (h->gen != gen
+        || rx_current_msec - h->kept_at >= RX_CACHE_HOT_VALID_MS)
+    {
+        drop(h);     /* the entry has another file now, or the copy is
+                      * old enough that its file is read again */
         return NULL;
     }
     if (!hold(r, h)) {
@@ -159,6 +165,7 @@ rx_cache_hot_keep(rx_cache_hot_t *h, const void *cache,
     memcpy(h->md5, md5, 16);
     h->gen = gen;
     h->kept = true;
+    h->kept_at = rx_current_msec;
     h->refs++;
     h->hnext = buckets[bucket(md5)];
     buckets[bucket(md5)] = h;

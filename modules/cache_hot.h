@@ -11,6 +11,10 @@
  * and the most bytes of copies a worker keeps, least recently used out. */
 #define RX_CACHE_HOT_MAX_FILE   (64 * 1024)
 #define RX_CACHE_HOT_MAX_BYTES  (8 * 1024 * 1024)
+/* How long a copy answers without the file being opened again: a file
+ * removed or changed behind ringx's back (an operator's rm of the cache
+ * tree) is noticed within this, as open_file_cache_valid does for fds. */
+#define RX_CACHE_HOT_VALID_MS   1000
 
 typedef struct rx_cache_hot_s rx_cache_hot_t;
 
@@ -24,6 +28,7 @@ struct rx_cache_hot_s {
     unsigned         refs;           /* requests sending from it, and 1
                                         while it is in the table */
     bool             kept;           /* in the table */
+    rx_msec_t        kept_at;        /* rx_current_msec when read */
     size_t           len;
     char             data[];         /* the whole file */
 };
