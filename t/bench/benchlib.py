@@ -195,9 +195,30 @@ def mem(pid):
     return rss, pss, len(pids)
 
 
-def snap(pid, own):
+def cpu_speed(cpu, seconds=0.25):
+    """zlib level-1 MB/s on one CPU, as bench.sh's probe: how fast the shared
+    core is just now (host contention, invisible in steal time, shows here)."""
+    import random
+    import zlib
+    old = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    r = random.Random(7)
+    words = [bytes(r.choice(b"abcdefghij") for _ in range(r.randint(2, 9))) for _ in range(300)]
+    buf = b" ".join(r.choice(words) for _ in range(12000))[:65536]
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        zlib.compress(buf, 1)
+        n += 1
+    dt = time.perf_counter() - t0
+    os.sched_setaffinity(0, old)
+    return n * len(buf) / dt / 1e6
+
+
+def snap(pid, own, speed_cpus=()):
     """pid: the server's master (0: none); own: the harness's pid (its whole tree,
-    servers and wrk included, is ours; everything else is foreign)."""
+    servers and wrk included, is ours; everything else is foreign); speed_cpus:
+    probe these CPUs first (before the snapshot, so outside the measured window)."""
+    speed = {str(c): round(cpu_speed(c), 1) for c in speed_cpus}
     procs = all_procs()
     mine = {os.getpid()}
     for o in own:
@@ -206,7 +227,7 @@ def snap(pid, own):
     mine.update(spids)
     foreign = {k: v for k, v in procs.items() if int(k.split(":")[0]) not in mine}
     return {"t": time.monotonic(), "cpus": cpu_jiffies(), "ticks": proc_ticks(spids),
-            "npids": len(spids), "procs": foreign}
+            "npids": len(spids), "procs": foreign, "speed": speed}
 
 
 def foreign_ticks(pre, post):
@@ -489,6 +510,9 @@ def cmd_record(a):
             busy += 100.0 * (b1 - b0 + q1 - q0) / dt
             steal += 100.0 * (s1 - s0) / dt
         rec["steal_pct"] = round(steal, 1)
+        sp = list((pre.get("speed") or {}).values())
+        if len(sp) == 2:
+            rec["speed_srv"], rec["speed_cli"] = sp
         # busy time not charged to the server or wrk (kernel threads, softirq, others)
         rec["other_pct"] = busy - (rec["srv_cpu_pct"] or 0) - (rec["wrk_cpu_pct"] or 0)
         fu, fk, top = foreign_ticks(pre, post)
@@ -514,7 +538,8 @@ def cmd_record(a):
         print(f"{tag}: {rec['rps']:>9.0f} req/s  p50 {w['p50'] / 1000:.3f} ms  p99 {w['p99'] / 1000:.3f} ms  "
               f"err {rec['err_status']}/{rec['err_sock']}  srv {rec['srv_cpu_pct']:.0f}% "
               f"{rec['srv_us_per_req'] or 0:.1f} us/req  wrk {rec['wrk_cpu_pct'] or 0:.0f}%  "
-              f"rss {rss / 1024:.1f} MiB  foreign {rec['foreign_pct']:.0f}%{note}", flush=True)
+              f"rss {rss / 1024:.1f} MiB  foreign {rec['foreign_pct']:.0f}%  "
+              f"speed {rec.get('speed_srv', 0):.0f}/{rec.get('speed_cli', 0):.0f}{note}", flush=True)
     else:
         print(f"{tag}: FAILED ({rec.get('why')})", flush=True)
     with open(a.out, "a") as f:
@@ -609,6 +634,7 @@ def main():
     p.add_argument("--tls", action="store_true", help="over TLS (https scenarios)")
     p = sub.add_parser("snap")
     p.add_argument("--pid", type=int, default=0); p.add_argument("--own", type=int, action="append", default=[])
+    p.add_argument("--speed-cpu", type=int, action="append", default=[])
     p = sub.add_parser("quiet")
     p.add_argument("--max", type=float, default=10.0); p.add_argument("--timeout", type=float, default=30)
     p.add_argument("--own", type=int, action="append", default=[])
@@ -642,7 +668,7 @@ def main():
         print(" ".join(map(str, tree(a.pid))))
         return 0
     if a.cmd == "snap":
-        print(json.dumps(snap(a.pid, a.own)))
+        print(json.dumps(snap(a.pid, a.own, a.speed_cpu)))
         return 0
     return {"conf": cmd_conf, "data": cmd_data, "freeport": cmd_freeport, "check": cmd_check,
             "quiet": cmd_quiet, "record": cmd_record, "record-idle": cmd_record_idle,

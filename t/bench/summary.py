@@ -88,7 +88,8 @@ def _header(a, info, labels):
     print("- µs/req: server CPU time (user + sys of the whole process tree, master included) per "
           "request; RSS: whole tree after the run")
     print("- foreign: % of a CPU used meanwhile by processes that are not the bench's (median; "
-          "noisy runs were redone)")
+          "noisy runs were redone); speed: a zlib probe before each run on the server / client CPU "
+          "(MB/s, min–max, as bench.sh's): the host's contention, which steal time does not show")
     print("- idle scenarios: growth of the RSS of the whole tree per held connection (B/conn)")
     if len(labels) > 1:
         print(f"- ratio rows: {labels[0]} vs each other server, every column oriented so that > 1 "
@@ -118,7 +119,7 @@ def _wrk_rows(sc, labels, runs, st):
                   "rss": _med(rs, "rss_kb"), "mbps": _med(rs, "mbps")}
         if m and med[l]["mbps"] and med[l]["mbps"] * 1e6 / m >= 65536:
             st["mbps_rows"].append(f"| {sc} | {l} | {med[l]['mbps']:.1f} |")
-        fr = _num(_med(rs, "foreign_pct"), 1) + (f" ({noisy} noisy)" if noisy else "")
+        fr = _num(_med(rs, "foreign_pct"), 1) + (f" ({noisy} noisy)" if noisy else "") + _speed(rs)
         err = f"{e_st}/{e_so}" + (f", {len(bad)} failed runs" if bad else "")
         print(f"| {sc} | {l} | {_num(m, 0)} | {_num(min(vals), 0)}–{_num(max(vals), 0)} "
               f"| {100.0 * (max(vals) - min(vals)) / m if m else 0:.1f} % "
@@ -128,6 +129,17 @@ def _wrk_rows(sc, labels, runs, st):
               f"| {_num(_med(rs, 'srv_cpu_pct'), 0)} | {_num(_med(rs, 'wrk_cpu_pct'), 0)} "
               f"| {fr} | {len(rs)} | {err} |")
     return med
+
+
+def _speed(rs):
+    """' · 140–148/139–147': bench.sh's zlib probe (MB/s) on the server / client CPU."""
+    out = []
+    for k in ("speed_srv", "speed_cli"):
+        v = [r[k] for r in rs if r.get(k)]
+        if not v:
+            return ""
+        out.append(f"{min(v):.0f}–{max(v):.0f}")
+    return " · " + "/".join(out)
 
 
 def _idle_rows(sc, labels, runs, st):
@@ -193,7 +205,7 @@ def cmd_summarize(a):
             order.append(r["scenario"])
     _header(a, info, labels)
     print("| scenario | server | req/s | min–max | spread | p50 ms | p99 ms | µs/req | RSS MiB "
-          "| srv CPU % | wrk CPU % | foreign % | runs | errors |")
+          "| srv CPU % | wrk CPU % | foreign % · speed | runs | errors |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     st = {"errs": {}, "mbps_rows": [], "failed": False, "skipped": set(), "abs": {}}
     ratios = {l: {} for l in labels[1:]}   # label -> {metric: ratio}
@@ -226,10 +238,11 @@ def cmd_summarize(a):
     if noisy:
         print(f"**Warning: {noisy} of {len(kept)} runs were NOISY** (other processes used more than "
               f"{info.get('max_foreign', 10)} % of a CPU) and were kept: the figures and ratios are "
-              f"unreliable. Rerun on a quieter machine, or wait for one with "
-              f"BENCH_QUIET_WAIT=60 BENCH_RETRY_BUDGET=30.")
+              f"unreliable. Rerun on a quieter machine (the defaults wait up to BENCH_QUIET_WAIT=120 s "
+              f"before each run and redo a noisy one BENCH_RETRIES=2 times).")
         print()
     _targets(a, info, labels, ratios, order)
+    _regressions(info, ratios)
     _summary_lines(info, labels, ratios, order, st)
     return 1 if st["failed"] else 0
 
@@ -263,8 +276,31 @@ def _targets(a, info, labels, ratios, order):
         row = f"| {metric} {note} | {shown} | {op} {thr:g} | {verdict} |"
         if base in ratios:
             bv = ratios[base].get(metric)
-            row += f" {bv:.3f} |" if isinstance(bv, float) else " – |"
+            row += f" {bv:.3f}{' **worse**' if _worse(metric, bv) else ''} |" if isinstance(bv, float) \
+                else " – |"
         print(row)
+    print()
+
+
+NOISE = 0.05   # BASELINE.md: nginx against itself, ratios within ±5 % (±20 % for big, fastcgi .cpu)
+
+
+def _worse(metric, v):
+    """A ratio against the previous main beyond the noise, the wrong way."""
+    if not isinstance(v, float):
+        return False
+    noise = 0.20 if metric in ("big.cpu", "fastcgi.cpu") else NOISE
+    return v > 1 + noise if metric.endswith(".mem") else v < 1 - noise
+
+
+def _regressions(info, ratios):
+    base = info.get("base_label")
+    if base not in ratios:
+        return
+    worse = [f"{m} {v:.3f}" for m, v in ratios[base].items()
+             if _worse(m, v) and m + ".mem" not in ratios[base]]
+    print(f"Against {base}, beyond the noise (±5 %, ±20 % for big.cpu and fastcgi.cpu) the wrong way: "
+          + (", ".join(worse) if worse else "none"))
     print()
 
 
