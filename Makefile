@@ -327,6 +327,7 @@ help:
 	@echo '  run            auto/deps, build, then run objs/ringx in the foreground'
 	@echo '                 with prefix ./ and conf/ringx.conf (logs/ is created)'
 	@echo '  bench          auto/deps bench, build, then t/bench/run'
+	@echo '                 (BENCH_BASE=REV: the previous main beside; knobs: t/bench/run)'
 	@echo '  deps           install missing Debian build packages (auto/deps [test|bench])'
 	@echo '  install        install into $$(DESTDIR)$$(PREFIX): sbin/ringx, conf/ (an'
 	@echo '                 existing file is kept, the new one goes to NAME.default),'

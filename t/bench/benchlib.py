@@ -11,7 +11,8 @@ Subcommands (all used by t/bench/run; "summarize" is also handy by hand):
   quiet       wait (bounded) until processes that are not ours go quiet
   record      wrk (or h2load) output + two snapshots -> one JSON line in the results file
   fail        a JSON line saying a server failed (--skip: could not run) a scenario
-  summarize   Markdown table of one session of the results file
+  record-idle idle_conns.py's result -> one JSON line in the results file
+  summarize   Markdown table of one session of the results file (summary.py)
 
 Adapted from shared/bench/lib/benchlib.py (same measuring method).
 """
@@ -65,7 +66,7 @@ def cmd_data(a):
     with open(os.path.join(d, "small.txt"), "wb") as f:
         f.write(b"Hello, this is a 30-byte file\n")
     with open(os.path.join(d, "hello.php"), "wb") as f:
-        f.write(b'<?php echo "hello, world\\n";\n')
+        f.write(b'<?php echo "Hello, World!\\n";\n')
     with open(os.path.join(d, "1k.bin"), "wb") as f:
         f.write(r.randbytes(1024))
     with open(os.path.join(d, "mid.bin"), "wb") as f:
@@ -194,9 +195,30 @@ def mem(pid):
     return rss, pss, len(pids)
 
 
-def snap(pid, own):
+def cpu_speed(cpu, seconds=0.25):
+    """zlib level-1 MB/s on one CPU, as bench.sh's probe: how fast the shared
+    core is just now (host contention, invisible in steal time, shows here)."""
+    import random
+    import zlib
+    old = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    r = random.Random(7)
+    words = [bytes(r.choice(b"abcdefghij") for _ in range(r.randint(2, 9))) for _ in range(300)]
+    buf = b" ".join(r.choice(words) for _ in range(12000))[:65536]
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        zlib.compress(buf, 1)
+        n += 1
+    dt = time.perf_counter() - t0
+    os.sched_setaffinity(0, old)
+    return n * len(buf) / dt / 1e6
+
+
+def snap(pid, own, speed_cpus=()):
     """pid: the server's master (0: none); own: the harness's pid (its whole tree,
-    servers and wrk included, is ours; everything else is foreign)."""
+    servers and wrk included, is ours; everything else is foreign); speed_cpus:
+    probe these CPUs first (before the snapshot, so outside the measured window)."""
+    speed = {str(c): round(cpu_speed(c), 1) for c in speed_cpus}
     procs = all_procs()
     mine = {os.getpid()}
     for o in own:
@@ -205,7 +227,7 @@ def snap(pid, own):
     mine.update(spids)
     foreign = {k: v for k, v in procs.items() if int(k.split(":")[0]) not in mine}
     return {"t": time.monotonic(), "cpus": cpu_jiffies(), "ticks": proc_ticks(spids),
-            "npids": len(spids), "procs": foreign}
+            "npids": len(spids), "procs": foreign, "speed": speed}
 
 
 def foreign_ticks(pre, post):
@@ -488,6 +510,9 @@ def cmd_record(a):
             busy += 100.0 * (b1 - b0 + q1 - q0) / dt
             steal += 100.0 * (s1 - s0) / dt
         rec["steal_pct"] = round(steal, 1)
+        sp = list((pre.get("speed") or {}).values())
+        if len(sp) == 2:
+            rec["speed_srv"], rec["speed_cli"] = sp
         # busy time not charged to the server or wrk (kernel threads, softirq, others)
         rec["other_pct"] = busy - (rec["srv_cpu_pct"] or 0) - (rec["wrk_cpu_pct"] or 0)
         fu, fk, top = foreign_ticks(pre, post)
@@ -513,7 +538,8 @@ def cmd_record(a):
         print(f"{tag}: {rec['rps']:>9.0f} req/s  p50 {w['p50'] / 1000:.3f} ms  p99 {w['p99'] / 1000:.3f} ms  "
               f"err {rec['err_status']}/{rec['err_sock']}  srv {rec['srv_cpu_pct']:.0f}% "
               f"{rec['srv_us_per_req'] or 0:.1f} us/req  wrk {rec['wrk_cpu_pct'] or 0:.0f}%  "
-              f"rss {rss / 1024:.1f} MiB  foreign {rec['foreign_pct']:.0f}%{note}", flush=True)
+              f"rss {rss / 1024:.1f} MiB  foreign {rec['foreign_pct']:.0f}%  "
+              f"speed {rec.get('speed_srv', 0):.0f}/{rec.get('speed_cli', 0):.0f}{note}", flush=True)
     else:
         print(f"{tag}: FAILED ({rec.get('why')})", flush=True)
     with open(a.out, "a") as f:
@@ -536,6 +562,43 @@ def cmd_fail(a):
     return 0
 
 
+def cmd_record_idle(a):
+    """idle_conns.py's IDLEJSON line -> one run record (value: bytes_per_conn)."""
+    res = None
+    try:
+        with open(a.idle) as f:
+            for line in f:
+                if line.startswith("IDLEJSON "):
+                    res = json.loads(line[9:])
+    except (OSError, ValueError):
+        pass
+    rec = {"type": "run", "kind": "idle", "session": a.session, "scenario": a.scenario,
+           "server": a.label, "run": a.run, "ok": bool(res and res["opened"])}
+    if res:
+        rec.update(res)
+        rec["rss_kb"] = res["rss_after_kb"]
+        rec["err_status"] = 0 if res["check"].get("status") == 200 else 1
+        rec["err_sock"] = res["failed"] + res["closed_by_server"]
+    else:
+        rec["why"] = "the idle client gave no result"
+    if a.meta:
+        for k, v in json.loads(a.meta).items():
+            rec.setdefault(k, v)
+    tag = f"  {a.scenario:<11} {a.label:<8} run {a.run}"
+    if res:
+        print(f"{tag}: {res['bytes_per_conn']} B/conn (pss {res['pss_bytes_per_conn']})  "
+              f"rss {res['rss_before_kb'] / 1024:.1f} -> {res['rss_after_kb'] / 1024:.1f} MiB  "
+              f"opened {res['opened']} failed {res['failed']} in {res['open_s']} s  "
+              f"check {res['check']}  closed by server {res['closed_by_server']}", flush=True)
+    else:
+        with open(a.idle, errors="replace") as f:
+            tail = f.read().strip().split("\n")[-3:]
+        print(f"{tag}: FAILED (no result: {' / '.join(tail)})", flush=True)
+    with open(a.out, "a") as f:
+        f.write(json.dumps(rec, sort_keys=True) + "\n")
+    return 0
+
+
 def cmd_session(a):
     rec = {"type": "session", "session": a.session}
     rec.update(json.loads(a.json))
@@ -545,149 +608,10 @@ def cmd_session(a):
 
 
 # ---------------------------------------------------------------- summary
-def _num(v, nd=None):
-    """Human number: thousands separators for big values, 3 significant digits else."""
-    if v is None:
-        return "–"
-    if nd is not None:
-        return f"{v:,.{nd}f}"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
-
-
-def _med(rs, key):
-    v = [r[key] for r in rs if r.get(key) is not None]
-    return statistics.median(v) if v else None
-
-
-def _ratio(x, y):
-    return x / y if x and y else None
-
-
 def cmd_summarize(a):
-    with open(a.results) as f:
-        recs = [json.loads(l) for l in f if l.strip()]
-    if not a.session:
-        sess = [r["session"] for r in recs if r.get("type") == "session"]
-        if not sess:
-            print("no session in " + a.results, file=sys.stderr)
-            return 2
-        a.session = sess[-1]
-    recs = [r for r in recs if r.get("session") == a.session]
-    info = next((r for r in recs if r.get("type") == "session"), {})
-    runs = [r for r in recs if r.get("type") == "run" and not r.get("discarded")]
-    labels = a.label or info.get("labels") or []
-    for r in runs:
-        if r["server"] not in labels:
-            labels.append(r["server"])
-    order = []
-    for r in runs:
-        if r["scenario"] not in order:
-            order.append(r["scenario"])
-
-    print()
-    print(f"### t/bench/run, session {a.session}")
-    print()
-    if info:
-        print(f"- {info.get('date', '?')}, kernel {info.get('kernel', '?')}, {info.get('cpus', '?')} CPUs; "
-              f"commit {info.get('commit', '?')}")
-        for lab, desc in (info.get("servers") or {}).items():
-            print(f"- {lab}: {desc}")
-        print(f"- {info.get('wrk', 'wrk')}, -t1, client on CPU {info.get('client_cpu', '?')}, "
-              f"server (1 worker) on CPU {info.get('server_cpu', '?')}, php-fpm and origin on CPU "
-              f"{info.get('upstream_cpu', info.get('client_cpu', '?'))}; {info.get('runs', '?')} runs × "
-              f"{info.get('seconds', '?')} s per server, alternating, after a "
-              f"{info.get('warmup', '?')} s warm-up")
-    print("- req/s: median of the runs, min–max, spread = (max − min) / median; p50/p99: medians")
-    print("- µs/req: server CPU time (user + sys of the whole process tree) per request; "
-          "RSS: whole tree after the run")
-    print("- foreign: % of a CPU used meanwhile by processes that are not the bench's (median; "
-          "noisy runs were redone)")
-    if len(labels) == 2:
-        print(f"- ratio row: {labels[0]} vs {labels[1]}, every column oriented so that > 1 means "
-              f"{labels[0]} is better (req/s A/B; latency, µs/req, RSS B/A)")
-    print()
-    print("| scenario | server | req/s | min–max | spread | p50 ms | p99 ms | µs/req | RSS MiB "
-          "| srv CPU % | wrk CPU % | foreign % | runs | errors |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    summary, failed, mbps_rows, skipped_sc = [], False, [], set()
-    errs = {l: 0 for l in labels}
-    for sc in order:
-        med = {}
-        for l in labels:
-            mine = [r for r in runs if r["scenario"] == sc and r["server"] == l]
-            rs = [r for r in mine if r.get("ok")]
-            bad = [r for r in mine if not r.get("ok")]
-            if not rs:
-                why = "; ".join(sorted({str(r.get("why", "?")) for r in bad})) or "not run"
-                why = why.replace("|", "/").replace("\n", " ")[:160]
-                skipped = bad and all(r.get("skipped") for r in bad)
-                print(f"| {sc} | {l} | **{'SKIPPED' if skipped else 'FAILED'}** | {why} "
-                      f"| | | | | | | | | | |")
-                med[l] = None
-                failed = failed or not skipped
-                if skipped:
-                    skipped_sc.add(sc)
-                continue
-            vals = [r["rps"] for r in rs]
-            m = statistics.median(vals)
-            e_st = sum(r.get("err_status", 0) for r in rs)
-            e_so = sum(r.get("err_sock", 0) for r in rs)
-            errs[l] += e_st + e_so + len(bad)
-            noisy = sum(1 for r in rs if r.get("noisy"))
-            p50, p99 = _med(rs, "p50_us"), _med(rs, "p99_us")
-            med[l] = {"rps": m, "p50": p50, "p99": p99, "upr": _med(rs, "srv_us_per_req"),
-                      "rss": _med(rs, "rss_kb"), "mbps": _med(rs, "mbps")}
-            if m and med[l]["mbps"] and med[l]["mbps"] * 1e6 / m >= 65536:
-                mbps_rows.append(f"| {sc} | {l} | {med[l]['mbps']:.1f} |")
-            fr = _num(_med(rs, "foreign_pct"), 1) + (f" ({noisy} noisy)" if noisy else "")
-            err = f"{e_st}/{e_so}" + (f", {len(bad)} failed runs" if bad else "")
-            print(f"| {sc} | {l} | {_num(m, 0)} | {_num(min(vals), 0)}–{_num(max(vals), 0)} "
-                  f"| {100.0 * (max(vals) - min(vals)) / m if m else 0:.1f} % "
-                  f"| {_num(p50 / 1000 if p50 is not None else None)} "
-                  f"| {_num(p99 / 1000 if p99 is not None else None)} "
-                  f"| {_num(med[l]['upr'], 1)} | {_num(med[l]['rss'] / 1024, 1)} "
-                  f"| {_num(_med(rs, 'srv_cpu_pct'), 0)} | {_num(_med(rs, 'wrk_cpu_pct'), 0)} "
-                  f"| {fr} | {len(rs)} | {err} |")
-        if len(labels) == 2:
-            A, B = med.get(labels[0]), med.get(labels[1])
-            if not A or not B:
-                summary.append(f"{sc}={'SKIPPED' if sc in skipped_sc else 'FAILED'}")
-                print(f"| {sc} | **{labels[0]}/{labels[1]}** | **–** | | | | | | | | | | | |")
-                continue
-            rr = _ratio(A["rps"], B["rps"])
-            rc = _ratio(B["upr"], A["upr"])
-            r50, r99 = _ratio(B["p50"], A["p50"]), _ratio(B["p99"], A["p99"])
-            rm = _ratio(B["rss"], A["rss"])
-            f3 = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
-            print(f"| {sc} | **{labels[0]}/{labels[1]}** | **{f3(rr)}** | | | {f3(r50)} | {f3(r99)} "
-                  f"| **{f3(rc)}** | {f3(rm)} | | | | | |")
-            summary.append(f"{sc}={f3(rr)} {sc}.cpu={f3(rc)}")
-        else:
-            A = med.get(labels[0]) if labels else None
-            summary.append(f"{sc}={'SKIPPED' if sc in skipped_sc else 'FAILED'}" if not A else
-                           f"{sc}={A['rps']:.0f} {sc}.cpu={A['upr'] or 0:.1f}")
-    print()
-    if mbps_rows:  # large bodies: the throughput is the figure that matters
-        print("| scenario | server | MB/s (median) |")
-        print("|---|---|---:|")
-        print("\n".join(mbps_rows))
-        print()
-    kept = [r for r in runs if r.get("ok")]
-    noisy = sum(1 for r in kept if r.get("noisy"))
-    if noisy:
-        print(f"**Warning: {noisy} of {len(kept)} runs were NOISY** (other processes used more than "
-              f"{info.get('max_foreign', 10)} % of a CPU) and were kept: the figures and ratios are "
-              f"unreliable. Rerun on a quieter machine, or wait for one with "
-              f"BENCH_QUIET_WAIT=60 BENCH_RETRY_BUDGET=30.")
-        print()
-    mode = "ratio" if len(labels) == 2 else "abs"
-    print(f"summary mode={mode} " + " ".join(summary) +
-          f" errors={'/'.join(str(errs[l]) for l in labels)}")
-    return 1 if failed else 0
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import summary  # its own file: t/bench/summary.py
+    return summary.cmd_summarize(a)
 
 
 # ---------------------------------------------------------------- main
@@ -710,6 +634,7 @@ def main():
     p.add_argument("--tls", action="store_true", help="over TLS (https scenarios)")
     p = sub.add_parser("snap")
     p.add_argument("--pid", type=int, default=0); p.add_argument("--own", type=int, action="append", default=[])
+    p.add_argument("--speed-cpu", type=int, action="append", default=[])
     p = sub.add_parser("quiet")
     p.add_argument("--max", type=float, default=10.0); p.add_argument("--timeout", type=float, default=30)
     p.add_argument("--own", type=int, action="append", default=[])
@@ -727,21 +652,27 @@ def main():
         p.add_argument("--" + k, required=True)
     p.add_argument("--meta")
     p.add_argument("--skip", action="store_true", help="skipped (cannot run), not failed")
+    p = sub.add_parser("record-idle")
+    for k in ("idle", "scenario", "label", "out", "session"):
+        p.add_argument("--" + k, required=True)
+    p.add_argument("--run", type=int, required=True); p.add_argument("--meta")
     p = sub.add_parser("session")
     for k in ("session", "json", "out"):
         p.add_argument("--" + k, required=True)
     p = sub.add_parser("summarize")
     p.add_argument("results"); p.add_argument("--session", help="default: the last one")
     p.add_argument("--label", action="append", help="A then B (default: from the session)")
+    p.add_argument("--targets", help="default: t/bench/targets")
     a = ap.parse_args()
     if a.cmd == "tree":
         print(" ".join(map(str, tree(a.pid))))
         return 0
     if a.cmd == "snap":
-        print(json.dumps(snap(a.pid, a.own)))
+        print(json.dumps(snap(a.pid, a.own, a.speed_cpu)))
         return 0
     return {"conf": cmd_conf, "data": cmd_data, "freeport": cmd_freeport, "check": cmd_check,
-            "quiet": cmd_quiet, "record": cmd_record, "fail": cmd_fail, "session": cmd_session,
+            "quiet": cmd_quiet, "record": cmd_record, "record-idle": cmd_record_idle,
+            "fail": cmd_fail, "session": cmd_session,
             "summarize": cmd_summarize}[a.cmd](a)
 
 

@@ -1,73 +1,160 @@
 #!/usr/bin/env python3
-# t/bench/idle_conns.py PORT WORKER_PID [N] [MODE]: the memory of idle
-# connections. Opens N (10,000) connections to 127.0.0.1:PORT, keeps them
-# open, and prints the worker's VmRSS before and after (2 s after the last
-# one opened: a worker tidies its memory once quiet), the growth per
-# connection, and whether a request on a new connection is still answered
-# while they are held. MODE:
-#   batched  (default) one request on each (GET /, answered), all sent
-#            first, then all read: N requests served at once
-#   ka       one request on each, one connection after the other: idle
-#            keepalive connections
-#   fresh    nothing sent: connections waiting for their first byte
-# Run it against ringx and nginx with the same config (one worker,
-# worker_connections and worker_rlimit_nofile above N, keepalive_timeout
-# and client_header_timeout longer than the run).
+"""t/bench/idle_conns.py: the memory of idle connections (t/bench/run's idle
+scenarios; python3, stdlib only).
+
+    idle_conns.py --port PORT --pid PID [--mode M] [--count N] [--path P]
+
+Opens N (10,000) connections to 127.0.0.1:PORT and prints the growth of the
+RSS (and PSS) of the server's whole process tree (PID = its master, so
+master + workers, as ../shared/bench/bench.sh's idle10k) per connection,
+measured 1 s after the last one opened. Modes:
+  batched    bench.sh's idle10k: 250 connections at a time, non-blocking,
+             one GET each (answered), all held
+  fresh      one at a time, connections that send nothing
+  keepalive  one at a time, each after one GET (answered before the next)
+While they are held a GET on a new connection must be answered (the check),
+and after 2 s more the connections the server closed are counted. The last
+line is "IDLEJSON {...}" for benchlib.py record-idle. The server needs
+worker_connections above N (idle.conf: 16384) and a keepalive_timeout
+longer than the run.
+"""
+import argparse
+import json
+import os
 import resource
+import select
 import socket
 import sys
 import time
 
-hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-port, pid = int(sys.argv[1]), int(sys.argv[2])
-n = int(sys.argv[3]) if len(sys.argv) > 3 else 10000
-mode = sys.argv[4] if len(sys.argv) > 4 else "batched"
-if mode not in ("batched", "ka", "fresh"):
-    sys.exit(f"unknown mode {mode}: batched, ka or fresh")
-REQ = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import http_get, mem  # noqa: E402
 
 
-def rss_kib():
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS"):
-                return int(line.split()[1])
+def response_done(buf):
+    """True once buf holds a whole response with a Content-Length body."""
+    head, sep, body = buf.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    clen = 0
+    for ln in head.split(b"\r\n"):
+        if ln.lower().startswith(b"content-length:"):
+            clen = int(ln.split(b":")[1])
+    return len(body) >= clen
+
+
+def open_batched(port, count, req, batch=250):
+    """bench.sh's way: connect a batch without blocking, GET on each, read
+    each answer; returns (held sockets, failures)."""
+    ep = select.epoll()
+    socks, failed, i = [], 0, 0
+    while i < count:
+        n = min(batch, count - i)
+        ents = {}
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", port))
+            ents[s.fileno()] = [s, False, b""]  # socket, request sent, bytes read
+            ep.register(s.fileno(), select.EPOLLOUT)
+        pending, deadline = set(ents), time.monotonic() + 15
+        while pending and time.monotonic() < deadline:
+            for fd, ev in ep.poll(1.0):
+                ent = ents[fd]
+                s = ent[0]
+                if not ent[1]:
+                    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) or ev & (select.EPOLLERR | select.EPOLLHUP):
+                        pending.discard(fd); ep.unregister(fd); s.close(); failed += 1
+                        continue
+                    s.send(req)
+                    ent[1] = True
+                    ep.modify(fd, select.EPOLLIN)
+                    continue
+                try:
+                    d = s.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    d = b""
+                if not d:
+                    pending.discard(fd); ep.unregister(fd); s.close(); failed += 1
+                    continue
+                ent[2] += d
+                if response_done(ent[2]):
+                    pending.discard(fd); ep.unregister(fd); socks.append(s)
+        for fd in pending:
+            ep.unregister(fd)
+            ents[fd][0].close()
+            failed += 1
+        i += n
+    ep.close()
+    return socks, failed
+
+
+def open_sequential(port, count, req):
+    """One connection at a time; req None: send nothing (a fresh connection)."""
+    socks, failed = [], 0
+    for _ in range(count):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            if req:
+                s.sendall(req)
+                buf = b""
+                while not response_done(buf):
+                    d = s.recv(65536)
+                    if not d:
+                        raise OSError("closed before the answer")
+                    buf += d
+            socks.append(s)
+        except OSError:
+            failed += 1
+    return socks, failed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--pid", type=int, required=True, help="the server's master")
+    ap.add_argument("--mode", choices=("batched", "fresh", "keepalive"), default="batched")
+    ap.add_argument("--count", type=int, default=10000)
+    ap.add_argument("--path", default="/small.txt")
+    a = ap.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < a.count + 100:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(a.count + 100, hard), hard))
+    req = f"GET {a.path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode()
+    time.sleep(0.5)
+    rss0, pss0, _ = mem(a.pid)
+    t0 = time.monotonic()
+    if a.mode == "batched":
+        socks, failed = open_batched(a.port, a.count, req)
+    else:
+        socks, failed = open_sequential(a.port, a.count, req if a.mode == "keepalive" else None)
+    t_open = time.monotonic() - t0
+    time.sleep(1.0)
+    rss1, pss1, _ = mem(a.pid)
+    t1 = time.monotonic()
+    try:  # the server must still answer while the connections are held
+        st, _, _ = http_get(a.port, a.path, timeout=5)
+        check = {"status": st, "ms": round((time.monotonic() - t1) * 1000, 2)}
+    except OSError as e:
+        check = {"status": 0, "error": str(e)}
+    time.sleep(2.0)
+    p = select.poll()
+    for s in socks:
+        p.register(s.fileno(), select.POLLIN)
+    closed = len(p.poll(0))  # readable = closed by the server (nothing else is due)
+    n = len(socks)
+    for s in socks:
+        s.close()
+    res = {"mode": a.mode, "opened": n, "failed": failed, "open_s": round(t_open, 2),
+           "rss_before_kb": rss0, "rss_after_kb": rss1, "pss_before_kb": pss0, "pss_after_kb": pss1,
+           "bytes_per_conn": round((rss1 - rss0) * 1024 / n, 1) if n else None,
+           "pss_bytes_per_conn": round((pss1 - pss0) * 1024 / n, 1) if n else None,
+           "closed_by_server": closed, "check": check}
+    print("IDLEJSON " + json.dumps(res))
     return 0
 
 
-first = socket.create_connection(("127.0.0.1", port))
-first.sendall(REQ)
-first.recv(4096)
-time.sleep(2)
-before = rss_kib()
-
-
-def read_head(s):
-    d = b""
-    while b"\r\n\r\n" not in d:
-        got = s.recv(4096)
-        if not got:
-            break
-        d += got
-
-
-socks = []
-for _ in range(n):
-    s = socket.create_connection(("127.0.0.1", port))
-    if mode != "fresh":
-        s.sendall(REQ)
-    if mode == "ka":
-        read_head(s)
-    socks.append(s)
-if mode == "batched":
-    for s in socks:
-        read_head(s)
-time.sleep(2)
-after = rss_kib()
-probe = socket.create_connection(("127.0.0.1", port))
-probe.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-answered = b" 200 " in probe.recv(4096)
-print(f"{mode}: before {before} KiB after {after} KiB "
-      f"per-connection {(after - before) * 1024 / n:.0f} B "
-      f"answered-while-held {answered}")
+if __name__ == "__main__":
+    sys.exit(main())
