@@ -693,6 +693,10 @@ void rx_http_gone_end(rx_http_request_t *r);
  * without bytes). */
 void rx_http_send_end_posted(rx_http_request_t *r);
 void rx_http_on_sent(rx_conn_t *c, ssize_t res);
+/* send_timeout ran out with a send in flight: true when the request goes
+ * on without its client (its detach_handler keeps it, as when the client
+ * leaves); false: the caller closes the connection. */
+bool rx_http_send_timed_out(rx_http_connection_t *hc);
 
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers
  * they emptied dropped from the chain, the next one advanced. */

@@ -4,7 +4,9 @@
  * Cache-Control, Expires, Set-Cookie, Vary, *_cache_valid, as nginx), and
  * its file, written through the ring as the body streams to the client
  * (http_temp_file.c's writer, a named file in the cache's directory),
- * then its head completed and the file renamed into place.
+ * then its head completed and the file renamed into place (the rename,
+ * and the level directories' mkdir when they are missing, on the ring
+ * too: a directory entry may wait for the disk as much as data).
  *
  * Whatever goes wrong with the file (an unwritable directory, a full
  * disk, a body cut short), the client's response goes on untouched: the
@@ -36,10 +38,15 @@ typedef struct rx_http_cache_store_s {
     rx_http_upstream_t    *u;        /* NULL once detached */
     rx_pool_cleanup_t     *rcln;     /* the request's, that detaches */
     void                 (*done)(rx_http_upstream_t *u);
+    rx_http_cache_t       *cache;    /* for the index once in place */
+    uint32_t               seq;      /* the fetch's claim */
+    char                  *dest;     /* the entry's name (slot's pool) */
+    size_t                 dir_end;  /* the level directory being made */
     unsigned               failed:1;
     unsigned               ending:1;     /* the body is complete */
     unsigned               patching:1;   /* the head's final write runs */
     unsigned               closed:1;     /* the slot is closing */
+    unsigned               made_dirs:1;  /* the levels were made once */
 } store_t;
 
 static const rx_table_elt_t *
@@ -609,35 +616,108 @@ patch_head(store_t *st)
                   rx_conn_ud(st->c, RX_OP_WRITE));
 }
 
-/* The head is written: the file takes the entry's name (a directory
- * entry, no data I/O) and the index learns of it. */
+/* The head is written: the file takes the entry's name, on the ring
+ * (its paths in the slot's pool: the request may end before the kernel
+ * read them). The index learns of it only once it is there. */
+static void
+rename_file(store_t *st)
+{
+    st->c->inflight++;
+    rx_ring_renameat(AT_FDCWD, st->tf.name, AT_FDCWD, st->dest, 0,
+                     rx_conn_ud(st->c, RX_OP_FS));
+}
+
+/* The next level directory of st->dest below st->dir_end, made on the
+ * ring: false when there is none left (the rename is next). */
+static bool
+next_dir(store_t *st)
+{
+    char *slash = strchr(st->dest + st->dir_end + 1, '/');
+
+    if (slash == NULL) {
+        st->dir_end = 0;
+        return false;
+    }
+    st->dir_end = (size_t) (slash - st->dest);
+    *slash = '\0';
+    st->c->inflight++;
+    rx_ring_mkdirat(AT_FDCWD, st->dest, 0700, rx_conn_ud(st->c, RX_OP_FS));
+    return true;
+}
+
 static void
 put_in_place(store_t *st)
 {
-    rx_http_upstream_t  *u = st->u;
-    rx_http_request_t   *r = u->r;
-    rx_http_cache_req_t *ctx = r->cache_ctx;
-    void               (*done)(rx_http_upstream_t *u) = st->done;
-    int                  rc;
+    rx_http_cache_req_t *ctx = st->u->r->cache_ctx;
 
-    rc = rename(st->tf.name, ctx->file);
-    if (rc == -1 && errno == ENOENT
-        && rx_http_cache_make_dirs(ctx->cache, ctx->file) == RX_OK) {
-        rc = rename(st->tf.name, ctx->file);
-    }
-    if (rc == -1) {
-        store_fail(st, "creating", errno, true);
+    st->cache = ctx->cache;
+    st->seq = ctx->seq;
+    st->dest = rx_pnalloc(st->c->pool, strlen(ctx->file) + 1);
+    if (st->dest == NULL) {
+        store_fail(st, "creating", ENOMEM, true);
         return;
     }
+    strcpy(st->dest, ctx->file);
+    rename_file(st);
+}
+
+/* The file is under the entry's name: the index names it (also when the
+ * request ended meanwhile: the file is the entry now), the fetch's claim
+ * ends, and the request's end goes on. */
+static void
+in_place(store_t *st)
+{
+    rx_http_upstream_t  *u = st->u;
+    void               (*done)(rx_http_upstream_t *u) = st->done;
+
     st->tf.keep = 1;
-    (void) rx_http_cache_insert(ctx->cache, &st->head, st->tf.written,
-                                ctx->seq, &r->conn->log);
-    ctx->claimed = false;
+    (void) rx_http_cache_insert(st->cache, &st->head, st->tf.written,
+                                st->seq, &st->c->log);
     rx_http_temp_free(&st->tf);          /* closed, kept */
+    if (u == NULL) {
+        settle(st);
+        return;
+    }
+    ((rx_http_cache_req_t *) u->r->cache_ctx)->claimed = false;
     st->done = NULL;
     detach(st);
     settle(st);
     done(u);
+}
+
+/* A rename or a level's mkdir completed. A missing level is made (each
+ * level once; EEXIST: another worker made it, as good), then the rename
+ * is tried again. */
+static void
+placed(store_t *st, int res)
+{
+    if (st->dir_end) {                   /* a level's mkdir */
+        st->dest[st->dir_end] = '/';
+        if (res == 0 || res == -EEXIST) {
+            if (st->failed) {
+                settle(st);
+            } else if (!next_dir(st)) {
+                rename_file(st);
+            }
+            return;
+        }
+        st->dir_end = 0;
+    } else if (res == 0) {
+        in_place(st);
+        return;
+    } else if (res == -ENOENT && !st->made_dirs && !st->failed) {
+        st->made_dirs = 1;
+        st->dir_end = st->cache->path.len;
+        if (!next_dir(st)) {
+            rename_file(st);             /* no levels: once more */
+        }
+        return;
+    }
+    if (st->failed) {
+        settle(st);
+    } else {
+        store_fail(st, "creating", res < 0 ? -res : EIO, true);
+    }
 }
 
 /* A completion on the file's slot (conn.c counted it off first). */
@@ -655,6 +735,10 @@ store_cqe(rx_conn_t *c, const rx_cqe_t *cqe)
         if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {
             close(cqe->res);
         }
+        return;
+    }
+    if (rx_op_kind(cqe->user_data) == RX_OP_FS) {
+        placed(st, cqe->res);
         return;
     }
     if (st->failed) {

@@ -788,6 +788,9 @@ timer_handler(rx_timer_t *t)
             rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
                                      "sending response to client",
                                      "client timed out");
+            if (rx_http_send_timed_out(hc)) {
+                return;          /* the request goes on without its client */
+            }
             if (r && r->headers_out.status == 0) {
                 r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
             }

@@ -161,6 +161,25 @@ detach(rx_http_connection_t *hc, rx_http_request_t *r)
     return true;
 }
 
+/* The timed-out client ends as one that left: the socket's sending side
+ * is shut, so the send in flight completes (EPIPE) through
+ * rx_http_on_sent, which detaches there. Not detached here: the kernel
+ * still holds r->out's buffers until that completion, and the producer
+ * (a fetch for the cache) must not refill them under it. */
+bool
+rx_http_send_timed_out(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    rx_conn_t         *c = hc->conn;
+
+    if (r == NULL || !c->sending || r->sending_file || c->fd == -1
+        || r->client_gone || r->response_done || hc->framing
+        || r->detach_handler == NULL || !r->detach_handler(r)) {
+        return false;
+    }
+    return shutdown(c->fd, SHUT_WR) == 0;
+}
+
 void
 rx_http_on_sent(rx_conn_t *c, ssize_t res)
 {

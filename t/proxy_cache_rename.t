@@ -1,0 +1,152 @@
+#!/usr/bin/perl
+# proxy_cache_rename.t: a store's rename into place and the mkdir of its
+# level directories are directory-entry operations that may wait for the
+# disk; they run on the ring (io_uring, or the epoll backend's threads),
+# never in the worker's own thread, so a slow one holds up no other
+# request. A shim (LD_PRELOAD) makes rename/mkdir under the cache's path
+# take 3 s and records which thread called them: the worker's own (its
+# tid is its pid) must never; meanwhile a static file is answered at
+# once; then the entry is a HIT, whole.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use Test::Ringx;
+use Test::Upstream;
+use Time::HiRes qw(time sleep);
+
+my ($cc) = map { "$_/cc" } grep { -x "$_/cc" } qw(/usr/bin /bin);
+$cc
+    or plan skip_all => 'no C compiler for the shim';
+
+my $shimdir = Test::Ringx->new;              # a prefix for the shim
+my $SHIM = $shimdir->prefix . '/slowfs.so';
+my $LOG = $shimdir->prefix . '/calls';
+$shimdir->write_file_raw('slowfs.c', <<'C');
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* a call on a path under the cache's directory: logged with its thread,
+ * then 3 s long, as on a disk that stalls */
+static void
+slow(const char *what, const char *path)
+{
+    const char *log = SLOWFS_LOG;        /* workers keep no environment */
+    FILE       *f;
+
+    if (path == NULL || strstr(path, "/slowdisk/cache/") == NULL || log == NULL) {
+        return;
+    }
+    f = fopen(log, "a");
+    if (f) {
+        fprintf(f, "%s %s %s\n", what, gettid() == getpid() ? "main" : "thread",
+                path);
+        fclose(f);
+    }
+    sleep(3);
+}
+
+#define REAL(name) ((__typeof__(&name)) dlsym(RTLD_NEXT, #name))
+
+int rename(const char *a, const char *b)
+{ slow("rename", b); return REAL(rename)(a, b); }
+int renameat(int da, const char *a, int db, const char *b)
+{ slow("renameat", b); return REAL(renameat)(da, a, db, b); }
+int renameat2(int da, const char *a, int db, const char *b, unsigned fl)
+{ slow("renameat2", b); return REAL(renameat2)(da, a, db, b, fl); }
+int mkdir(const char *p, mode_t m)
+{ slow("mkdir", p); return REAL(mkdir)(p, m); }
+int mkdirat(int d, const char *p, mode_t m)
+{ slow("mkdirat", p); return REAL(mkdirat)(d, p, m); }
+C
+system($cc, '-shared', '-fPIC', "-DSLOWFS_LOG=\"$LOG\"", '-o', $SHIM, $shimdir->prefix . '/slowfs.c',
+       '-ldl') == 0 or plan skip_all => 'the shim does not build';
+
+my $up = Test::Upstream->new;
+$up->start;
+my $UP = $up->addr;
+
+for my $method (qw(io_uring epoll)) {
+    my $t = Test::Ringx->new;
+    mkdir $t->prefix . '/slowdisk';
+    $t->write_file('html/static.txt', "static\n");
+    $t->write_config(<<"EOF");
+daemon off;
+master_process on;
+worker_processes 1;
+error_log logs/error.log info;
+events { worker_connections 64; use $method; }
+http {
+    access_log off;
+    proxy_cache_path %%PREFIX%%/slowdisk/cache levels=1:2 keys_zone=one:1m;
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        add_header X-Cache \$upstream_cache_status always;
+        location / {
+            proxy_pass http://$UP;
+            proxy_cache one;
+            proxy_cache_valid 200 1m;
+        }
+        location /static.txt {
+            root html;
+        }
+    }
+}
+EOF
+    # the workers run as another user: the log is theirs to append to
+    chmod 0755, $shimdir->prefix;
+    open(my $lf, '>', $LOG) or die "$LOG: $!";
+    close $lf;
+    chmod 0666, $LOG;
+    $t->run({ env => { LD_PRELOAD => $SHIM,
+        ASAN_OPTIONS => join(':', grep { length } $ENV{ASAN_OPTIONS} // '',
+                             'verify_asan_link_order=0') } });
+    my $port = $t->port(0);
+    my $uri = "/len/100000?$method";
+
+    # a miss whose store ends now: its level directories are made and its
+    # file renamed (3 s each under the shim)
+    my $c = $t->raw($port, timeout => 30);
+    $c->send("GET $uri HTTP/1.1\r\nHost: x\r\n\r\n");
+    my $r = $c->read_response(timeout => 30);
+    is $r && length($r->{body} // ''), 100000, "$method: the miss, whole";
+
+    # meanwhile (once a slow call began, where the shim sees one: io_uring
+    # makes them in the kernel) another request is answered at once
+    Test::Ringx::wait_for(sub { -s $LOG }, 3);
+    my $t0 = time;
+    my $s = $t->raw($port, timeout => 30);
+    $s->send("GET /static.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    $r = $s->read_response(timeout => 30);
+    my $took = time - $t0;
+    is $r && $r->{body}, "static\n", "$method: a static file meanwhile";
+    cmp_ok $took, '<', 2.5,
+        "$method: ... not held up by the cache's directory operations";
+
+    my $stored = Test::Ringx::wait_for(sub {
+        my $h = $t->raw($port, timeout => 10) or return 0;
+        $h->send("GET $uri HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        my $x = $h->read_response(timeout => 10);
+        return $x && ($x->{headers}{'x-cache'} // '') eq 'HIT'
+            && length($x->{body} // '') == 100000;
+    }, 30);
+    ok $stored, "$method: then the entry is a HIT, whole";
+    my @calls = do { open my $f, '<', $LOG; <$f> };
+    is scalar(grep { / main / } @calls), 0,
+        "$method: no rename or mkdir in the worker's own thread"
+        or diag @calls;
+    $c->close;
+    $t->stop;
+}
+
+$up->stop;
+done_testing;
