@@ -339,6 +339,15 @@ struct rx_http_upstream_s;
 /* The header went to the client: start storing the response when its
  * status and headers allow. */
 void rx_http_cache_store_start(struct rx_http_upstream_s *u);
+/* http_cache_policy.c: how long a response may be kept (0: not at all;
+ * its stale-* windows set in head), whether it may be stored (Set-Cookie,
+ * Vary: head->vary set), and its validators put in head. */
+time_t rx_http_cache_validity(struct rx_http_upstream_s *u,
+    const rx_http_cache_conf_t *conf, rx_http_cache_head_t *head);
+bool rx_http_cache_storable(struct rx_http_upstream_s *u,
+    rx_http_cache_head_t *head);
+void rx_http_cache_validators(struct rx_http_upstream_s *u,
+    rx_http_cache_head_t *head);
 /* Body bytes as the client gets them. */
 void rx_http_cache_store_body(struct rx_http_upstream_s *u, const char *data,
     size_t len);

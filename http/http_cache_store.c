@@ -1,8 +1,7 @@
 /*
  * http_cache_store.c: a response of the upstream engine on its way into
- * the cache: whether it may be stored and for how long (X-Accel-Expires,
- * Cache-Control, Expires, Set-Cookie, Vary, *_cache_valid, as nginx), and
- * its file, written through the ring as the body streams to the client
+ * the cache (whether it may be stored and for how long:
+ * http_cache_policy.c): its file, written through the ring as the body streams to the client
  * (http_temp_file.c's writer, a named file in the cache's directory),
  * then its head completed and the file renamed into place (the rename,
  * and the level directories' mkdir when they are missing, on the ring
@@ -48,176 +47,6 @@ typedef struct rx_http_cache_store_s {
     unsigned               closed:1;     /* the slot is closing */
     unsigned               made_dirs:1;  /* the levels were made once */
 } store_t;
-
-static const rx_table_elt_t *
-header(const rx_http_upstream_headers_in_t *h, const char *lc)
-{
-    const rx_table_elt_t *e = h->headers.elts;
-    size_t                len = strlen(lc);
-    rx_uint_t             i;
-
-    for (i = 0; i < h->headers.nelts; i++) {
-        if (e[i].key.len == len && strncasecmp(e[i].key.data, lc, len) == 0) {
-            return &e[i];
-        }
-    }
-    return NULL;
-}
-
-/* A number after "name=" in a Cache-Control value; -1: none. */
-static int64_t
-cc_number(const rx_str_t *v, const char *name)
-{
-    const char *p = v->data, *end = v->data + v->len;
-    size_t      n = strlen(name);
-    int64_t     x = 0;
-
-    for ( ; p + n < end; p++) {
-        if ((p == v->data || p[-1] == ' ' || p[-1] == ',')
-            && strncasecmp(p, name, n) == 0 && p[n] == '=') {
-            p += n + 1;
-            if (p == end || *p < '0' || *p > '9') {
-                return -1;
-            }
-            while (p < end && *p >= '0' && *p <= '9' && x < 1000000000) {
-                x = x * 10 + (*p++ - '0');
-            }
-            return x;
-        }
-    }
-    return -1;
-}
-
-static bool
-cc_has(const rx_str_t *v, const char *token)
-{
-    const char *p = v->data, *end = v->data + v->len;
-    size_t      n = strlen(token);
-
-    for ( ; p + n <= end; p++) {
-        if ((p == v->data || p[-1] == ' ' || p[-1] == ',')
-            && strncasecmp(p, token, n) == 0
-            && (p + n == end || p[n] == ',' || p[n] == ' ' || p[n] == '=')) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* nginx caches these statuses on the upstream's own word (headers). */
-static bool
-cacheable_status(rx_uint_t s)
-{
-    return s == 200 || s == 203 || s == 300 || s == 301 || s == 302
-           || s == 303 || s == 307 || s == 308 || s == 404 || s == 410;
-}
-
-static time_t
-valid_by_conf(const rx_http_cache_conf_t *conf, rx_uint_t status)
-{
-    const rx_http_cache_valid_t *v;
-    rx_uint_t                    i;
-
-    if (conf->valid == NULL) {
-        return 0;
-    }
-    v = conf->valid->elts;
-    for (i = 0; i < conf->valid->nelts; i++) {
-        if (v[i].status == status) return v[i].valid;
-    }
-    for (i = 0; i < conf->valid->nelts; i++) {
-        if (v[i].status == 0) return v[i].valid;
-    }
-    return 0;
-}
-
-/* How long the response may be served from the cache, in seconds from
- * now; 0: not stored. The first rule that speaks decides, in nginx's
- * order: X-Accel-Expires, Cache-Control, Expires, *_cache_valid. */
-static time_t
-validity(rx_http_upstream_t *u, const rx_http_cache_conf_t *conf,
-    rx_http_cache_head_t *head)
-{
-    const rx_http_upstream_headers_in_t *h = &u->headers_in;
-    const rx_table_elt_t                *e;
-    rx_uint_t                            ign = u->conf->ignore_headers;
-    int64_t                              n;
-
-    if (!(ign & RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL)
-        && (e = header(h, "cache-control")) != NULL) {
-        /* how long after expiry a stale copy may still be served (RFC
-         * 5861), whichever rule below sets the expiry */
-        n = cc_number(&e->value, "stale-while-revalidate");
-        head->swr = n > 0 ? (int32_t) n : 0;
-        n = cc_number(&e->value, "stale-if-error");
-        head->sie = n > 0 ? (int32_t) n : 0;
-    }
-    if (!(ign & RX_HTTP_UPSTREAM_IGN_XA_EXPIRES)
-        && (e = header(h, "x-accel-expires")) != NULL) {
-        bool at = e->value.len && e->value.data[0] == '@';
-
-        n = rx_atoi(e->value.data + at, e->value.len - at);
-        if (n <= 0) {
-            return 0;
-        }
-        return at ? (n > rx_time_sec ? (time_t) n - rx_time_sec : 0)
-                  : (time_t) n;
-    }
-    if (!(ign & RX_HTTP_UPSTREAM_IGN_CACHE_CONTROL)
-        && (e = header(h, "cache-control")) != NULL) {
-        if (cc_has(&e->value, "no-cache") || cc_has(&e->value, "no-store")
-            || cc_has(&e->value, "private")) {
-            return 0;
-        }
-
-        n = cc_number(&e->value, "s-maxage");
-        if (n < 0) {
-            n = cc_number(&e->value, "max-age");
-        }
-        if (n >= 0) {
-            return cacheable_status(h->status) ? (time_t) n : 0;
-        }
-    }
-    if (!(ign & RX_HTTP_UPSTREAM_IGN_EXPIRES)
-        && (e = header(h, "expires")) != NULL) {
-        time_t t = rx_http_parse_date(e->value.data, e->value.len);
-
-        if (t == (time_t) -1 || t <= rx_time_sec
-            || !cacheable_status(h->status)) {
-            return 0;
-        }
-        return t - rx_time_sec;
-    }
-    return valid_by_conf(conf, h->status);
-}
-
-/* Set-Cookie and Vary, as nginx: a response with a cookie is not stored;
- * Vary: * is not; other Vary names are kept with the entry. */
-static bool
-storable(rx_http_upstream_t *u, rx_http_cache_head_t *head)
-{
-    const rx_table_elt_t *e;
-    rx_uint_t             ign = u->conf->ignore_headers;
-    size_t                i;
-
-    if (!(ign & RX_HTTP_UPSTREAM_IGN_SET_COOKIE)
-        && header(&u->headers_in, "set-cookie") != NULL) {
-        return false;
-    }
-    if (!(ign & RX_HTTP_UPSTREAM_IGN_VARY)
-        && (e = header(&u->headers_in, "vary")) != NULL) {
-        if (e->value.len >= sizeof(head->vary)
-            || memchr(e->value.data, '*', e->value.len)) {
-            return false;
-        }
-        for (i = 0; i < e->value.len; i++) {
-            head->vary[i] = (char) tolower((unsigned char) e->value.data[i]);
-        }
-        head->vary[i] = '\0';
-        head->vary_hash = rx_http_cache_vary_hash(u->r, head->vary);
-    }
-    return true;
-}
 
 /* The response header as it went to the client, as text. */
 static rx_int_t
@@ -435,23 +264,6 @@ new_store(rx_http_request_t *r, store_t **out)
     return RX_OK;
 }
 
-/* ETag and Last-Modified, for a later revalidation. */
-static void
-validators(rx_http_upstream_t *u, rx_http_cache_head_t *head)
-{
-    const rx_table_elt_t *e;
-
-    head->last_modified = -1;
-    if ((e = header(&u->headers_in, "last-modified")) != NULL) {
-        head->last_modified = rx_http_parse_date(e->value.data, e->value.len);
-    }
-    if ((e = header(&u->headers_in, "etag")) != NULL
-        && e->value.len < sizeof(head->etag)) {
-        memcpy(head->etag, e->value.data, e->value.len);
-        head->etag[e->value.len] = '\0';
-    }
-}
-
 bool
 rx_http_cache_revalidated(rx_http_upstream_t *u)
 {
@@ -469,7 +281,7 @@ rx_http_cache_revalidated(rx_http_upstream_t *u)
      * the stored response's status */
     memset(&head, 0, sizeof(head));
     u->headers_in.status = ctx->entry.status;
-    valid = validity(u, ctx->conf, &head);
+    valid = rx_http_cache_validity(u, ctx->conf, &head);
     u->headers_in.status = status;
     ctx->claimed = false;
     ctx->refreshed_until = valid > 0 ? rx_time_sec + valid : 0;
@@ -520,7 +332,7 @@ start(rx_http_upstream_t *u)
         return;
     }
     memset(&head, 0, sizeof(head));
-    if (!storable(u, &head) || (valid = validity(u, ctx->conf, &head)) <= 0) {
+    if (!rx_http_cache_storable(u, &head) || (valid = rx_http_cache_validity(u, ctx->conf, &head)) <= 0) {
         return;
     }
     if (new_store(r, &st) != RX_OK) {
@@ -534,7 +346,7 @@ start(rx_http_upstream_t *u)
     st->head.stored = rx_time_sec;
     st->head.status = (uint16_t) u->headers_in.status;
     st->head.key_len = (uint32_t) ctx->key.len;
-    validators(u, &st->head);
+    rx_http_cache_validators(u, &st->head);
     if (rx_http_temp_append(&st->tf, (char *) &st->head, sizeof(st->head))
             != RX_OK
         || rx_http_temp_append(&st->tf, ctx->key.data, ctx->key.len) != RX_OK
