@@ -12,6 +12,8 @@
 #include "clock.h"
 
 #define OUT_BATCH        (64 * 1024)  /* bytes of frames per send */
+/* the send buffer: a batch and the frame that crosses its end */
+#define OUT_SIZE         ((size_t) OUT_BATCH + 16384 + 9)
 #define CONTINUATION_MAX 8            /* CONTINUATION frames of one block */
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
@@ -304,7 +306,9 @@ create_session(rx_http_v2_conn_t *h2)
      * (nghttp2 then ends the connection with ENHANCE_YOUR_CALM) */
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_max_settings(opt, 32);
-    if (nghttp2_session_server_new2(&s, cb, h2, opt) != 0) {
+    /* nghttp2's per-stream allocations from the worker's free lists */
+    if (nghttp2_session_server_new3(&s, cb, h2, opt, rx_http_v2_nghttp2_mem())
+        != 0) {
         s = NULL;
     }
     nghttp2_option_del(opt);
@@ -468,7 +472,7 @@ gather(rx_http_v2_conn_t *h2)
             return n < 0 ? n : (ssize_t) h2->out_len;
         }
         if (h2->out_len + (size_t) n > h2->out_size) {
-            size_t size = rx_max(h2->out_len + (size_t) n, (size_t) OUT_BATCH * 2);
+            size_t size = rx_max(h2->out_len + (size_t) n, OUT_SIZE);
             char  *grown = realloc(h2->out, size);
 
             if (grown == NULL) {
@@ -499,6 +503,11 @@ idle(rx_http_v2_conn_t *h2)
         }
         return;
     }
+    /* everything went: an idle connection keeps no send buffer (the
+     * heap's, not mapped: the next connection that sends reuses it) */
+    free(h2->out);
+    h2->out = NULL;
+    h2->out_size = h2->out_len = h2->out_sent = 0;
     /* before its first stream a connection has client_header_timeout,
      * as nginx (keepalive_timeout 0 must not end it before any request) */
     rx_timer_add(&c->timer, h2->requests ? clcf->keepalive_timeout

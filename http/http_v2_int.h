@@ -25,7 +25,9 @@ struct rx_http_v2_conn_s {
     rx_uint_t                requests;     /* streams taken (keepalive_requests) */
     int32_t                  last_id;      /* the last stream GOAWAY NO_ERROR
                                               let in, or 0 */
-    char                    *out;        /* the send in flight (malloc) */
+    char                    *out;        /* the send in flight (malloc;
+                                            freed when the connection is
+                                            idle) */
     size_t                   out_len;
     size_t                   out_sent;
     size_t                   out_size;
@@ -74,6 +76,14 @@ struct rx_http_v2_stream_s {
                                              location that answers */
     rx_posted_t              sent_post;
 };
+
+/* http_v2_mem.c: per-worker free lists by size class (see there); the
+ * streams' memory and, through rx_http_v2_nghttp2_mem(), nghttp2's */
+void *rx_http_v2_alloc(size_t n);
+void *rx_http_v2_calloc(size_t n, size_t size);
+void *rx_http_v2_realloc(void *p, size_t n);
+void rx_http_v2_free(void *p);
+nghttp2_mem *rx_http_v2_nghttp2_mem(void);
 
 /* http_v2.c */
 void rx_http_v2_schedule_send(rx_http_v2_conn_t *h2);
