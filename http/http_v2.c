@@ -70,6 +70,7 @@ on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         || f->headers.cat != NGHTTP2_HCAT_REQUEST) {
         return 0;
     }
+    h2->max_id = rx_max(h2->max_id, f->hd.stream_id);
     /* new streams per read: twice the streams allowed at once, as nginx
      * (a rapid reset opens many in one read) */
     if (++h2->new_streams > 2 * h2->conf->max_concurrent_streams) {
@@ -106,12 +107,39 @@ on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
     return rx_http_v2_stream_header(st, name, namelen, value, valuelen);
 }
 
+/* RFC 9113 5.1.1: a HEADERS frame that would open a stream numbered
+ * below one the client already opened is a connection error
+ * PROTOCOL_ERROR, with nginx's words; nghttp2 1.52 ignores it when the
+ * stream is not open (a trailer section on an open stream is fine). */
+static bool
+stream_id_down(rx_http_v2_conn_t *h2, const nghttp2_frame_hd *hd)
+{
+    nghttp2_stream *st;
+
+    if (hd->type != NGHTTP2_HEADERS || hd->stream_id > h2->max_id) {
+        return false;
+    }
+    st = nghttp2_session_find_stream(h2->session, hd->stream_id);
+    if (st && nghttp2_stream_get_state(st) != NGHTTP2_STREAM_STATE_CLOSED) {
+        return false;
+    }
+    rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+        "client sent HEADERS frame with incorrect identifier %d, the last "
+        "was %d", (int) hd->stream_id, (int) h2->max_id);
+    go_away(h2, NGHTTP2_PROTOCOL_ERROR, NULL);
+    return true;
+}
+
 static int
 on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *ud)
 {
     rx_http_v2_conn_t *h2 = ud;
     static __thread rx_uint_t continuations;
 
+    (void) s;
+    if (stream_id_down(h2, hd)) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
     /* nghttp2 1.52 takes any number of CONTINUATION frames (2024's flood):
      * a header block gets at most CONTINUATION_MAX of them */
     if (hd->type != NGHTTP2_CONTINUATION) {

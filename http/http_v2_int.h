@@ -25,6 +25,8 @@ struct rx_http_v2_conn_s {
     rx_uint_t                requests;     /* streams taken (keepalive_requests) */
     int32_t                  last_id;      /* the last stream GOAWAY NO_ERROR
                                               let in, or 0 */
+    int32_t                  max_id;       /* the highest stream the client
+                                              opened (refused ones too) */
     char                    *out;        /* the send in flight (malloc;
                                             freed when the connection is
                                             idle) */
