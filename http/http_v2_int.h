@@ -19,6 +19,9 @@ struct rx_http_v2_conn_s {
     nghttp2_session         *session;
     rx_http_v2_srv_conf_t   *conf;       /* the default server's */
     rx_http_v2_stream_t     *streams;    /* live streams, a list */
+    rx_http_v2_stream_t     *recv_st;    /* the last one a header block
+                                            opened (a lookup saved), or
+                                            NULL once it is freed */
     rx_uint_t                nstreams;
     rx_uint_t                new_streams;  /* opened during this read */
     rx_uint_t                resets;       /* streams reset by the client */
@@ -73,6 +76,7 @@ struct rx_http_v2_stream_s {
     int                      iov_index;
     size_t                   iov_off;
     size_t                   iov_total;
+    size_t                   iov_left;    /* bytes of it not yet taken */
     size_t                   unconsumed;  /* DATA not yet acknowledged */
     size_t                   chunk_size;  /* http2_chunk_size of the
                                              location that answers */
@@ -106,5 +110,10 @@ void rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error);
 /* The connection goes: the stream's request ends. */
 void rx_http_v2_stream_abort(rx_http_v2_stream_t *st);
 void rx_http_v2_stream_free(rx_http_v2_stream_t *st);
+/* Copies length bytes of the response's send in progress to dst (the
+ * payload of a DATA frame whose size read_data gave). False when the
+ * request went before they were taken. */
+bool rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst,
+    size_t length);
 
 #endif /* RX_HTTP_V2_INT_H */
