@@ -53,6 +53,7 @@ typedef uintptr_t rx_uint_t;
 typedef int64_t   rx_msec_t;   /* milliseconds, signed so differences work */
 
 typedef struct rx_pool_s      rx_pool_t;
+typedef struct rx_slab_s      rx_slab_t;
 typedef struct rx_log_s       rx_log_t;
 typedef struct rx_array_s     rx_array_t;
 typedef struct rx_cycle_s     rx_cycle_t;

@@ -3,6 +3,7 @@
  * list, cleanup handlers run before the memory goes.
  */
 #include "core.h"
+#include "slab.h"
 
 struct rx_pool_block_s {
     char             *last;   /* first free byte */
@@ -36,21 +37,18 @@ rx_calloc(size_t size, rx_log_t *log)
     return p;
 }
 
-rx_pool_t *
-rx_pool_create(size_t size, rx_log_t *log)
+_Static_assert(rx_align(sizeof(rx_pool_t) + sizeof(rx_pool_block_t),
+                         RX_POOL_ALIGNMENT) == RX_POOL_HEAD,
+               "RX_POOL_HEAD is the pool's header");
+
+/* Lays a pool out in `size` bytes at `pool` (its own first block). */
+static rx_pool_t *
+pool_init(rx_pool_t *pool, size_t size, rx_slab_t *slab, rx_log_t *log)
 {
-    rx_pool_t        *pool;
     rx_pool_block_t  *b;
     size_t            head = rx_align(sizeof(rx_pool_t) + sizeof(rx_pool_block_t),
                                       RX_POOL_ALIGNMENT);
 
-    if (size < head + 256) {
-        size = head + 256;
-    }
-    pool = rx_alloc(size, log);
-    if (pool == NULL) {
-        return NULL;
-    }
     b = (rx_pool_block_t *) (pool + 1);
     b->last = (char *) pool + head;
     b->end = (char *) pool + size;
@@ -63,7 +61,34 @@ rx_pool_create(size_t size, rx_log_t *log)
     pool->block_size = size;
     pool->max = rx_min(size - head, (size_t) 4096);
     pool->log = log;
+    pool->slab = slab;
     return pool;
+}
+
+rx_pool_t *
+rx_pool_create(size_t size, rx_log_t *log)
+{
+    rx_pool_t *pool;
+
+    if (size < RX_POOL_HEAD + 256) {
+        size = RX_POOL_HEAD + 256;
+    }
+    pool = rx_alloc(size, log);
+    if (pool == NULL) {
+        return NULL;
+    }
+    return pool_init(pool, size, NULL, log);
+}
+
+rx_pool_t *
+rx_pool_create_in(rx_slab_t *slab, rx_log_t *log)
+{
+    rx_pool_t *pool = rx_slab_alloc(slab, log);
+
+    if (pool == NULL) {
+        return NULL;
+    }
+    return pool_init(pool, slab->size, slab, log);
 }
 
 static void
@@ -91,6 +116,16 @@ free_large(rx_pool_t *pool)
     pool->large = NULL;
 }
 
+/* Pools destroyed in this process: a measure of activity for whoever
+ * tidies the heap after a burst (event/mem_tidy.c). */
+static rx_uint_t ndestroyed;
+
+rx_uint_t
+rx_pool_destroyed(void)
+{
+    return ndestroyed;
+}
+
 void
 rx_pool_destroy(rx_pool_t *pool)
 {
@@ -99,6 +134,7 @@ rx_pool_destroy(rx_pool_t *pool)
     if (pool == NULL) {
         return;
     }
+    ndestroyed++;
     run_cleanups(pool);
     free_large(pool);
     /* the first block lives inside the pool's own allocation */
@@ -106,19 +142,21 @@ rx_pool_destroy(rx_pool_t *pool)
         next = b->next;
         free(b);
     }
-    free(pool);
+    if (pool->slab) {
+        rx_slab_free(pool);
+    } else {
+        free(pool);
+    }
 }
 
 void
 rx_pool_reset(rx_pool_t *pool)
 {
     rx_pool_block_t *b;
-    size_t head = rx_align(sizeof(rx_pool_t) + sizeof(rx_pool_block_t),
-                           RX_POOL_ALIGNMENT);
 
     run_cleanups(pool);
     free_large(pool);
-    pool->blocks->last = (char *) pool + head;
+    pool->blocks->last = (char *) pool + RX_POOL_HEAD;
     pool->blocks->failed = 0;
     for (b = pool->blocks->next; b; b = b->next) {
         b->last = (char *) (b + 1);

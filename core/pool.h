@@ -11,6 +11,8 @@
 
 #define RX_POOL_DEFAULT_SIZE  4096
 #define RX_POOL_ALIGNMENT     16
+/* The pool's own header in its first block: sizes below it are useless. */
+#define RX_POOL_HEAD          96
 
 typedef void (*rx_pool_cleanup_pt)(void *data);
 
@@ -32,11 +34,17 @@ struct rx_pool_s {
     size_t             block_size;
     size_t             max;       /* larger requests go to the large list */
     rx_log_t          *log;
+    rx_slab_t         *slab;      /* the pool's own block came from it */
 };
 
 rx_pool_t *rx_pool_create(size_t size, rx_log_t *log);
+/* A pool whose own block (slab->size bytes) is a chunk of a slab: for
+ * pools that live long, such as a connection's (slab.h says why). */
+rx_pool_t *rx_pool_create_in(rx_slab_t *slab, rx_log_t *log);
 void rx_pool_destroy(rx_pool_t *pool);
 void rx_pool_reset(rx_pool_t *pool);
+/* How many pools this process destroyed so far (wraps). */
+rx_uint_t rx_pool_destroyed(void);
 
 /* All return NULL when memory is exhausted (and log at emerg). */
 void *rx_palloc(rx_pool_t *pool, size_t size);    /* aligned */

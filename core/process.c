@@ -454,6 +454,64 @@ set_master_title(int argc, char **argv)
     rx_setproctitle(title);
 }
 
+/* TERM and QUIT passed on to the workers, each once. A pending respawn is
+ * cancelled by TERM: with none alive, the master's count of live children
+ * is what lets it go (it used to wait for a SIGCHLD that never came). */
+static void
+pass_stop_signals(rx_cycle_t *cycle, bool *term_sent, bool *quit_sent)
+{
+    if (rx_terminate && !*term_sent) {
+        *term_sent = true;
+        signal_workers(cycle, SIGTERM, -1);
+    }
+    if (rx_quit && !*quit_sent && !rx_terminate) {
+        *quit_sent = true;
+        rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "gracefully shutting "
+                     "down");
+        signal_workers(cycle, SIGQUIT, -1);
+        rx_close_listening_sockets(cycle);
+    }
+}
+
+/* HUP: a new configuration, or after WINCH with a new binary running, a
+ * rollback. Returns the cycle that serves from now on. */
+static rx_cycle_t *
+reconfigure(rx_cycle_t *cycle)
+{
+    rx_reconfigure = 0;
+    rx_noaccept = 0;
+    if (rx_new_binary != 0) {
+        /* a rollback: workers again, with the configuration this
+         * master has (nginx does not reread it either) */
+        restart_workers(cycle, "starting worker processes again");
+        return cycle;
+    }
+    return reload(cycle);
+}
+
+/* USR2: start the new binary, unless one (or an old master) still runs. */
+static void
+change_binary(rx_cycle_t *cycle)
+{
+    rx_change_binary = 0;
+    if (rx_new_binary != 0) {
+        rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: new "
+                     "binary process %d is still running",
+                     (int) rx_new_binary);
+    } else if (rx_old_master_running()) {
+        /* its .oldbin is the old master's pid file: a second
+         * rename would overwrite it (nginx ignores it too) */
+        rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: the "
+                     "old master process %d is still running",
+                     (int) getppid());
+    } else {
+        rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "changing binary");
+        rx_new_binary = rx_exec_new_binary(cycle);
+    }
+}
+
+/* The master's loop: wait for a signal, act on each flag the handlers set
+ * (one pass handles all that came), run the respawn timers. */
 void
 rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
 {
@@ -483,20 +541,7 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
             }
         }
         rx_alarm = 0;
-        if (rx_terminate && !term_sent) {
-            /* a pending respawn is cancelled: with none alive, the count
-             * below is what lets the master go (it used to wait for a
-             * SIGCHLD that never came) */
-            term_sent = true;
-            signal_workers(cycle, SIGTERM, -1);
-        }
-        if (rx_quit && !quit_sent && !rx_terminate) {
-            quit_sent = true;
-            rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "gracefully shutting "
-                         "down");
-            signal_workers(cycle, SIGQUIT, -1);
-            rx_close_listening_sockets(cycle);
-        }
+        pass_stop_signals(cycle, &term_sent, &quit_sent);
         if (rx_terminate || rx_quit) {
             if (count_live() == 0) {
                 master_exit(cycle);
@@ -505,33 +550,11 @@ rx_master_process_cycle(rx_cycle_t *cycle, int argc, char **argv)
             continue;
         }
         if (rx_reconfigure) {
-            rx_reconfigure = 0;
-            rx_noaccept = 0;
             noaccepting = false;
-            if (rx_new_binary != 0) {
-                /* a rollback: workers again, with the configuration this
-                 * master has (nginx does not reread it either) */
-                restart_workers(cycle, "starting worker processes again");
-            } else {
-                cycle = reload(cycle);
-            }
+            cycle = reconfigure(cycle);
         }
         if (rx_change_binary) {
-            rx_change_binary = 0;
-            if (rx_new_binary != 0) {
-                rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: new "
-                             "binary process %d is still running",
-                             (int) rx_new_binary);
-            } else if (rx_old_master_running()) {
-                /* its .oldbin is the old master's pid file: a second
-                 * rename would overwrite it (nginx ignores it too) */
-                rx_log_error(RX_LOG_WARN, cycle->log, 0, "USR2 ignored: the "
-                             "old master process %d is still running",
-                             (int) getppid());
-            } else {
-                rx_log_error(RX_LOG_NOTICE, cycle->log, 0, "changing binary");
-                rx_new_binary = rx_exec_new_binary(cycle);
-            }
+            change_binary(cycle);
         }
         if (rx_reopen) {
             rx_reopen = 0;

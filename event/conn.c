@@ -12,6 +12,12 @@
 
 rx_worker_t rx_worker;
 
+/* A connection's own pool block: 96 bytes of pool header and 256 for an
+ * idle connection's protocol state (HTTP: its connection, 160 bytes, and
+ * the peer's and local addresses, 32 each). Nginx holds ~527 bytes for an
+ * idle connection (docs/performance.md). */
+#define CONN_POOL_SIZE  (RX_POOL_HEAD + 256)
+
 /* Provided buffers for multishot recv: small requests use one each and
  * give it back at once, so a few hundred serve thousands of connections. */
 #define RECV_BUFS      256
@@ -37,6 +43,7 @@ rx_conn_table_init(rx_worker_t *w, rx_uint_t n)
         w->conns[i].fd = -1;
     }
     w->nfree = n;
+    rx_slab_init(&w->conn_pools, CONN_POOL_SIZE);
     if (rx_heap_init(&w->timers, n + 16) != RX_OK) {
         return RX_ERROR;
     }
@@ -52,6 +59,7 @@ rx_conn_table_free(rx_worker_t *w)
     rx_buf_ring_destroy(w->recv_bufs);
     w->recv_bufs = NULL;
     rx_heap_free(&w->timers);
+    rx_slab_release(&w->conn_pools);
     free(w->conns);
     free(w->free_slots);
     w->conns = NULL;
@@ -92,10 +100,11 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     slot = w->free_slots[--w->nfree];
     c = &w->conns[slot];
     /* small: an idle keepalive connection holds only its protocol's state
-     * (HTTP: its connection and the peer's address) in one block; what a
-     * request needs lives in the request's pool. 304 bytes keep an idle
-     * connection below nginx's ~527 bytes (docs/performance.md) */
-    c->pool = rx_pool_create(304, w->cycle->log);
+     * in one block; what a request needs lives in the request's pool. The
+     * block comes from a slab apart from malloc's heap: pools interleaved
+     * with requests' buffers there kept the pages between them resident
+     * once the buffers were freed (idle connections opened under load) */
+    c->pool = rx_pool_create_in(&w->conn_pools, w->cycle->log);
     if (c->pool == NULL) {
         w->free_slots[w->nfree++] = slot;
         return NULL;

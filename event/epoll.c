@@ -3,7 +3,8 @@
  * operation is started at submit (as io_uring does): a socket operation
  * is tried at once without blocking and, on EAGAIN, waits in its fd's
  * list until epoll (edge-triggered) says the fd is ready; a file operation
- * goes to the thread pool (epoll_files.c). Results are queued as the CQEs
+ * is done at once when it needs no disk (epoll_file_try.c), else it goes
+ * to the thread pool (epoll_files.c). Results are queued as the CQEs
  * io_uring would post (same res, F_MORE, F_BUFFER) and handed out by
  * rx_epoll_dispatch.
  */
@@ -11,9 +12,8 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include "core.h"
+#include "slab.h"
 #include "epoll.h"
 
 #define HASH_SIZE  4096          /* user_data -> operations, for cancel */
@@ -42,6 +42,10 @@ static efd_t           *fds;
 static int              nfds;
 static rx_eop_t        *hash[HASH_SIZE];
 static rx_eop_t        *sq_head, *sq_tail, *last_prepped, *free_ops;
+/* operations live as long as the worker (reused from free_ops): a slab
+ * keeps them out of the heap, whose pages they would pin between the
+ * freed buffers of requests (core/slab.h) */
+static rx_slab_t        op_slab;
 static rx_cqe_t        *cq;
 static unsigned         ncq, cq_size;
 static rx_eop_t        *linked;       /* operations in state LINKED */
@@ -163,9 +167,9 @@ rx_epoll_prep(rx_eop_type_e type, int fd, uint64_t ud)
     if (op) {
         free_ops = op->next;
     } else {
-        op = malloc(sizeof(*op));
+        op = rx_slab_alloc(&op_slab, ep_log);
         if (op == NULL) {
-            rx_log_error(RX_LOG_EMERG, ep_log, errno, "malloc() of an epoll "
+            rx_log_error(RX_LOG_EMERG, ep_log, errno, "allocation of an epoll "
                          "operation failed");
             abort();
         }
@@ -391,53 +395,7 @@ forget(int fd)
     }
 }
 
-/* --- files, inline operations, cancel ------------------------------------ */
-
-/* File operations go to the pool (FILE_POOLED: a pool thread owns op
- * now); a read of a cached file is done at once (FILE_DONE, res set).
- * FILE_NOT: a socket's operation. */
-enum { FILE_NOT = 0, FILE_POOLED, FILE_DONE };
-
-static int
-start_file(rx_eop_t *op, int32_t *res)
-{
-    struct stat  st;
-    struct iovec iov;
-    ssize_t      n;
-
-    switch (op->type) {
-    case RX_EOP_SPLICE:
-        if (op->off == -1) {
-            return FILE_NOT;
-        }
-        break;
-    case RX_EOP_READ:
-        if (fstat(op->fd, &st) == -1 || !(S_ISREG(st.st_mode)
-                                          || S_ISBLK(st.st_mode))) {
-            return FILE_NOT;
-        }
-        if (op->off != -1 && S_ISREG(st.st_mode)) {
-            /* from the page cache without waiting, or from the pool */
-            iov.iov_base = op->buf;
-            iov.iov_len = op->len;
-            n = preadv2(op->fd, &iov, 1, (off_t) op->off, RWF_NOWAIT);
-            if (n >= 0 && ((size_t) n == op->len
-                           || op->off + n >= (int64_t) st.st_size)) {
-                *res = (int32_t) n;
-                return FILE_DONE;
-            }
-        }
-        break;
-    case RX_EOP_WRITE: case RX_EOP_OPENAT: case RX_EOP_OPENAT2:
-    case RX_EOP_STATX: case RX_EOP_RENAME: case RX_EOP_UNLINK:
-    case RX_EOP_MKDIR: case RX_EOP_LINK:
-        break;
-    default:
-        return FILE_NOT;
-    }
-    rx_epoll_files_push(op);
-    return FILE_POOLED;
-}
+/* --- inline operations, cancel ------------------------------------------- */
 
 /* Cancels one operation that was started: the cancel's own result. */
 static int32_t
@@ -546,11 +504,12 @@ start(rx_eop_t *op)
     default:
         break;
     }
-    switch (start_file(op, &res)) {
-    case FILE_DONE:
-        finish(op, res);
+    switch (rx_epoll_file_try(op, &res)) {
+    case RX_EFILE_DONE:
+        finish(op, res);        /* its CQE goes out at the next dispatch */
         return;
-    case FILE_POOLED:
+    case RX_EFILE_POOL:
+        rx_epoll_files_push(op);
         return;
     default:
         break;
@@ -686,11 +645,13 @@ rx_int_t
 rx_epoll_init(rx_log_t *log)
 {
     ep_log = log;
+    rx_slab_init(&op_slab, sizeof(rx_eop_t));
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (epfd == -1) {
         rx_log_error(RX_LOG_EMERG, log, errno, "epoll_create1() failed");
         return RX_ERROR;
     }
+    rx_epoll_file_try_init(log);
     return rx_epoll_files_init(epfd, log);
 }
 
@@ -709,13 +670,14 @@ rx_epoll_exit(void)
     for (i = 0; i < HASH_SIZE; i++) {
         while ((op = hash[i]) != NULL) {
             hash[i] = op->hnext;
-            free(op);
+            rx_slab_free(op);
         }
     }
     while ((op = free_ops) != NULL) {
         free_ops = op->next;
-        free(op);
+        rx_slab_free(op);
     }
+    rx_slab_release(&op_slab);
     free(fds);
     free(cq);
     fds = NULL;

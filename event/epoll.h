@@ -3,7 +3,8 @@
  * workers where io_uring is refused or `use epoll;` asks for it, and its
  * thread pool of file operations (epoll_files.c). Only ring.c calls the
  * rx_epoll_* operations; the types below are private to epoll*.c
- * (epoll_try.c: the attempts on sockets).
+ * (epoll_try.c: the attempts on sockets; epoll_file_try.c: the file
+ * operations done at once when they need no disk).
  */
 #ifndef RX_EPOLL_H
 #define RX_EPOLL_H
@@ -97,6 +98,9 @@ rx_epoll_bufs_t *rx_epoll_bufs_create(unsigned short group, unsigned count,
 void *rx_epoll_bufs_addr(rx_epoll_bufs_t *b, unsigned short bid);
 void rx_epoll_bufs_recycle(rx_epoll_bufs_t *b, unsigned short bid);
 void rx_epoll_bufs_destroy(rx_epoll_bufs_t *b);
+/* MADV_DONTNEED on the buffers when all are free (ring.h's
+ * rx_buf_ring_drop_pages); false when one holds data. */
+bool rx_epoll_bufs_drop_pages(rx_epoll_bufs_t *b);
 
 /* The file thread pool (epoll_files.c): results come back through an
  * eventfd in the epoll set. */
@@ -110,5 +114,16 @@ bool rx_epoll_files_unqueue(rx_eop_t *op);
 void rx_epoll_files_drain(void (*done)(rx_eop_t *op));
 /* Runs a file operation on the calling thread: a result or -errno. */
 int32_t rx_epoll_file_run(rx_eop_t *op);
+
+/* File operations tried on the loop's thread first (epoll_file_try.c). */
+typedef enum {
+    RX_EFILE_NOT = 0,   /* not a file's operation: the socket path */
+    RX_EFILE_DONE,      /* done without waiting for a disk: res set */
+    RX_EFILE_POOL       /* it would wait (or may): the pool's */
+} rx_efile_e;
+
+/* Probes what the kernel offers (openat2's RESOLVE_CACHED). */
+void rx_epoll_file_try_init(rx_log_t *log);
+rx_efile_e rx_epoll_file_try(rx_eop_t *op, int32_t *res);
 
 #endif /* RX_EPOLL_H */

@@ -3,7 +3,9 @@
  * buffer rings are to multishot recv): per group, a stack of free buffer
  * ids that epoll_try.c takes from and the CQE's consumer gives back to.
  */
+#include <sys/mman.h>
 #include "core.h"
+#include "slab.h"
 #include "epoll.h"
 
 #define MAX_GROUPS 16
@@ -74,4 +76,15 @@ rx_epoll_bufs_destroy(rx_epoll_bufs_t *b)
     free(b->bufs);
     free(b->free);
     free(b);
+}
+
+/* A buffer not on the free stack holds bytes a queued CQE will deliver. */
+bool
+rx_epoll_bufs_drop_pages(rx_epoll_bufs_t *b)
+{
+    if (b->nfree != b->count) {
+        return false;
+    }
+    rx_drop_pages(b->bufs, (size_t) b->count * b->size);
+    return true;
 }

@@ -1,7 +1,8 @@
 /*
  * epoll_files.c: the epoll backend's thread pool for file operations
  * (read, write, open, statx, rename, unlink, mkdir, link, splice from a
- * file), as nginx's aio threads: a worker never waits for a disk. Results
+ * file) that would wait for a disk, as nginx's aio threads: what needs
+ * none is done on the loop's thread first (epoll_file_try.c). Results
  * come back to the loop through an eventfd in its epoll set.
  */
 #include <fcntl.h>
@@ -148,6 +149,8 @@ rx_epoll_files_init(int epfd, rx_log_t *log)
             rx_log_error(RX_LOG_EMERG, log, rc, "pthread_create() failed");
             break;
         }
+        /* top -H and the tests tell them from the loop's thread */
+        (void) pthread_setname_np(threads[nthreads], "ringx-files");
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return nthreads ? RX_OK : RX_ERROR;

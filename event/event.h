@@ -12,6 +12,7 @@
 #include "heap.h"
 #include "proxy_protocol.h"
 #include "ring.h"
+#include "slab.h"
 
 typedef struct rx_conn_s       rx_conn_t;
 typedef struct rx_timer_s      rx_timer_t;
@@ -148,6 +149,7 @@ typedef struct {
     rx_conn_t       *free_later;      /* closed, freed at the end of the turn */
     rx_buf_ring_t   *recv_bufs;
     unsigned         recv_buf_size;
+    rx_slab_t        conn_pools;      /* connections' own pool blocks */
     rx_uint_t        connection_counter;
     bool             quit;            /* graceful stop in progress */
     bool             terminate;
@@ -175,6 +177,10 @@ bool rx_conn_reclaim(rx_worker_t *w, rx_conn_t *spare);
 rx_msec_t rx_conn_close_idle(rx_worker_t *w, rx_msec_t quiet, bool force);
 /* worker_loop.c: a graceful stop closes idle connections once quiet */
 void rx_worker_close_idle_later(rx_worker_t *w);
+
+/* mem_tidy.c */
+void rx_mem_tidy_init(rx_worker_t *w);
+void rx_mem_tidy_turn(rx_worker_t *w);
 const rx_sockaddr_t *rx_conn_peer(rx_conn_t *c);
 const rx_sockaddr_t *rx_conn_local(rx_conn_t *c);
 uint64_t rx_conn_ud(rx_conn_t *c, rx_op_kind_t kind);

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include "core.h"
+#include "slab.h"
 #include "clock.h"
 #include "ring.h"
 #include "epoll.h"
@@ -781,6 +782,22 @@ rx_buf_ring_recycle(rx_buf_ring_t *b, unsigned short bid)
     io_uring_buf_ring_add(b->br, rx_buf_ring_addr(b, bid), b->size, bid,
                           io_uring_buf_ring_mask(b->count), 0);
     io_uring_buf_ring_advance(b->br, 1);
+}
+
+/* Every buffer is given back while its CQE is handled, so none holds data
+ * when no CQE waits; with DEFER_TASKRUN the kernel fills buffers only
+ * inside io_uring_enter(GETEVENTS), never while we drop them. */
+bool
+rx_buf_ring_drop_pages(rx_buf_ring_t *b)
+{
+    if (b->ep) {
+        return rx_epoll_bufs_drop_pages(b->ep);
+    }
+    if (!rx_ring_features.defer_taskrun || io_uring_cq_ready(&ring) != 0) {
+        return false;
+    }
+    rx_drop_pages(b->bufs, (size_t) b->count * b->size);
+    return true;
 }
 
 void

@@ -113,5 +113,10 @@ rx_buf_ring_t *rx_buf_ring_create(unsigned short group, unsigned count,
 void *rx_buf_ring_addr(rx_buf_ring_t *br, unsigned short bid);
 void rx_buf_ring_recycle(rx_buf_ring_t *br, unsigned short bid);
 void rx_buf_ring_destroy(rx_buf_ring_t *br);
+/* Gives the pages of the buffers back to the kernel (they come back
+ * zeroed when next written), for a worker gone quiet; only while no
+ * buffer holds data. False when some did, or the kernel may write into
+ * them outside our ring calls (no DEFER_TASKRUN): nothing was dropped. */
+bool rx_buf_ring_drop_pages(rx_buf_ring_t *br);
 
 #endif /* RX_RING_H */

@@ -217,6 +217,14 @@ handshake_failed(rx_tls_conn_t *t, int ret)
     int        err = SSL_get_error(t->ssl, ret);
     long       vr;
 
+    if (t->server && t->eof && !t->received) {
+        /* closed before its first byte (a port probe, a health check): no
+         * handshake began, so none failed. nginx peeks at the first byte
+         * before it starts one, and says this */
+        rx_tls_fail_log(t, RX_LOG_INFO, false, "client closed connection");
+        report(t, 0);
+        return;
+    }
     rx_counters_tls_failed(t->server);
 
     if (!t->server && (vr = SSL_get_verify_result(t->ssl)) != X509_V_OK) {
@@ -590,10 +598,13 @@ tls_recv_done(rx_conn_t *c, const char *data, ssize_t len)
     }
     if (len == 0) {
         t->eof = true;
-    } else if (t->server && !t->handshaked) {
-        /* a handshake under way is not dropped for a new connection (as
-         * nginx: from its first byte until it ends) */
-        rx_conn_set_reusable(c, false);
+    } else {
+        t->received = true;
+        if (t->server && !t->handshaked) {
+            /* a handshake under way is not dropped for a new connection
+             * (as nginx: from its first byte until it ends) */
+            rx_conn_set_reusable(c, false);
+        }
     }
     t->lent = data;
     t->lent_len = (size_t) len;

@@ -50,6 +50,7 @@ struct rx_tls_conn_s {
     unsigned             plain_http:1;
     unsigned             handshaked:1;
     unsigned             eof:1;          /* the peer closed TCP */
+    unsigned             received:1;     /* a byte came from the peer */
     unsigned             reported:1;     /* an end or an error was reported */
     unsigned             shutdown:1;     /* shut down write after flight */
     unsigned             early:1;        /* reading TLS 1.3 early data */

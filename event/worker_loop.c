@@ -243,6 +243,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
     (void) mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
     w->shutdown_timer.node.index = RX_HEAP_NONE;
     close_idle.node.index = RX_HEAP_NONE;
+    rx_mem_tidy_init(w);
     if (setup_signals(w) != RX_OK) {
         return RX_ERROR;
     }
@@ -279,6 +280,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
         rx_posted_run(w);
         rx_timers_expire(w);
         rx_conn_free_closed(w);
+        rx_mem_tidy_turn(w);
     }
     if (w->terminate || connections_left(w)) {
         terminate(w);

@@ -688,6 +688,10 @@ void rx_http_connection_send(rx_http_connection_t *hc);
 /* A request whose client is gone (client_gone) ends now: its response is
  * done, nothing more is produced (a fetch for the cache that failed). */
 void rx_http_gone_end(rx_http_request_t *r);
+/* What is left of r->out is sent and the request ends at the end of this
+ * loop turn, not under the caller (the write filter, a last buffer
+ * without bytes). */
+void rx_http_send_end_posted(rx_http_request_t *r);
 void rx_http_on_sent(rx_conn_t *c, ssize_t res);
 
 /* The kernel took sent bytes of r->out: counted in bytes_sent, the buffers

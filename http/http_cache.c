@@ -1,7 +1,9 @@
 /*
  * http_cache.c: the cache of one *_cache_path: its index in the keys zone
  * (a hash of entries by the key's MD5, in LRU order), its files' names,
- * and the loader that rebuilds the index from the files at start.
+ * and the loader that rebuilds the index from the files at start; the
+ * test of a location's predicates (*_cache_bypass, *_no_cache,
+ * *_cache_purge), which the lookup and the store both ask.
  *
  * The loader runs in the master, in the zone's init hook, before any
  * worker exists: a worker never blocks on the directory walk, and a
@@ -26,6 +28,7 @@ typedef struct {
     rx_uint_t               count;
     int64_t                 total;      /* bytes of the files (max_size) */
     int64_t                 responses[RX_HTTP_CACHE_STATUSES];
+    uint64_t                gen;        /* the last file's (node->gen) */
 } cache_root_t;
 
 const char *const rx_http_cache_status_names[RX_HTTP_CACHE_STATUSES] = {
@@ -248,6 +251,7 @@ copy_out(rx_http_cache_node_t *n, rx_http_cache_entry_t *e)
     e->body_start = n->body_start;
     e->clen = n->clen;
     e->written = n->written;
+    e->gen = n->gen;
 }
 
 rx_int_t
@@ -437,6 +441,7 @@ rx_http_cache_insert(rx_http_cache_t *cache, const rx_http_cache_head_t *h,
         return RX_ERROR;
     }
     n->valid_until = h->valid_until;
+    n->gen = ++root->gen;
     set_fsize(root, n, fsize);
     n->accessed = rx_time_sec;
     n->vary_hash = h->vary_hash;
@@ -600,6 +605,7 @@ load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
         return;                  /* the zone is full: the rest stays cold */
     }
     n->valid_until = h.valid_until;
+    n->gen = ++root->gen;
     set_fsize(root, n, st.st_size);
     n->accessed = rx_time_sec;
     n->vary_hash = h.vary_hash;
@@ -670,6 +676,10 @@ rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old)
     root->count = 0;
     root->total = 0;
     memset(root->responses, 0, sizeof(root->responses));
+    /* file numbers start from the time: a zone emptied and made again (a
+     * process died holding its lock) never gives a number a worker's
+     * copy of an older file still has (cache_hot.c) */
+    root->gen = (uint64_t) time(NULL) << 24;
     rx_shm_zone_set_root(zone, root);
     rx_time_update();
     walk(cache, root, cache->path.data, 0, zone->log);
@@ -718,4 +728,29 @@ rx_http_cache_stats(rx_shm_zone_t *zone, rx_http_cache_stats_t *out)
     out->max_size = cache->max_size;
     rx_shm_zone_unlock(zone);
     return true;
+}
+
+/* The predicates of *_cache_bypass, *_no_cache and *_cache_purge (the
+ * lookup in http_cache_conf.c and the store in http_cache_store.c ask;
+ * here, below both, so that neither calls the other for it). */
+bool
+rx_http_cache_test_predicates(rx_http_request_t *r, const rx_array_t *list)
+{
+    const rx_http_complex_value_t *cv;
+    rx_str_t                       v;
+    rx_uint_t                      i;
+
+    if (list == NULL) {
+        return false;
+    }
+    cv = list->elts;
+    for (i = 0; i < list->nelts; i++) {
+        if (rx_http_complex_value(r, &cv[i], &v) != RX_OK) {
+            return true;         /* as nginx: an error counts as set */
+        }
+        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
+            return true;
+        }
+    }
+    return false;
 }

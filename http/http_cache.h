@@ -5,12 +5,13 @@
  *
  * The parts: http_cache.c (the cache of one *_cache_path: its zone, the
  * index in it, its files' names, the loader that rebuilds the index at
- * start), http_cache_conf.c (the directives, one table for every
+ * start, the predicates' test), http_cache_conf.c (the directives, one table for every
  * protocol, and $upstream_cache_status), http_cache_store.c (whether a
  * response may be stored and for how long, and the file written through
  * the ring while the response streams to the client). Hits are answered
  * by modules/cache_serve.c (the file opened and read through the ring,
- * its body sent by the static module's zero-copy path).
+ * its body sent by the static module's zero-copy path; a small file kept
+ * by the worker, modules/cache_hot.c, answered with no file operation).
  *
  * A cache file: a fixed head (rx_http_cache_head_t), the key, the
  * response header as text ("200 OK\r\nName: value\r\n...\r\n"), then the
@@ -103,6 +104,10 @@ struct rx_http_cache_node_s {
     uint32_t               body_start;   /* of that file, once known */
     int64_t                clen;         /* the upstream's length; -1 */
     int64_t                written;      /* bytes of it in the file */
+    /* which file: every file put in place (a store, the loader) gets the
+     * zone's next number, so a worker's copy of a file (cache_hot.c) is
+     * the entry's as long as this is the same */
+    uint64_t               gen;
 };
 
 /* What a lookup found (copied out of the zone under its lock). */
@@ -128,6 +133,7 @@ typedef struct {
     uint32_t    body_start;
     int64_t     clen;
     int64_t     written;
+    uint64_t    gen;             /* the file's (node->gen) */
 } rx_http_cache_entry_t;
 
 typedef struct {
@@ -195,6 +201,7 @@ typedef struct rx_http_cache_req_s {
     int                      fd;
     char                    *head_buf;
     size_t                   head_size;
+    void                    *hot;        /* head_buf's copy (cache_hot.h) */
     rx_int_t               (*miss)(rx_http_request_t *r);  /* go upstream */
     /* answers r from ctx->file (modules/cache_serve.c's): for a stale
      * copy standing in for a failed fetch */
@@ -274,7 +281,8 @@ const char *rx_http_cache_set_refused(rx_conf_t *cf, const rx_command_t *cmd,
  * rx_array_t * of rx_http_complex_value_t); several lines add up. */
 const char *rx_http_cache_set_predicates(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
-/* One of them is neither empty nor "0" for r. */
+/* One of them is neither empty nor "0" for r (http_cache.c: asked by the
+ * lookup and by the store, neither of which calls the other for it). */
 bool rx_http_cache_test_predicates(rx_http_request_t *r,
     const rx_array_t *list);
 rx_int_t rx_http_cache_add_variables(rx_conf_t *cf);

@@ -335,28 +335,6 @@ rx_http_cache_set_predicates(rx_conf_t *cf, const rx_command_t *cmd,
     return RX_CONF_OK;
 }
 
-bool
-rx_http_cache_test_predicates(rx_http_request_t *r, const rx_array_t *list)
-{
-    const rx_http_complex_value_t *cv;
-    rx_str_t                       v;
-    rx_uint_t                      i;
-
-    if (list == NULL) {
-        return false;
-    }
-    cv = list->elts;
-    for (i = 0; i < list->nelts; i++) {
-        if (rx_http_complex_value(r, &cv[i], &v) != RX_OK) {
-            return true;         /* as nginx: an error counts as set */
-        }
-        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* A cache directive ringx does not have yet: refused by name at -t. */
 const char *
 rx_http_cache_set_refused(rx_conf_t *cf, const rx_command_t *cmd, void *conf)

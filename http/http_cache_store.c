@@ -9,6 +9,14 @@
  * Whatever goes wrong with the file (an unwritable directory, a full
  * disk, a body cut short), the client's response goes on untouched: the
  * file is dropped, one line is logged, and the response is not cached.
+ *
+ * The file's operations run on a slot of its own (a connection without a
+ * socket, as an HTTP/2 stream's), not on the request's: the store, its
+ * buffers and its file live in that slot's pool until the last of them
+ * completed, whatever became of the request meanwhile (a keepalive
+ * request's memory goes as soon as it ends, and a failed store may still
+ * have a write in flight then). The request and the store each drop
+ * their link to the other when they end first (detach).
  */
 #include <ctype.h>
 #include "http.h"
@@ -24,11 +32,14 @@
 typedef struct rx_http_cache_store_s {
     rx_http_temp_file_t    tf;
     rx_http_cache_head_t   head;
-    rx_http_upstream_t    *u;
+    rx_conn_t             *c;        /* the file's slot; c->pool holds st */
+    rx_http_upstream_t    *u;        /* NULL once detached */
+    rx_pool_cleanup_t     *rcln;     /* the request's, that detaches */
     void                 (*done)(rx_http_upstream_t *u);
     unsigned               failed:1;
     unsigned               ending:1;     /* the body is complete */
     unsigned               patching:1;   /* the head's final write runs */
+    unsigned               closed:1;     /* the slot is closing */
 } store_t;
 
 static const rx_table_elt_t *
@@ -247,7 +258,7 @@ append_header(store_t *st, rx_http_request_t *r)
     return rx_http_temp_append(&st->tf, "\r\n", 2);
 }
 
-static void store_op(rx_http_request_t *r, const rx_cqe_t *cqe);
+static void store_cqe(rx_conn_t *c, const rx_cqe_t *cqe);
 
 /* The body bytes that came with the header (the protocol's parser hands
  * them over before the header is complete): the last try's are the last
@@ -264,13 +275,80 @@ append_early_body(store_t *st, rx_http_upstream_t *u)
     return rx_http_temp_append(&st->tf, ctx->early + ctx->early_len - n, n);
 }
 
+/* The store and its request part: the request's ctx no longer sees the
+ * store (a failed one is as none), its cleanup no longer runs. */
+static void
+detach(store_t *st)
+{
+    rx_http_cache_req_t *ctx;
+
+    if (st->u == NULL) {
+        return;
+    }
+    ctx = st->u->r->cache_ctx;
+    if (ctx && ctx->store == st) {
+        ctx->store = NULL;
+    }
+    if (st->rcln) {
+        st->rcln->handler = NULL;
+        st->rcln = NULL;
+    }
+    st->u = NULL;
+}
+
+/* A detached store ends when nothing is in flight on its file: the slot
+ * closes, and its pool (st with it) goes at the end of this loop turn,
+ * its cleanup closing the file and removing it unless it is in place. */
+static void
+settle(store_t *st)
+{
+    if (st->u == NULL && !st->closed && st->c->inflight == 0) {
+        st->closed = 1;
+        rx_conn_close(st->c);
+    }
+}
+
+/* The request ends before its file was in place (its client's connection
+ * closed, or a keepalive request ended after the store failed): the file
+ * is dropped once its last operation completed. */
 static void
 store_cleanup(void *data)
 {
     store_t *st = data;
 
-    rx_http_temp_free(&st->tf);
+    st->rcln = NULL;                     /* running now */
+    st->u = NULL;
+    st->failed = 1;
+    settle(st);
 }
+
+/* The slot's pool goes: every operation on the file has completed. */
+static void
+store_teardown(void *data)
+{
+    store_t *st = data;
+
+    rx_http_temp_free(&st->tf);          /* unlinks it unless kept */
+}
+
+/* The slot is closed from outside (the worker's exit closes them all)
+ * while the request may live on: the two part. */
+static void
+store_slot_free(rx_conn_t *c)
+{
+    store_t *st = c->data;
+
+    if (st) {
+        st->failed = 1;
+        st->closed = 1;
+        detach(st);
+    }
+}
+
+static const rx_conn_ops_t store_ops = {
+    .on_free = store_slot_free,
+    .on_op = store_cqe,
+};
 
 /* The file failed: dropped, said once (per worker and directory). The
  * fetch's waiters go upstream each (pass: the disk failed, a next fetch
@@ -278,7 +356,9 @@ store_cleanup(void *data)
 static void
 store_fail(store_t *st, const char *what, int err, bool pass)
 {
-    rx_http_cache_req_t *ctx = st->u->r->cache_ctx;
+    rx_http_upstream_t  *u = st->u;
+    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+    void               (*done)(rx_http_upstream_t *u);
 
     if (ctx->claimed) {
         ctx->claimed = false;
@@ -290,20 +370,63 @@ store_fail(store_t *st, const char *what, int err, bool pass)
             "responses are not cached");
     }
     st->failed = 1;
-    /* op_handler stays: an open or a write in flight still completes
-     * here, and the file is closed and removed after the last */
-    if (!st->tf.writing && !st->tf.opening && !st->patching) {
-        rx_http_temp_free(&st->tf);      /* unlinks the named file */
-    }
-    if (st->ending && st->done) {
-        void (*done)(rx_http_upstream_t *u) = st->done;
-
-        st->done = NULL;
-        done(st->u);
+    done = st->ending ? st->done : NULL;
+    st->done = NULL;
+    /* an open or a write in flight still completes on the slot, and the
+     * file is closed and removed after the last */
+    detach(st);
+    settle(st);
+    if (done) {
+        done(u);
     }
 }
 
 static void start(rx_http_upstream_t *u);
+
+/* A store for r's response: its slot, its memory there, and the request's
+ * cleanup that detaches it. RX_ERROR: none (logged when slots ran out). */
+static rx_int_t
+new_store(rx_http_request_t *r, store_t **out)
+{
+    rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_pool_cleanup_t   *rcln, *tcln;
+    rx_conn_t           *c;
+    store_t             *st;
+
+    rcln = rx_pool_cleanup_add(r->pool, 0);
+    if (rcln == NULL) {
+        return RX_ERROR;
+    }
+    c = rx_conn_get(&rx_worker, -1, NULL);
+    if (c == NULL) {
+        rx_http_request_log_error(r, RX_LOG_WARN, 0, "%lu worker_connections "
+            "are not enough for the cache file of this response: it is not "
+            "cached", (unsigned long) rx_worker.nconns);
+        return RX_ERROR;
+    }
+    st = rx_pcalloc(c->pool, sizeof(*st));
+    tcln = rx_pool_cleanup_add(c->pool, 0);
+    if (st == NULL || tcln == NULL) {
+        rx_conn_close(c);
+        return RX_ERROR;
+    }
+    rx_http_temp_init(&st->tf, ctx->cache->path.data);
+    tcln->handler = store_teardown;
+    tcln->data = st;
+    st->c = c;
+    c->ops = &store_ops;
+    c->data = st;
+    if (rx_http_temp_set_named(&st->tf, c->pool, false) != RX_OK) {
+        st->closed = 1;
+        rx_conn_close(c);
+        return RX_ERROR;
+    }
+    rcln->handler = store_cleanup;
+    rcln->data = st;
+    st->rcln = rcln;
+    *out = st;
+    return RX_OK;
+}
 
 /* ETag and Last-Modified, for a later revalidation. */
 static void
@@ -370,11 +493,11 @@ rx_http_cache_store_start(rx_http_upstream_t *u)
 static void
 start(rx_http_upstream_t *u)
 {
-    rx_http_request_t   *r = u->r;
-    rx_http_cache_req_t *ctx = r->cache_ctx;
-    rx_pool_cleanup_t   *cln;
-    store_t             *st;
-    time_t               valid;
+    rx_http_request_t    *r = u->r;
+    rx_http_cache_req_t  *ctx = r->cache_ctx;
+    rx_http_cache_head_t  head;
+    store_t              *st;
+    time_t                valid;
 
     if (ctx == NULL
         || !(r->method & (RX_HTTP_GET | RX_HTTP_POST) || ctx->head_as_get)
@@ -389,22 +512,15 @@ start(rx_http_upstream_t *u)
         || r->upgrade) {
         return;
     }
-    st = rx_pcalloc(r->pool, sizeof(*st));
-    if (st == NULL || !storable(u, &st->head)
-        || (valid = validity(u, ctx->conf, &st->head)) <= 0) {
+    memset(&head, 0, sizeof(head));
+    if (!storable(u, &head) || (valid = validity(u, ctx->conf, &head)) <= 0) {
         return;
     }
-    cln = rx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
+    if (new_store(r, &st) != RX_OK) {
         return;
     }
-    rx_http_temp_init(&st->tf, ctx->cache->path.data);
-    if (rx_http_temp_set_named(&st->tf, r->pool, false) != RX_OK) {
-        return;
-    }
-    cln->handler = store_cleanup;
-    cln->data = st;
     st->u = u;
+    st->head = head;
     memcpy(st->head.magic, RX_HTTP_CACHE_MAGIC, 8);
     memcpy(st->head.md5, ctx->md5, 16);
     st->head.valid_until = rx_time_sec + valid;
@@ -416,20 +532,21 @@ start(rx_http_upstream_t *u)
             != RX_OK
         || rx_http_temp_append(&st->tf, ctx->key.data, ctx->key.len) != RX_OK
         || append_header(st, r) != RX_OK) {
-        rx_http_temp_free(&st->tf);
+        detach(st);
+        settle(st);
         return;
     }
     st->head.body_start = (uint32_t) rx_http_temp_backlog(&st->tf);
     if (u->body_bytes && append_early_body(st, u) != RX_OK) {
-        rx_http_temp_free(&st->tf);
+        detach(st);
+        settle(st);
         return;
     }
     ctx->store = st;
-    /* the body must not spill to the engine's own temporary file: its
-     * completions would meet the cache file's on the request */
+    /* the body is not spilled to the engine's own temporary file while
+     * it is stored: the store tees what arrives, in arrival order */
     u->temp_failed = 1;
-    r->op_handler = store_op;
-    rx_http_temp_kick(r, &st->tf);
+    rx_http_temp_kick_on(st->c, &st->tf);
 }
 
 /* Bytes before the store decided: kept for it (at most what came in the
@@ -478,19 +595,18 @@ rx_http_cache_store_body(rx_http_upstream_t *u, const char *data, size_t len)
         store_fail(st, NULL, 0, true);
         return;
     }
-    rx_http_temp_kick(u->r, &st->tf);
+    rx_http_temp_kick_on(st->c, &st->tf);
 }
 
 /* Everything is in the file: its head gets the body's length. */
 static void
 patch_head(store_t *st)
 {
-    rx_http_request_t *r = st->u->r;
-
     st->head.body_len = st->tf.written - st->head.body_start;
     st->patching = 1;
+    st->c->inflight++;
     rx_ring_write(st->tf.fd, &st->head, sizeof(st->head), 0,
-                  rx_http_op_ud(r, RX_OP_WRITE));
+                  rx_conn_ud(st->c, RX_OP_WRITE));
 }
 
 /* The head is written: the file takes the entry's name (a directory
@@ -498,7 +614,8 @@ patch_head(store_t *st)
 static void
 put_in_place(store_t *st)
 {
-    rx_http_request_t   *r = st->u->r;
+    rx_http_upstream_t  *u = st->u;
+    rx_http_request_t   *r = u->r;
     rx_http_cache_req_t *ctx = r->cache_ctx;
     void               (*done)(rx_http_upstream_t *u) = st->done;
     int                  rc;
@@ -516,32 +633,38 @@ put_in_place(store_t *st)
     (void) rx_http_cache_insert(ctx->cache, &st->head, st->tf.written,
                                 ctx->seq, &r->conn->log);
     ctx->claimed = false;
-    rx_http_temp_free(&st->tf);
-    r->op_handler = NULL;
+    rx_http_temp_free(&st->tf);          /* closed, kept */
     st->done = NULL;
-    ctx->store = NULL;
-    done(st->u);
+    detach(st);
+    settle(st);
+    done(u);
 }
 
+/* A completion on the file's slot (conn.c counted it off first). */
 static void
-store_op(rx_http_request_t *r, const rx_cqe_t *cqe)
+store_cqe(rx_conn_t *c, const rx_cqe_t *cqe)
 {
-    rx_http_cache_req_t *ctx = r->cache_ctx;
-    store_t             *st = ctx ? ctx->store : NULL;
+    store_t             *st = c->data;
+    rx_http_cache_req_t *ctx;
     const char          *what;
     int                  err;
 
     if (st == NULL) {
-        return;
-    }
-    if (st->failed) {
-        st->patching = 0;
-        (void) rx_http_temp_handle(&st->tf, cqe, &err, &what);
-        if (!st->tf.writing && !st->tf.opening) {
-            rx_http_temp_free(&st->tf);
+        /* the slot was closed from outside (the worker's exit): a file
+         * opened now is closed; the loader removes it at the next start */
+        if (rx_op_kind(cqe->user_data) == RX_OP_OPEN && cqe->res >= 0) {
+            close(cqe->res);
         }
         return;
     }
+    if (st->failed) {
+        /* what the kernel held is back: an fd opened is the teardown's */
+        st->patching = 0;
+        (void) rx_http_temp_handle(&st->tf, cqe, &err, &what);
+        settle(st);
+        return;
+    }
+    ctx = st->u->r->cache_ctx;
     if (st->patching && rx_op_kind(cqe->user_data) == RX_OP_WRITE) {
         st->patching = 0;
         if (cqe->res != (int) sizeof(st->head)) {
@@ -562,7 +685,7 @@ store_op(rx_http_request_t *r, const rx_cqe_t *cqe)
             strrchr(st->tf.name, '/') + 1, st->head.body_start,
             st->u->headers_in.content_length_n, st->tf.written);
     }
-    rx_http_temp_kick(r, &st->tf);
+    rx_http_temp_kick_on(c, &st->tf);
     if (st->ending && rx_http_temp_settled(&st->tf)) {
         patch_head(st);
     }
@@ -585,7 +708,7 @@ rx_http_cache_store_end(rx_http_upstream_t *u,
     }
     st->ending = 1;
     st->done = done;
-    rx_http_temp_kick(u->r, &st->tf);
+    rx_http_temp_kick_on(st->c, &st->tf);
     if (rx_http_temp_settled(&st->tf)) {
         patch_head(st);
     }

@@ -37,15 +37,33 @@ paced(rx_http_request_t *r, int n)
     return 0;
 }
 
-/* A request whose client is gone ends (client_gone's response done). */
+/* A request whose client is gone ends (client_gone's response done); one
+ * whose last buffer carried no bytes sends what is left and ends. */
 static void
 gone_done(rx_posted_t *p)
 {
     rx_http_request_t *r = p->data;
 
-    if (r->hc->r == r && r->response_done) {
-        rx_http_request_done(r);
+    if (r->hc->r != r || !r->response_done) {
+        return;
     }
+    if (r->client_gone) {
+        rx_http_request_done(r);
+    } else {
+        rx_http_connection_send(r->hc);
+    }
+}
+
+/* The request's end, from a loop turn of its own (the end of this one):
+ * the filters that passed its last buffer down may still look at the
+ * request when the write filter returns to them, so it must not be freed
+ * under them. r->gone_done is cancelled when the request is freed. */
+void
+rx_http_send_end_posted(rx_http_request_t *r)
+{
+    r->gone_done.handler = gone_done;
+    r->gone_done.data = r;
+    rx_post(&r->gone_done);
 }
 
 void
@@ -73,9 +91,7 @@ rx_http_connection_send(rx_http_connection_t *hc)
         if (r->response_done) {
             /* from a loop turn of its own: the producer that ended the
              * response may still look at the request */
-            r->gone_done.handler = gone_done;
-            r->gone_done.data = r;
-            rx_post(&r->gone_done);
+            rx_http_send_end_posted(r);
         }
         return;
     }

@@ -62,8 +62,34 @@ rx_http_temp_append(rx_http_temp_file_t *tf, const char *data, size_t len)
     return RX_OK;
 }
 
+/* An operation's user_data: on the request's connection (r), or on a
+ * slot of the file's own (c, when r is NULL). */
+static uint64_t
+file_ud(rx_http_request_t *r, rx_conn_t *c, rx_op_kind_t kind)
+{
+    if (r) {
+        return rx_http_op_ud(r, kind);
+    }
+    c->inflight++;
+    return rx_conn_ud(c, kind);
+}
+
+static void kick(rx_http_request_t *r, rx_conn_t *c, rx_http_temp_file_t *tf);
+
 void
 rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf)
+{
+    kick(r, NULL, tf);
+}
+
+void
+rx_http_temp_kick_on(rx_conn_t *c, rx_http_temp_file_t *tf)
+{
+    kick(NULL, c, tf);
+}
+
+static void
+kick(rx_http_request_t *r, rx_conn_t *c, rx_http_temp_file_t *tf)
 {
     unsigned i = tf->wcur;
 
@@ -73,11 +99,11 @@ rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf)
             if (tf->name) {
                 rx_ring_openat(AT_FDCWD, tf->name,
                                O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600,
-                               rx_http_op_ud(r, RX_OP_OPEN));
+                               file_ud(r, c, RX_OP_OPEN));
             } else {
                 rx_ring_openat(AT_FDCWD, tf->dir,
                                O_TMPFILE | O_RDWR | O_CLOEXEC, 0600,
-                               rx_http_op_ud(r, RX_OP_OPEN));
+                               file_ud(r, c, RX_OP_OPEN));
             }
         }
         return;
@@ -85,7 +111,7 @@ rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf)
     if (!tf->writing && tf->wlen[i]) {
         tf->writing = 1;
         rx_ring_write(tf->fd, tf->wbuf[i], (unsigned) tf->wlen[i],
-                      (uint64_t) tf->submitted, rx_http_op_ud(r, RX_OP_WRITE));
+                      (uint64_t) tf->submitted, file_ud(r, c, RX_OP_WRITE));
         tf->submitted += (int64_t) tf->wlen[i];
         tf->wcur ^= 1;
     }

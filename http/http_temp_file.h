@@ -46,6 +46,9 @@ rx_int_t rx_http_temp_append(rx_http_temp_file_t *tf, const char *data,
     size_t len);
 /* Opens the file, or writes the filling buffer if no write is in flight. */
 void rx_http_temp_kick(rx_http_request_t *r, rx_http_temp_file_t *tf);
+/* The same, its operations on slot c (a file that outlives its request:
+ * the owner of c gets their completions and frees tf after the last). */
+void rx_http_temp_kick_on(rx_conn_t *c, rx_http_temp_file_t *tf);
 /*
  * A completion of the file's open or write (the caller's op handler gets
  * it first). Returns RX_OK, RX_DECLINED (not this file's operation) or

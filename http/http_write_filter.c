@@ -55,6 +55,13 @@ rx_http_write_filter(rx_http_request_t *r, rx_chain_t *in)
     if (body && rx_http_write_queue(r, body) != RX_OK) {
         return RX_ERROR;
     }
+    if (r->response_done && r->out == NULL) {
+        /* a last buffer without bytes and nothing left to send (over
+         * HTTP/2 no last chunk carries it): sending would end and free
+         * the request inside the filters that passed it down */
+        rx_http_send_end_posted(r);
+        return RX_OK;
+    }
     rx_http_connection_send(r->hc);
     return RX_OK;
 }

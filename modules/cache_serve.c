@@ -13,6 +13,7 @@
 #include "http_range.h"
 #include "static.h"
 #include "cache_serve.h"
+#include "cache_hot.h"
 
 #define HEAD_READ  8192          /* the first read: most headers fit */
 #define WHOLE_READ (64 * 1024)
@@ -64,8 +65,14 @@ static void
 read_head(rx_http_request_t *r, size_t size)
 {
     rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_cache_hot_t      *hot = NULL;
 
-    ctx->head_buf = rx_pnalloc(r->pool, size);
+    /* a whole small file: read into a buffer the worker may keep */
+    if ((int64_t) size == ctx->entry.fsize) {
+        hot = rx_cache_hot_new(r, size);
+    }
+    ctx->hot = hot;
+    ctx->head_buf = hot ? hot->data : rx_pnalloc(r->pool, size);
     if (ctx->head_buf == NULL) {
         end(r, RX_HTTP_INTERNAL_SERVER_ERROR);
         return;
@@ -382,7 +389,30 @@ on_head(rx_http_request_t *r, ssize_t res)
         return;
     }
     r->op_handler = NULL;
+    if (ctx->hot && (int64_t) res == ctx->entry.fsize
+        && (uint64_t) res == (uint64_t) h.body_start + (uint64_t) h.body_len) {
+        /* sound and whole: later hits of this file need no file I/O */
+        rx_cache_hot_keep(ctx->hot, ctx->cache, ctx->md5, ctx->entry.gen);
+    }
     end(r, send_stored(r, &h, res));
+}
+
+/* A hit of a file the worker holds (cache_hot.c): checked when kept. */
+static rx_int_t
+serve_hot(rx_http_request_t *r, rx_cache_hot_t *hot)
+{
+    rx_http_cache_req_t  *ctx = r->cache_ctx;
+    rx_http_cache_head_t  h;
+
+    memcpy(&h, hot->data, sizeof(h));
+    ctx->hot = hot;
+    ctx->head_buf = hot->data;
+    ctx->head_size = hot->len;
+    if (rx_http_cache_replay_header(r, hot->data + sizeof(h) + h.key_len,
+                                    hot->data + h.body_start) != RX_OK) {
+        return RX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return send_stored(r, &h, (ssize_t) hot->len);
 }
 
 static void
@@ -432,10 +462,19 @@ static rx_int_t
 serve_file(rx_http_request_t *r)
 {
     rx_http_cache_req_t *ctx = r->cache_ctx;
+    rx_cache_hot_t      *hot;
     rx_int_t             rc = rx_http_discard_request_body(r);
 
     if (rc != RX_OK) {
         return rc;
+    }
+    /* a hot file, for a plain hit (a range may need the fd; a refreshed
+     * entry's file learns its new expiry when opened) */
+    if (r->cache_status == RX_HTTP_CACHE_HIT && !ctx->refreshed_until
+        && r->headers_in.range == NULL && !r->client_gone
+        && (hot = rx_cache_hot_find(r, ctx->cache, ctx->md5, ctx->entry.gen))
+           != NULL) {
+        return serve_hot(r, hot);
     }
     r->op_handler = serve_op;
     /* read-write when a 304 refreshed it: its head gets the new time */

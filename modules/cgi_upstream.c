@@ -1,7 +1,9 @@
 /*
  * cgi_upstream.c: what uwsgi.c, scgi.c and memcached.c share (see
- * cgi_upstream.h): the *_param lines and their pairs, the *_pass address,
- * the body as kept, and the CGI-style response of uwsgi and SCGI.
+ * cgi_upstream.h): the location conf they and fastcgi.c set up and merge
+ * alike, the *_param lines and their pairs, the *_pass address,
+ * the body as kept, and the CGI-style response of uwsgi and SCGI, whose
+ * header lines (Status:, Location:, ...) FastCGI's response shares.
  */
 #include "cgi_upstream.h"
 #include "http_core.h"
@@ -85,6 +87,52 @@ rx_http_cgi_merge_params(rx_conf_t *cf, rx_http_cgi_params_t *conf,
     conf->params = prev->params;
     conf->params_http = prev->params_http;
     return RX_OK;
+}
+
+const rx_conf_enum_t rx_http_cgi_next_upstream_masks[] = {
+    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
+    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
+    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
+    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
+    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
+    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
+    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
+    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
+    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
+    { "off", RX_HTTP_UPSTREAM_FT_OFF },
+    { NULL, 0 }
+};
+
+/* nginx hides these response headers unless *_pass_header says so; ringx
+ * also hides Date and Server, which it always sends itself. */
+static const char *const default_hide[] = {
+    "status", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate",
+    "x-accel-buffering", "x-accel-charset", "date", "server", NULL
+};
+
+void
+rx_http_cgi_init_conf(rx_http_upstream_conf_t *u, rx_http_cgi_params_t *params,
+    const char *module)
+{
+    rx_http_upstream_init_conf(u);
+    u->module = module;
+    rx_http_cgi_init_params(params);
+}
+
+const char *
+rx_http_cgi_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *u,
+    rx_http_upstream_conf_t *prev_u, rx_http_cgi_params_t *params,
+    rx_http_cgi_params_t *prev_params)
+{
+    const char *rv;
+
+    rv = rx_http_upstream_merge_conf(cf, u, prev_u, default_hide);
+    if (rv != RX_CONF_OK) {
+        return rv;
+    }
+    /* nginx: a level with *_param lines of its own inherits none */
+    return rx_http_cgi_merge_params(cf, params, prev_params) == RX_OK
+           ? RX_CONF_OK : RX_CONF_ERROR;
 }
 
 /* "HTTP_" and the header's name, upper case, '-' as '_'. */
@@ -422,8 +470,6 @@ rx_http_cgi_frame_body(rx_http_upstream_t *u, const char *data, size_t len,
     return len ? rx_http_upstream_out_append(u, data, len) : RX_OK;
 }
 
-/* ---- the response of uwsgi and SCGI ---- */
-
 static void
 response_reinit(rx_http_upstream_t *u)
 {
@@ -476,6 +522,8 @@ status_line(rx_http_upstream_t *u, rx_http_cgi_ctx_t *ctx, const char *buf,
     return RX_OK;
 }
 
+/* ---- a CGI-style header line (uwsgi, SCGI and FastCGI) ---- */
+
 /* Compares the length first: most names are none of those asked for. */
 #define key_is(e, lit)                                                      \
     ((e)->key.len == sizeof(lit) - 1                                        \
@@ -504,9 +552,29 @@ content_length(rx_http_upstream_t *u, const rx_str_t *value)
     return RX_OK;
 }
 
+/* Status: "NNN[ reason]". As nginx, the script's status line is kept even
+ * bare ("204"): the header filter then leaves the response as the script
+ * made it. */
 static rx_int_t
-add_header(rx_http_upstream_t *u, rx_http_cgi_ctx_t *ctx, const rx_str_t *name,
-    const rx_str_t *value)
+cgi_status(rx_http_upstream_t *u, const rx_str_t *value, bool *has_status)
+{
+    rx_http_upstream_headers_in_t *h = &u->headers_in;
+    rx_int_t status = value->len >= 3 ? rx_atoi(value->data, 3) : -1;
+
+    if (status < 100 || status > 999
+        || (value->len > 3 && value->data[3] != ' ')) {
+        u->error = "upstream sent invalid status";
+        return RX_HTTP_UPSTREAM_INVALID_HEADER;
+    }
+    h->status = (rx_uint_t) status;
+    h->status_line = *value;
+    *has_status = true;
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_cgi_add_header(rx_http_upstream_t *u, const rx_str_t *name,
+    const rx_str_t *value, unsigned flags, bool *has_status)
 {
     rx_http_upstream_headers_in_t *h = &u->headers_in;
     rx_table_elt_t                *e = rx_http_upstream_header_push(h);
@@ -525,17 +593,11 @@ add_header(rx_http_upstream_t *u, rx_http_cgi_ctx_t *ctx, const rx_str_t *name,
         e->lowcase_key[i] = (char) (ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
     }
     e->lowcase_key[i] = '\0';
-    if (key_is(e, "status") && !ctx->has_status) {
-        rx_int_t status = value->len >= 3 ? rx_atoi(value->data, 3) : -1;
-
-        if (status < 100 || status > 999
-            || (value->len > 3 && value->data[3] != ' ')) {
-            u->error = "upstream sent invalid status";
-            return RX_HTTP_UPSTREAM_INVALID_HEADER;
+    if (key_is(e, "status")) {
+        if (*has_status && (flags & RX_HTTP_CGI_STATUS_ONCE)) {
+            return RX_OK;
         }
-        h->status = (rx_uint_t) status;
-        h->status_line = *value;
-        ctx->has_status = true;
+        return cgi_status(u, value, has_status);
     } else if (key_is(e, "location")) {
         h->location = e;
     } else if (key_is(e, "x-accel-redirect")) {
@@ -544,7 +606,8 @@ add_header(rx_http_upstream_t *u, rx_http_cgi_ctx_t *ctx, const rx_str_t *name,
         h->x_accel_buffering = e;
     } else if (key_is(e, "content-length")) {
         return content_length(u, value);
-    } else if (key_is(e, "transfer-encoding")) {
+    } else if (key_is(e, "transfer-encoding")
+               && (flags & RX_HTTP_CGI_NO_TRANSFER_ENCODING)) {
         /* the body runs to the close: chunks would reach the client as
          * data */
         u->error = "upstream sent \"Transfer-Encoding\" header, which the "
@@ -553,6 +616,8 @@ add_header(rx_http_upstream_t *u, rx_http_cgi_ctx_t *ctx, const rx_str_t *name,
     }
     return RX_OK;
 }
+
+/* ---- the response of uwsgi and SCGI ---- */
 
 /* The empty line came: the status as CGI gives it, the body's length. */
 static void
@@ -594,7 +659,11 @@ response_header(rx_http_upstream_t *u, const char *data, size_t len,
     for ( ;; ) {
         rc = rx_fcgi_parse_header_line(buf, total, &ctx->parsed, &name, &value);
         if (rc == RX_OK) {
-            rc = add_header(u, ctx, &name, &value);
+            /* uWSGI's status line comes first and stays */
+            rc = rx_http_cgi_add_header(u, &name, &value,
+                                        RX_HTTP_CGI_STATUS_ONCE
+                                        | RX_HTTP_CGI_NO_TRANSFER_ENCODING,
+                                        &ctx->has_status);
             if (rc != RX_OK) {
                 return rc;
             }

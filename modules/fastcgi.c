@@ -18,28 +18,11 @@ static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
 
 #define FL(field)  offsetof(rx_http_fastcgi_loc_conf_t, field)
 
-static const rx_conf_enum_t next_upstream_masks[] = {
-    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
-    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
-    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
-    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
-    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
-    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
-    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
-    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
-    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
-    { "off", RX_HTTP_UPSTREAM_FT_OFF },
-    { NULL, 0 }
-};
-
 #define RX_FASTCGI_LOC_CONF  (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
 #define LOC                  RX_HTTP_LOC_CONF_OFFSET
 
 static const rx_command_t fastcgi_commands[] = {
-    { "fastcgi_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
-      set_pass, LOC, 0, NULL },
-    { "fastcgi_param", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE23,
-      rx_http_cgi_set_param, LOC, FL(params), NULL },
+    RX_HTTP_CGI_COMMANDS("fastcgi_", set_pass, rx_http_fastcgi_loc_conf_t),
     { "fastcgi_index", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, rx_conf_set_str_slot,
       LOC, FL(index), NULL },
     { "fastcgi_split_path_info", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1, set_split,
@@ -48,8 +31,6 @@ static const rx_command_t fastcgi_commands[] = {
       LOC, FL(keep_conn), NULL },
     { "fastcgi_catch_stderr", RX_FASTCGI_LOC_CONF | RX_CONF_TAKE1,
       rx_conf_set_str_array_slot, LOC, FL(catch_stderr), NULL },
-    RX_HTTP_UPSTREAM_COMMANDS("fastcgi_",
-        offsetof(rx_http_fastcgi_loc_conf_t, upstream), next_upstream_masks),
     RX_HTTP_CACHE_COMMANDS("fastcgi_",
         offsetof(rx_http_fastcgi_loc_conf_t, upstream),
         offsetof(rx_http_upstream_conf_t, cache)),
@@ -66,13 +47,6 @@ rx_module_t rx_http_fastcgi_module = {
     fastcgi_commands, NULL, NULL, NULL, NULL
 };
 
-/* nginx hides these response headers unless fastcgi_pass_header says so;
- * ringx also hides Date and Server, which it always sends itself. */
-static const char *const default_hide[] = {
-    "status", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate",
-    "x-accel-buffering", "x-accel-charset", "date", "server", NULL
-};
-
 static void *
 create_loc_conf(rx_conf_t *cf)
 {
@@ -81,9 +55,7 @@ create_loc_conf(rx_conf_t *cf)
     if (flcf == NULL) {
         return NULL;
     }
-    rx_http_upstream_init_conf(&flcf->upstream);
-    flcf->upstream.module = "fastcgi";
-    rx_http_cgi_init_params(&flcf->params);
+    rx_http_cgi_init_conf(&flcf->upstream, &flcf->params, "fastcgi");
     flcf->split = RX_CONF_UNSET_PTR;
     flcf->keep_conn = RX_CONF_UNSET;
     flcf->catch_stderr = RX_CONF_UNSET_PTR;
@@ -94,20 +66,13 @@ static const char *
 merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
 {
     rx_http_fastcgi_loc_conf_t *prev = parent, *conf = child;
-    const char                 *rv;
 
-    rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
-                                     default_hide);
-    if (rv != RX_CONF_OK) {
-        return rv;
-    }
     rx_conf_merge_str(conf->index, prev->index, "");
     rx_conf_merge_ptr(conf->split, prev->split, NULL);
     rx_conf_merge_value(conf->keep_conn, prev->keep_conn, 0);
     rx_conf_merge_ptr(conf->catch_stderr, prev->catch_stderr, NULL);
-    /* nginx: a level with fastcgi_param lines of its own inherits none */
-    return rx_http_cgi_merge_params(cf, &conf->params, &prev->params) == RX_OK
-           ? RX_CONF_OK : RX_CONF_ERROR;
+    return rx_http_cgi_merge_conf(cf, &conf->upstream, &prev->upstream,
+                                  &conf->params, &prev->params);
 }
 
 /*

@@ -3,7 +3,8 @@
  * request: BEGIN_REQUEST and PARAMS (fastcgi_params.c), STDIN (the body,
  * in records that point into it). The response: records
  * decoded as they come (split anywhere), STDOUT holding the CGI header
- * then the body, STDERR logged, END_REQUEST ending the exchange.
+ * then the body, STDERR logged, END_REQUEST ending the exchange. The CGI
+ * header's lines are read as uwsgi's and SCGI's (cgi_upstream.c).
  */
 #include "fastcgi.h"
 
@@ -275,70 +276,6 @@ stderr_add(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx, const char *data,
     return RX_OK;
 }
 
-/* Compares the length first: most names are none of those asked for. */
-#define key_is(e, lit)                                                      \
-    ((e)->key.len == sizeof(lit) - 1                                      \
-     && memcmp((e)->lowcase_key, lit, sizeof(lit) - 1) == 0)
-
-static rx_int_t
-add_header(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
-    const rx_str_t *name, const rx_str_t *value)
-{
-    rx_http_upstream_headers_in_t *h = &u->headers_in;
-    rx_table_elt_t                *e = rx_http_upstream_header_push(h);
-    size_t                         i;
-
-    if (e == NULL || (e->lowcase_key = rx_pnalloc(u->r->pool, name->len + 1)) == NULL) {
-        return RX_ERROR;
-    }
-    e->key = *name;
-    e->value = *value;
-    e->deleted = false;
-    for (i = 0; i < name->len; i++) {
-        char ch = name->data[i];     /* a token: ASCII only */
-
-        e->lowcase_key[i] = (char) (ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
-    }
-    e->lowcase_key[i] = '\0';
-    if (key_is(e, "status")) {
-        rx_int_t status = value->len >= 3 ? rx_atoi(value->data, 3) : -1;
-
-        if (status < 100 || status > 999
-            || (value->len > 3 && value->data[3] != ' ')) {
-            u->error = "upstream sent invalid status";
-            return RX_HTTP_UPSTREAM_INVALID_HEADER;
-        }
-        h->status = (rx_uint_t) status;
-        /* as nginx: the script's status line, even bare ("204"); the
-         * header filter then leaves the response as the script made it */
-        h->status_line = *value;
-        ctx->has_status = true;
-    } else if (key_is(e, "location")) {
-        h->location = e;
-    } else if (key_is(e, "x-accel-redirect")) {
-        h->x_accel_redirect = e;
-    } else if (key_is(e, "x-accel-buffering")) {
-        h->x_accel_buffering = e;
-    } else if (key_is(e, "content-length")) {
-        int64_t n = 0;
-
-        for (i = 0; i < value->len && n <= INT64_MAX / 10 - 1; i++) {
-            if (value->data[i] < '0' || value->data[i] > '9') {
-                break;
-            }
-            n = n * 10 + (value->data[i] - '0');
-        }
-        if (value->len == 0 || i < value->len || h->content_length_n >= 0) {
-            u->error = h->content_length_n >= 0
-                       ? "upstream sent duplicate header line \"Content-Length\""
-                       : "upstream sent invalid \"Content-Length\" header";
-            return RX_HTTP_UPSTREAM_INVALID_HEADER;
-        }
-        h->content_length_n = n;
-    }
-    return RX_OK;
-}
-
 /* The empty line was seen: the status as CGI defines it. */
 static void
 header_complete(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx)
@@ -416,7 +353,8 @@ header_text(rx_http_upstream_t *u, rx_http_fastcgi_ctx_t *ctx,
         rc = rx_fcgi_parse_header_line(text, ctx->hlen, &ctx->hparsed,
                                        &name, &value);
         if (rc == RX_OK) {
-            rc = add_header(u, ctx, &name, &value);
+            rc = rx_http_cgi_add_header(u, &name, &value, 0,
+                                        &ctx->has_status);
             if (rc != RX_OK) {
                 return rc;
             }

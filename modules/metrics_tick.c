@@ -10,7 +10,8 @@
  *   for every worker) for metrics_alarm_pool_full;
  *   worker 0, for the whole group: an upstream queue that refused or timed
  *   out requests, or whose wait p95 exceeds metrics_alarm_queue_wait;
- *   worker 0: accepts skewed more than 2x between workers over a minute.
+ *   worker 0: accepts skewed more than 2x between workers over an alarm
+ *   interval.
  */
 #include <dirent.h>
 #include <sys/resource.h>
@@ -21,8 +22,7 @@
 #include "clock.h"
 
 #define TICK_MS        1000
-#define SKEW_MS        60000
-#define SKEW_MIN       100     /* accepts a minute before skew means much */
+#define SKEW_MIN       100     /* accepts in a window before skew means much */
 
 typedef struct {
     rx_msec_t       full_since;     /* 0: not full */
@@ -262,7 +262,9 @@ queue_alarms(rx_cycle_t *cycle)
     }
 }
 
-/* Worker 0, once a minute: accepts spread unevenly between workers. */
+/* Worker 0, once per metrics_alarm_interval (the window: 60 s by default;
+ * shorter makes the alarm testable): accepts spread unevenly between
+ * workers. */
 static void
 skew_alarm(rx_cycle_t *cycle)
 {
@@ -270,7 +272,8 @@ skew_alarm(rx_cycle_t *cycle)
     rx_uint_t                  w, n = tick_mcf->layout.nworkers, lo = 0, hi = 0;
     int64_t                    d[RX_COUNTERS_SLOTS];
 
-    if (n < 2 || n > RX_COUNTERS_SLOTS || rx_current_msec - skew_at < SKEW_MS) {
+    if (n < 2 || n > RX_COUNTERS_SLOTS
+        || rx_current_msec - skew_at < tick_mcf->alarm_interval) {
         return;
     }
     for (w = 0; w < n; w++) {
@@ -284,8 +287,9 @@ skew_alarm(rx_cycle_t *cycle)
         && rx_log_limit_allow(&skew_log, tick_mcf->alarm_interval)) {
         rx_log_error(RX_LOG_WARN, cycle->log, 0, "accepts are skewed between "
             "workers: worker %lu accepted %" PRId64 " connections in the last "
-            "minute, worker %lu %" PRId64 ": consider \"listen ... "
-            "reuseport\"", (unsigned long) hi, d[hi], (unsigned long) lo,
+            "%ld s, worker %lu %" PRId64 ": consider \"listen ... "
+            "reuseport\"", (unsigned long) hi, d[hi],
+            (long) ((rx_current_msec - skew_at) / 1000), (unsigned long) lo,
             d[lo]);
     }
     skew_at = rx_current_msec;

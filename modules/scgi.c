@@ -18,30 +18,8 @@ static const char *set_pass(rx_conf_t *cf, const rx_command_t *cmd, void *conf);
 static void *create_loc_conf(rx_conf_t *cf);
 static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
 
-#define SL(field)  offsetof(rx_http_scgi_loc_conf_t, field)
-#define ANY        (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
-#define LOC        RX_HTTP_LOC_CONF_OFFSET
-
-static const rx_conf_enum_t next_upstream_masks[] = {
-    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
-    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
-    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
-    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
-    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
-    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
-    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
-    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
-    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
-    { "off", RX_HTTP_UPSTREAM_FT_OFF },
-    { NULL, 0 }
-};
-
 static const rx_command_t scgi_commands[] = {
-    { "scgi_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
-      set_pass, LOC, 0, NULL },
-    { "scgi_param", ANY | RX_CONF_TAKE23, rx_http_cgi_set_param, LOC,
-      SL(params), NULL },
-    RX_HTTP_UPSTREAM_COMMANDS("scgi_", SL(upstream), next_upstream_masks),
+    RX_HTTP_CGI_COMMANDS("scgi_", set_pass, rx_http_scgi_loc_conf_t),
     rx_null_command
 };
 
@@ -54,13 +32,6 @@ rx_module_t rx_http_scgi_module = {
     scgi_commands, NULL, NULL, NULL, NULL
 };
 
-/* nginx hides these response headers unless scgi_pass_header says so;
- * ringx also hides Date and Server, which it always sends itself. */
-static const char *const default_hide[] = {
-    "status", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate",
-    "x-accel-buffering", "x-accel-charset", "date", "server", NULL
-};
-
 static void *
 create_loc_conf(rx_conf_t *cf)
 {
@@ -69,9 +40,7 @@ create_loc_conf(rx_conf_t *cf)
     if (slcf == NULL) {
         return NULL;
     }
-    rx_http_upstream_init_conf(&slcf->upstream);
-    slcf->upstream.module = "scgi";
-    rx_http_cgi_init_params(&slcf->params);
+    rx_http_cgi_init_conf(&slcf->upstream, &slcf->params, "scgi");
     return slcf;
 }
 
@@ -79,15 +48,9 @@ static const char *
 merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
 {
     rx_http_scgi_loc_conf_t *prev = parent, *conf = child;
-    const char               *rv;
 
-    rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
-                                     default_hide);
-    if (rv != RX_CONF_OK) {
-        return rv;
-    }
-    return rx_http_cgi_merge_params(cf, &conf->params, &prev->params) == RX_OK
-           ? RX_CONF_OK : RX_CONF_ERROR;
+    return rx_http_cgi_merge_conf(cf, &conf->upstream, &prev->upstream,
+                                  &conf->params, &prev->params);
 }
 
 static rx_int_t scgi_handler(void *data);

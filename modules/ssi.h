@@ -1,7 +1,8 @@
 /*
  * ssi.h: what the SSI filter's files share: the streaming parser of
  * "<!--# command param="value" -->" (ssi_parse.c), the per-request state
- * and the commands (ssi_cmd.c), and the filter itself (ssi.c).
+ * and the commands (ssi_cmd.c), the variables (ssi_var.c), and the filter
+ * itself (ssi.c).
  */
 #ifndef RX_SSI_H
 #define RX_SSI_H
@@ -121,8 +122,23 @@ rx_int_t rx_ssi_command(rx_http_request_t *r, rx_ssi_ctx_t *ctx,
 /* Adds bytes to the response (or to the block being recorded). */
 rx_int_t rx_ssi_emit(rx_http_request_t *r, rx_ssi_ctx_t *ctx,
     const char *data, size_t len);
-/* $date_local, $date_gmt. */
+
+/* ssi_var.c: $date_local, $date_gmt. */
 rx_int_t rx_ssi_add_variables(rx_conf_t *cf);
+/* The SSI variable name (any case), or NULL. */
+rx_ssi_var_t *rx_ssi_var(rx_ssi_ctx_t *ctx, const rx_str_t *name);
+/* Sets (or adds, lower-cased) an SSI variable. RX_OK or RX_ERROR. */
+rx_int_t rx_ssi_var_set(rx_http_request_t *r, rx_ssi_ctx_t *ctx,
+    const rx_str_t *name, const rx_str_t *value);
+/* The value of $name: an SSI variable, a capture of the last if's regex
+ * ($0..$9), else the request's variable. false: no value. */
+bool rx_ssi_get_value(rx_http_request_t *r, rx_ssi_ctx_t *ctx,
+    const rx_str_t *name, rx_str_t *out);
+/* A parameter with its $variables replaced (in place, pool memory);
+ * prefix: a relative result gets the URI's directory in front. RX_OK,
+ * RX_DECLINED (a bad variable name, logged) or RX_ERROR. */
+rx_int_t rx_ssi_evaluate(rx_http_request_t *r, rx_ssi_ctx_t *ctx,
+    rx_str_t *text, bool prefix);
 /* ssi.c: the include's end goes here (its body is in the output). */
 void rx_ssi_include_done(rx_http_request_t *sr, void *data);
 

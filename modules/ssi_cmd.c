@@ -1,16 +1,13 @@
 /*
  * ssi_cmd.c: the SSI commands (include, echo, set, config, if, elif,
  * else, endif, block, endblock), their parameters checked against one
- * table, strings with $variables evaluated as nginx does, and the
- * $date_local / $date_gmt variables.
+ * table, and the if command's expressions. Variables and the evaluation
+ * of $variables in parameters: ssi_var.c.
  */
 #include <ctype.h>
-#include <time.h>
 #include "ssi.h"
 #include "http_uri.h"
-#include "http_variables.h"
 #include "regex.h"
-#include "clock.h"
 
 #define SSI_SET_CAPTURE  8192    /* set=: nginx's subrequest_output_buffer */
 
@@ -110,189 +107,14 @@ rx_ssi_emit(rx_http_request_t *r, rx_ssi_ctx_t *ctx, const char *data,
     return RX_OK;
 }
 
-/* ---- variables ---------------------------------------------------------- */
-
-static rx_ssi_var_t *
-ssi_var(rx_ssi_ctx_t *ctx, const rx_str_t *name)
-{
-    rx_ssi_var_t *v = ctx->vars->elts;
-    rx_uint_t     i;
-
-    for (i = 0; i < ctx->vars->nelts; i++) {
-        if (v[i].name.len == name->len
-            && strncasecmp(v[i].name.data, name->data, name->len) == 0) {
-            return &v[i];
-        }
-    }
-    return NULL;
-}
-
-static rx_int_t
-ssi_var_set(rx_http_request_t *r, rx_ssi_ctx_t *ctx, const rx_str_t *name,
-    const rx_str_t *value)
-{
-    rx_ssi_var_t *v = ssi_var(ctx, name);
-    size_t        i;
-
-    if (v == NULL) {
-        v = rx_array_push(ctx->vars);
-        if (v == NULL || (v->name.data = rx_pnalloc(r->pool, name->len))
-                         == NULL) {
-            return RX_ERROR;
-        }
-        for (i = 0; i < name->len; i++) {
-            v->name.data[i] = (char) tolower((unsigned char) name->data[i]);
-        }
-        v->name.len = name->len;
-    }
-    v->value = *value;
-    return RX_OK;
-}
-
-/* The value of $name: an SSI variable, a capture of the last if's regex
- * ($0..$9), else the request's variable. false: no value. */
-static bool
-get_value(rx_http_request_t *r, rx_ssi_ctx_t *ctx, const rx_str_t *name,
-    rx_str_t *out)
-{
-    rx_ssi_var_t             *sv = ssi_var(ctx, name);
-    rx_http_variable_value_t *vv;
-
-    if (sv) {
-        *out = sv->value;
-        return true;
-    }
-    if (name->len == 1 && isdigit((unsigned char) name->data[0])) {
-        rx_int_t n = name->data[0] - '0';
-
-        if (n >= ctx->ncaptures || ctx->captures[2 * n] < 0) {
-            return false;
-        }
-        out->data = ctx->captures_data.data + ctx->captures[2 * n];
-        out->len = (size_t) (ctx->captures[2 * n + 1] - ctx->captures[2 * n]);
-        return true;
-    }
-    vv = rx_http_get_variable(r, name);
-    if (vv == NULL) {
-        rx_http_request_log_error(r, RX_LOG_ERR, 0, "unknown \"%.*s\" "
-                                  "variable", (int) name->len, name->data);
-        return false;
-    }
-    if (vv->not_found) {
-        return false;
-    }
-    out->data = vv->data;
-    out->len = vv->len;
-    return true;
-}
-
-/* nginx's evaluation of a parameter: $name and ${name} replaced, "\x"
- * gives x for x in \ ' " $ (else stays "\x"); prefix: a relative result
- * gets the directory of the request's URI in front. */
-static rx_int_t
-evaluate(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t *text,
-    bool prefix)
-{
-    size_t   i = 0, cap = text->len + 1, n = 0, pre = 0;
-    char    *out = rx_pnalloc(r->pool, cap);
-    rx_str_t name, val;
-
-    while (out && i < text->len) {
-        char c = text->data[i];
-
-        if (c == '\\' && i + 1 < text->len) {
-            c = text->data[++i];
-            if (c != '\\' && c != '\'' && c != '"' && c != '$') {
-                out[n++] = '\\';
-            }
-            out[n++] = c;
-            i++;
-            continue;
-        }
-        if (c != '$') {
-            out[n++] = c;
-            i++;
-            continue;
-        }
-        i++;
-        if (i < text->len && text->data[i] == '{') {
-            name.data = text->data + ++i;
-            while (i < text->len && text->data[i] != '}') {
-                i++;
-            }
-            if (i == text->len) {
-                rx_http_request_log_error(r, RX_LOG_ERR, 0, "the closing "
-                    "bracket in \"%.*s\" variable is missing",
-                    (int) (text->data + i - name.data), name.data);
-                return RX_DECLINED;
-            }
-            name.len = (size_t) (text->data + i++ - name.data);
-        } else {
-            name.data = text->data + i;
-            while (i < text->len && (isalnum((unsigned char) text->data[i])
-                                     || text->data[i] == '_')) {
-                i++;
-            }
-            name.len = (size_t) (text->data + i - name.data);
-        }
-        if (name.len == 0) {
-            rx_http_request_log_error(r, RX_LOG_ERR, 0, "invalid variable "
-                "name in \"%.*s\"", (int) text->len, text->data);
-            return RX_DECLINED;
-        }
-        if (!get_value(r, ctx, &name, &val) || val.len == 0) {
-            continue;
-        }
-        if (n + val.len + (text->len - i) + 1 > cap) {
-            char *p;
-
-            cap = n + val.len + (text->len - i) + 1 + cap;
-            p = rx_pnalloc(r->pool, cap);
-            if (p == NULL) {
-                return RX_ERROR;
-            }
-            memcpy(p, out, n);
-            out = p;
-        }
-        memcpy(out + n, val.data, val.len);
-        n += val.len;
-    }
-    if (out == NULL) {
-        return RX_ERROR;
-    }
-    if (prefix && n && out[0] != '/') {
-        char *p;
-
-        for (pre = r->uri.len; pre && r->uri.data[pre - 1] != '/'; pre--) {
-            /* the directory of the URI */
-        }
-        p = rx_pnalloc(r->pool, pre + n + 1);
-        if (p == NULL) {
-            return RX_ERROR;
-        }
-        memcpy(p, r->uri.data, pre);
-        memcpy(p + pre, out, n);
-        out = p;
-        n += pre;
-    }
-    out[n] = '\0';
-    text->data = out;
-    text->len = n;
-    return RX_OK;
-}
-
 /* ---- the commands ------------------------------------------------------- */
 
+/* include's parameters that cannot go together, nginx's checks and
+ * wording: RX_DECLINED (logged) or RX_OK. */
 static rx_int_t
-cmd_include(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t **p)
+include_check(rx_http_request_t *r, rx_str_t *uri, rx_str_t *file,
+    rx_str_t *stub, rx_str_t *wait, rx_str_t *set)
 {
-    rx_str_t       *uri = p[0], *file = p[1], *stub = p[2], *wait = p[3];
-    rx_str_t       *set = p[4], path, args;
-    rx_ssi_block_t *bl = ctx->blocks->elts;
-    rx_http_request_t *sr;
-    rx_uint_t       i;
-    rx_int_t        rc;
-
     if (uri && file) {
         rx_http_request_log_error(r, RX_LOG_ERR, 0, "inclusion may be either "
             "virtual=\"%.*s\" or file=\"%.*s\"", (int) uri->len, uri->data,
@@ -322,10 +144,45 @@ cmd_include(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t **p)
             return RX_DECLINED;
         }
     }
+    return RX_OK;
+}
+
+/* the block stub= names, the last one defined under that name (nginx's
+ * order); NULL (logged) when there is none */
+static rx_ssi_block_t *
+include_stub(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t *stub)
+{
+    rx_ssi_block_t *bl = ctx->blocks->elts, *found = NULL;
+    rx_uint_t       i;
+
+    for (i = 0; i < ctx->blocks->nelts; i++) {
+        if (bl[i].name.len == stub->len
+            && memcmp(bl[i].name.data, stub->data, stub->len) == 0) {
+            found = &bl[i];
+        }
+    }
+    if (found == NULL) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "\"stub\"=\"%.*s\" "
+            "for \"include\" not found", (int) stub->len, stub->data);
+    }
+    return found;
+}
+
+static rx_int_t
+cmd_include(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t **p)
+{
+    rx_str_t       *uri = p[0], *file = p[1], *stub = p[2], *wait = p[3];
+    rx_str_t       *set = p[4], path, args;
+    rx_http_request_t *sr;
+    rx_int_t        rc;
+
+    if ((rc = include_check(r, uri, file, stub, wait, set)) != RX_OK) {
+        return rc;
+    }
     if (uri == NULL) {
         uri = file;
     }
-    if ((rc = evaluate(r, ctx, uri, true)) != RX_OK) {
+    if ((rc = rx_ssi_evaluate(r, ctx, uri, true)) != RX_OK) {
         return rc;
     }
     rc = rx_http_parse_unsafe_uri(r->pool, uri, &path, &args);
@@ -339,26 +196,16 @@ cmd_include(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t **p)
     }
     ctx->stub = NULL;
     ctx->set_var = NULL;
-    if (stub) {
-        for (i = 0; i < ctx->blocks->nelts; i++) {
-            if (bl[i].name.len == stub->len
-                && memcmp(bl[i].name.data, stub->data, stub->len) == 0) {
-                ctx->stub = &bl[i];
-            }
-        }
-        if (ctx->stub == NULL) {
-            rx_http_request_log_error(r, RX_LOG_ERR, 0, "\"stub\"=\"%.*s\" "
-                "for \"include\" not found", (int) stub->len, stub->data);
-            return RX_DECLINED;
-        }
+    if (stub && (ctx->stub = include_stub(r, ctx, stub)) == NULL) {
+        return RX_DECLINED;
     }
     if (set) {
         static const rx_str_t empty = rx_string("");
 
-        if (ssi_var_set(r, ctx, set, &empty) != RX_OK) {
+        if (rx_ssi_var_set(r, ctx, set, &empty) != RX_OK) {
             return RX_ERROR;
         }
-        ctx->set_var = ssi_var(ctx, set);
+        ctx->set_var = rx_ssi_var(ctx, set);
     }
     sr = rx_http_subrequest_in_body(r, &path, args.data ? &args : NULL,
                                     set ? SSI_SET_CAPTURE : 0,
@@ -379,7 +226,7 @@ cmd_echo(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t **p)
     char      *buf, *o;
     size_t     i, len;
 
-    if (!get_value(r, ctx, p[0], &value)) {
+    if (!rx_ssi_get_value(r, ctx, p[0], &value)) {
         value = p[1] ? *p[1] : ssi_none;
     }
     if (value.len == 0) {
@@ -421,12 +268,12 @@ static rx_int_t
 cmd_set(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t **p)
 {
     rx_str_t value = *p[1];
-    rx_int_t rc = evaluate(r, ctx, &value, false);
+    rx_int_t rc = rx_ssi_evaluate(r, ctx, &value, false);
 
     if (rc != RX_OK) {
         return rc;
     }
-    return ssi_var_set(r, ctx, p[0], &value);
+    return rx_ssi_var_set(r, ctx, p[0], &value);
 }
 
 static rx_int_t
@@ -445,13 +292,71 @@ cmd_config(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t **p)
     return RX_OK;
 }
 
+/* The named groups of a match (rc: its capture count) become SSI
+ * variables; a group that did not take part gives an empty value. */
+static rx_int_t
+set_named_captures(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_regex_t *re,
+    rx_str_t *left, rx_int_t rc)
+{
+    rx_uint_t               n, k;
+    const rx_regex_name_t  *names = rx_regex_names(re, &n);
+
+    for (k = 0; k < n; k++) {
+        rx_str_t v = { 0, NULL };
+        int      c = (int) names[k].index;
+
+        if (c < rc && ctx->captures[2 * c] >= 0) {
+            v.data = left->data + ctx->captures[2 * c];
+            v.len = (size_t) (ctx->captures[2 * c + 1]
+                              - ctx->captures[2 * c]);
+        }
+        if (rx_ssi_var_set(r, ctx, &names[k].name, &v) != RX_OK) {
+            return RX_ERROR;
+        }
+    }
+    return RX_OK;
+}
+
+/* left = /right/: right (the text between the slashes) is evaluated and
+ * compiled; a match keeps its captures for $1.. and the named ones. A
+ * pattern that does not compile or a failed match: RX_DECLINED. */
+static rx_int_t
+compare_regex(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t *left,
+    rx_str_t *right, bool *matched)
+{
+    char        err[256];
+    rx_regex_t *re;
+    rx_int_t    rc;
+
+    if ((rc = rx_ssi_evaluate(r, ctx, right, false)) != RX_OK) {
+        return rc;
+    }
+    re = rx_regex_compile(r->pool, right, false, err, sizeof(err));
+    if (re == NULL) {
+        rx_http_request_log_error(r, RX_LOG_ERR, 0, "%s", err);
+        return RX_DECLINED;
+    }
+    rc = rx_regex_exec(re, left->data, left->len, ctx->captures,
+                       RX_HTTP_MAX_CAPTURES);
+    if (rc == RX_ERROR) {
+        return RX_DECLINED;
+    }
+    *matched = (rc != RX_DECLINED);
+    if (!*matched) {
+        return RX_OK;
+    }
+    ctx->ncaptures = rc;
+    ctx->captures_data = *left;
+    return set_named_captures(r, ctx, re, left, rc);
+}
+
 /* left = right, left != right, left = /regex/ (captures $1.. and named
  * ones become SSI variables), or left alone (true when not empty). */
 static rx_int_t
 compare(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t *expr,
     bool *result)
 {
-    char     *s = expr->data, *last = s + expr->len, err[256];
+    char     *s = expr->data, *last = s + expr->len;
     rx_str_t  left, right;
     bool      negative = false;
     rx_int_t  rc;
@@ -466,7 +371,7 @@ compare(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t *expr,
     while (s < last && *s == ' ') {
         s++;
     }
-    if ((rc = evaluate(r, ctx, &left, false)) != RX_OK) {
+    if ((rc = rx_ssi_evaluate(r, ctx, &left, false)) != RX_OK) {
         return rc;
     }
     if (s == last) {
@@ -485,55 +390,25 @@ compare(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_str_t *expr,
         s++;
     }
     if (s < last - 1 && *s == '/') {
-        rx_regex_t *re;
+        bool matched;
 
         if (last[-1] != '/') {
             goto invalid;
         }
         right.data = s + 1;
         right.len = (size_t) (last - 1 - right.data);
-        if ((rc = evaluate(r, ctx, &right, false)) != RX_OK) {
-            return rc;
+        rc = compare_regex(r, ctx, &left, &right, &matched);
+        if (rc == RX_OK) {
+            *result = matched != negative;
         }
-        re = rx_regex_compile(r->pool, &right, false, err, sizeof(err));
-        if (re == NULL) {
-            rx_http_request_log_error(r, RX_LOG_ERR, 0, "%s", err);
-            return RX_DECLINED;
-        }
-        rc = rx_regex_exec(re, left.data, left.len, ctx->captures,
-                           RX_HTTP_MAX_CAPTURES);
-        if (rc == RX_ERROR) {
-            return RX_DECLINED;
-        }
-        if (rc != RX_DECLINED) {
-            rx_uint_t                n, k;
-            const rx_regex_name_t   *names = rx_regex_names(re, &n);
-
-            ctx->ncaptures = rc;
-            ctx->captures_data = left;
-            for (k = 0; k < n; k++) {
-                rx_str_t v = { 0, NULL };
-                int      c = (int) names[k].index;
-
-                if (c < rc && ctx->captures[2 * c] >= 0) {
-                    v.data = left.data + ctx->captures[2 * c];
-                    v.len = (size_t) (ctx->captures[2 * c + 1]
-                                      - ctx->captures[2 * c]);
-                }
-                if (ssi_var_set(r, ctx, &names[k].name, &v) != RX_OK) {
-                    return RX_ERROR;
-                }
-            }
-        }
-        *result = (rc != RX_DECLINED) != negative;
-        return RX_OK;
+        return rc;
     }
     if (s < last - 1 && s[0] == '\\' && s[1] == '/') {
         s++;
     }
     right.data = s;
     right.len = (size_t) (last - s);
-    if ((rc = evaluate(r, ctx, &right, false)) != RX_OK) {
+    if ((rc = rx_ssi_evaluate(r, ctx, &right, false)) != RX_OK) {
         return rc;
     }
     *result = (left.len == right.len
@@ -708,60 +583,4 @@ rx_ssi_command(rx_http_request_t *r, rx_ssi_ctx_t *ctx, rx_ssi_command_t *cmd)
         return RX_DECLINED;
     }
     return c->handler(r, ctx, p);
-}
-
-/* ---- $date_local, $date_gmt -------------------------------------------- */
-
-static rx_int_t
-date_variable(rx_http_request_t *r, rx_http_variable_value_t *v,
-    uintptr_t gmt)
-{
-    rx_ssi_ctx_t *ctx = r->ssi_ctx;
-    const char   *fmt = ctx && ctx->timefmt.data ? ctx->timefmt.data
-                                                 : "%A, %d-%b-%Y %H:%M:%S %Z";
-    time_t        now = rx_time_sec;
-    struct tm     tm;
-    char          buf[2048];
-    size_t        n;
-
-    if (strcmp(fmt, "%s") == 0) {
-        n = (size_t) snprintf(buf, sizeof(buf), "%lld", (long long) now);
-    } else {
-        if (gmt) {
-            gmtime_r(&now, &tm);
-        } else {
-            localtime_r(&now, &tm);
-        }
-        n = strftime(buf, sizeof(buf), fmt, &tm);
-    }
-    v->data = rx_pnalloc(r->pool, n + 1);
-    if (v->data == NULL) {
-        return RX_ERROR;
-    }
-    memcpy(v->data, buf, n);
-    v->len = n;
-    v->no_cacheable = 1;
-    return RX_OK;
-}
-
-rx_int_t
-rx_ssi_add_variables(rx_conf_t *cf)
-{
-    static const rx_str_t local = rx_string("date_local");
-    static const rx_str_t gmt = rx_string("date_gmt");
-    rx_http_variable_t   *v;
-
-    v = rx_http_add_variable(cf, &local, RX_HTTP_VAR_NOCACHEABLE);
-    if (v == NULL) {
-        return RX_ERROR;
-    }
-    v->get = date_variable;
-    v->data = 0;
-    v = rx_http_add_variable(cf, &gmt, RX_HTTP_VAR_NOCACHEABLE);
-    if (v == NULL) {
-        return RX_ERROR;
-    }
-    v->get = date_variable;
-    v->data = 1;
-    return RX_OK;
 }

@@ -25,32 +25,14 @@ static const char *merge_loc_conf(rx_conf_t *cf, void *prev, void *conf);
 #define ANY        (RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF)
 #define LOC        RX_HTTP_LOC_CONF_OFFSET
 
-static const rx_conf_enum_t next_upstream_masks[] = {
-    { "error", RX_HTTP_UPSTREAM_FT_ERROR },
-    { "timeout", RX_HTTP_UPSTREAM_FT_TIMEOUT },
-    { "invalid_header", RX_HTTP_UPSTREAM_FT_INVALID_HEADER },
-    { "http_500", RX_HTTP_UPSTREAM_FT_HTTP_500 },
-    { "http_503", RX_HTTP_UPSTREAM_FT_HTTP_503 },
-    { "http_403", RX_HTTP_UPSTREAM_FT_HTTP_403 },
-    { "http_404", RX_HTTP_UPSTREAM_FT_HTTP_404 },
-    { "http_429", RX_HTTP_UPSTREAM_FT_HTTP_429 },
-    { "non_idempotent", RX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT },
-    { "off", RX_HTTP_UPSTREAM_FT_OFF },
-    { NULL, 0 }
-};
-
 static const rx_conf_bounds_t modifier_bounds = { 0, 255 };
 
 static const rx_command_t uwsgi_commands[] = {
-    { "uwsgi_pass", RX_HTTP_LOC_CONF | RX_HTTP_LIF_CONF | RX_CONF_TAKE1,
-      set_pass, LOC, 0, NULL },
-    { "uwsgi_param", ANY | RX_CONF_TAKE23, rx_http_cgi_set_param, LOC,
-      UL(params), NULL },
+    RX_HTTP_CGI_COMMANDS("uwsgi_", set_pass, rx_http_uwsgi_loc_conf_t),
     { "uwsgi_modifier1", ANY | RX_CONF_TAKE1, rx_conf_set_num_slot, LOC,
       UL(modifier1), &modifier_bounds },
     { "uwsgi_modifier2", ANY | RX_CONF_TAKE1, rx_conf_set_num_slot, LOC,
       UL(modifier2), &modifier_bounds },
-    RX_HTTP_UPSTREAM_COMMANDS("uwsgi_", UL(upstream), next_upstream_masks),
     rx_null_command
 };
 
@@ -63,13 +45,6 @@ rx_module_t rx_http_uwsgi_module = {
     uwsgi_commands, NULL, NULL, NULL, NULL
 };
 
-/* nginx hides these response headers unless uwsgi_pass_header says so;
- * ringx also hides Date and Server, which it always sends itself. */
-static const char *const default_hide[] = {
-    "status", "x-accel-expires", "x-accel-redirect", "x-accel-limit-rate",
-    "x-accel-buffering", "x-accel-charset", "date", "server", NULL
-};
-
 static void *
 create_loc_conf(rx_conf_t *cf)
 {
@@ -78,9 +53,7 @@ create_loc_conf(rx_conf_t *cf)
     if (ulcf == NULL) {
         return NULL;
     }
-    rx_http_upstream_init_conf(&ulcf->upstream);
-    ulcf->upstream.module = "uwsgi";
-    rx_http_cgi_init_params(&ulcf->params);
+    rx_http_cgi_init_conf(&ulcf->upstream, &ulcf->params, "uwsgi");
     ulcf->modifier1 = RX_CONF_UNSET;
     ulcf->modifier2 = RX_CONF_UNSET;
     return ulcf;
@@ -90,17 +63,11 @@ static const char *
 merge_loc_conf(rx_conf_t *cf, void *parent, void *child)
 {
     rx_http_uwsgi_loc_conf_t *prev = parent, *conf = child;
-    const char               *rv;
 
-    rv = rx_http_upstream_merge_conf(cf, &conf->upstream, &prev->upstream,
-                                     default_hide);
-    if (rv != RX_CONF_OK) {
-        return rv;
-    }
     rx_conf_merge_value(conf->modifier1, prev->modifier1, 0);
     rx_conf_merge_value(conf->modifier2, prev->modifier2, 0);
-    return rx_http_cgi_merge_params(cf, &conf->params, &prev->params) == RX_OK
-           ? RX_CONF_OK : RX_CONF_ERROR;
+    return rx_http_cgi_merge_conf(cf, &conf->upstream, &prev->upstream,
+                                  &conf->params, &prev->params);
 }
 
 static rx_int_t uwsgi_handler(void *data);

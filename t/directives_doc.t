@@ -16,6 +16,7 @@ use Test::More;
 my $root = "$FindBin::Bin/..";
 
 my %where;     # directive => first file:line it was found at
+my @upstream_shared;   # the names of RX_HTTP_UPSTREAM_COMMANDS, without prefix
 for my $file (sort map { glob "$root/$_/*.c" } qw(core event http modules)) {
     open(my $fh, '<', $file) or die "$file: $!\n";
     my $src = do { local $/; <$fh> };
@@ -38,6 +39,7 @@ for my $file (sort map { glob "$root/$_/*.c" } qw(core event http modules)) {
     close $fh;
     my ($macro) = $src =~ /^(#define RX_HTTP_UPSTREAM_COMMANDS\(.*?)(?=^\S)/ms;
     my @shared = ($macro // '') =~ /RX_HTTP_UPSTREAM_(?:CMD|ACCEPTED)\(p,\s*"([a-z_0-9]+)"/g;
+    @upstream_shared = @shared;
     cmp_ok(scalar @shared, '>=', 10, 'the shared upstream directives were read')
         or diag('found: ' . join(' ', @shared));
     for my $file (sort map { glob "$root/modules/*.c" } 1) {
@@ -48,6 +50,33 @@ for my $file (sort map { glob "$root/$_/*.c" } qw(core event http modules)) {
         while ($msrc =~ /RX_HTTP_UPSTREAM_COMMANDS\("([a-z_]+)"/g) {
             my $prefix = $1;
             $where{"$prefix$_"} //= "$rel (shared table)" for @shared;
+        }
+    }
+}
+
+# What fastcgi, uwsgi and scgi share beyond that: modules/cgi_upstream.h's
+# RX_HTTP_CGI_COMMANDS(prefix, ...), entries { p "name", ... } and the
+# engine's table (RX_HTTP_UPSTREAM_COMMANDS(p, ...)) with the same prefix.
+{
+    my $hdr = "$root/modules/cgi_upstream.h";
+    open(my $fh, '<', $hdr) or die "$hdr: $!\n";
+    my $src = do { local $/; <$fh> };
+    close $fh;
+    my ($macro) = $src =~ /^(#define RX_HTTP_CGI_COMMANDS\(.*?)(?=^\S)/ms;
+    my @own = ($macro // '') =~ /\{\s*p\s+"([a-z_0-9]+)"/g;
+    my $engine = ($macro // '') =~ /RX_HTTP_UPSTREAM_COMMANDS\(p,/;
+    cmp_ok(scalar @own, '>=', 2, 'the CGI protocols\' directives were read')
+        or diag('found: ' . join(' ', @own));
+    ok $engine, '... with the engine\'s table';
+    for my $file (sort map { glob "$root/modules/*.c" } 1) {
+        open(my $m, '<', $file) or die "$file: $!\n";
+        my $msrc = do { local $/; <$m> };
+        close $m;
+        (my $rel = $file) =~ s{^\Q$root\E/}{};
+        while ($msrc =~ /RX_HTTP_CGI_COMMANDS\("([a-z_]+)"/g) {
+            my $prefix = $1;
+            $where{"$prefix$_"} //= "$rel (CGI table)" for @own;
+            $where{"$prefix$_"} //= "$rel (shared table)" for $engine ? @upstream_shared : ();
         }
     }
 }

@@ -23,6 +23,7 @@ use lib "$FindBin::Bin/lib";
 use Digest::SHA qw(sha1_hex);
 use Test::More;
 use Test::Ringx;
+use Test::CgiApp;
 use Test::PhpFpm;
 use Test::Upstream;
 use Time::HiRes qw(sleep time);
@@ -135,14 +136,6 @@ sub head_for {
                     map({ "$_\r\n" } @h), "\r\n";
 }
 
-sub chunked_of {
-    my ($body) = @_;
-    my @parts = (substr($body, 0, 1000), substr($body, 1000, 3000),
-                 substr($body, 4000));
-    return join('', map { sprintf("%x\r\n%s\r\n", length $_, $_) } @parts)
-           . "0\r\n\r\n";
-}
-
 # kind => sub (conn, uri) returning the body that was sent (or undef)
 my @KINDS = (
     [ 'Content-Length small' => sub {
@@ -159,7 +152,7 @@ my @KINDS = (
     [ 'chunked' => sub {
         my ($c, $uri) = @_;
         $c->send(head_for($uri, "Transfer-Encoding: chunked")
-                 . chunked_of($CHUNKED)) or return;
+                 . Test::CgiApp::chunked_of($CHUNKED)) or return;
         return $CHUNKED;
     } ],
     [ 'split across reads' => sub {

@@ -13,12 +13,12 @@ use warnings;
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use Digest::SHA qw(sha1_hex);
 use IO::Socket::IP;
 use POSIX ();
 use Test::More;
 use Test::Ringx;
 use Test::Uwsgi;
+use Test::CgiApp;
 use Time::HiRes qw(sleep);
 
 Test::Uwsgi::binary();             # skips, saying why, without uWSGI
@@ -125,20 +125,8 @@ EOF
 $t->run;
 my $P = $t->port(0);
 
-sub get {
-    my ($raw, %o) = @_;
-    my $c = $t->raw($P);
-    $c->send($raw);
-    my $r = $c->read_response(timeout => 10, %o);
-    $c->close;
-    return $r;
-}
-
-sub var {
-    my ($r, $name) = @_;
-    return undef unless $r && defined $r->{body};
-    return $r->{body} =~ /^\Q$name\E=(.*)$/m ? $1 : undef;
-}
+sub get { Test::CgiApp::get($t, $P, @_) }
+sub var { Test::CgiApp::var(@_) }
 
 # --- variables and headers ------------------------------------------------------
 
@@ -161,45 +149,7 @@ is(var($r, 'X_PARAM'), 'm=GET', 'uwsgi_param with a variable');
 
 # --- request bodies -------------------------------------------------------------
 
-my $SMALL = join '', 'a' .. 'z';
-my $BIG = join '', map { chr(32 + ($_ * 7 + int($_ / 251)) % 95) } 0 .. 1048575;
-my $CHUNKED = ('0123456789abcdef' x 300) . "end";
-
-sub chunked_of {
-    my ($body) = @_;
-    my @parts = (substr($body, 0, 1000), substr($body, 1000, 3000),
-                 substr($body, 4000));
-    return join('', map { sprintf("%x\r\n%s\r\n", length $_, $_) } @parts)
-           . "0\r\n\r\n";
-}
-
-for my $loc ('/u/', '/nb/') {
-    my @kinds = (
-        [ 'small', "Content-Length: 26\r\n", $SMALL, [ $SMALL ] ],
-        [ '1 MiB (spilled)', "Content-Length: " . length($BIG) . "\r\n", $BIG,
-          [ $BIG ] ],
-        [ 'chunked', "Transfer-Encoding: chunked\r\n", $CHUNKED,
-          [ chunked_of($CHUNKED) ] ],
-        [ 'split across reads', "Content-Length: 20\r\n",
-          '0123456789ABCDEFGHIJ', [ '0123456789', 'ABCDEFGHIJ' ] ],
-    );
-    for my $k (@kinds) {
-        my ($name, $h, $body, $pieces) = @$k;
-        my $c = $t->raw($P);
-        $c->send("POST ${loc}body HTTP/1.1\r\nHost: x\r\n$h"
-                 . "Connection: close\r\n\r\n" . shift @$pieces);
-        for (@$pieces) { sleep 0.3; $c->send($_); }
-        my $resp = $c->read_response(timeout => 15);
-        $c->close;
-        is($resp && $resp->{status}, 200, "$loc $name: 200")
-            or diag($resp ? $resp->{raw} : 'none');
-        my ($len, $sha) = ($resp && $resp->{body} // '') =~ /len=(\d+) sha=(\w+)/;
-        is($len, length $body, "$loc $name: every byte reached uWSGI");
-        is($sha, sha1_hex($body), "$loc $name: the bytes sent");
-        is(var($resp, 'CONTENT_LENGTH'), length $body,
-           "$loc $name: CONTENT_LENGTH");
-    }
-}
+Test::CgiApp::request_bodies($t, $P, $_, 'uWSGI') for '/u/', '/nb/';
 
 # --- responses ------------------------------------------------------------------
 
@@ -211,10 +161,7 @@ is($r && $r->{status}, 302, 'a redirect passes');
 like($r && $r->{headers}{location}, qr{/elsewhere$}, 'with its Location');
 $r = get("GET /u/len/300000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 is($r && length($r->{body}), 300000, 'a body with Content-Length: all of it');
-my $want = '';
-for (my ($n, $i) = (500000, 0); $n > 0; $n -= 4096, $i++) {
-    $want .= substr(sprintf('%08d', $i) x 512, 0, $n < 4096 ? $n : 4096);
-}
+my $want = Test::CgiApp::stream_body(500000);
 $r = get("GET /u/stream/500000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 ok($r && $r->{body} eq $want, 'a body ended by the close: every byte, in order')
     or diag($r ? length($r->{body}) : 'none');

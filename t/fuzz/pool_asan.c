@@ -13,6 +13,7 @@
  * of every allocation, `max` the size above which rx_pfree() works.
  */
 #include "core.h"
+#include "slab.h"
 
 struct rx_pool_large_s {
     rx_pool_large_t  *next;
@@ -85,12 +86,29 @@ free_all(rx_pool_t *pool)
     pool->large = NULL;
 }
 
+/* Here a slab's pool is a plain one of the slab's size: every allocation
+ * keeps its own redzones (the slab itself is tested in t/unit). */
+rx_pool_t *
+rx_pool_create_in(rx_slab_t *slab, rx_log_t *log)
+{
+    return rx_pool_create(slab->size, log);
+}
+
+static rx_uint_t ndestroyed;
+
+rx_uint_t
+rx_pool_destroyed(void)
+{
+    return ndestroyed;
+}
+
 void
 rx_pool_destroy(rx_pool_t *pool)
 {
     if (pool == NULL) {
         return;
     }
+    ndestroyed++;
     run_cleanups(pool);
     free_all(pool);
     free(pool);

@@ -12,7 +12,13 @@
 #       after the others ended or were reset)}
 #       --frame-size: the body in DATA frames of at most N bytes;
 #       --window: our SETTINGS_INITIAL_WINDOW_SIZE (the response is paced);
-#       --reset-after: RST_STREAM CANCEL once N bytes of a response came;
+#       --reset-after: RST_STREAM CANCEL once N bytes of a response came
+#       (--reset-index K: only the Kth stream's, counted from 0);
+#       --req "METHOD PATH [N]" (repeatable): one stream each, with its own
+#       method, path and body size, instead of --streams copies of --path;
+#       each response also has "first_data"/"last_data" (the sequence
+#       numbers of its first and last DATA frame on the connection: are
+#       the streams interleaved?)
 #       --close-after: the socket closed once N bytes came (streams open);
 #       --linger S: after the responses, S more seconds for RST_STREAM
 #       frames (a reset of a stream whose response ended: "reset" set,
@@ -118,13 +124,17 @@ def do_request(a):
         c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: a.window})
     ids = []
     bodies = {}
-    for i in range(a.streams):
+    reqs = [(a.method, a.path, a.body_size)] * a.streams
+    if a.req:
+        reqs = [(r.split()[0], r.split()[1], int(r.split()[2]) if len(r.split()) > 2 else 0)
+                for r in a.req]
+    for i, (method, path, body_size) in enumerate(reqs):
         sid = c.get_next_available_stream_id()
-        hdrs = [(":method", a.method), (":path", a.path), (":scheme", "https" if a.tls else "http"),
+        hdrs = [(":method", method), (":path", path), (":scheme", "https" if a.tls else "http"),
                 (":authority", "localhost")]
         body = b""
-        if a.body_size:
-            body = bytes((65 + i % 26 for i in range(a.body_size)))
+        if body_size:
+            body = bytes((65 + i % 26 for i in range(body_size)))
             if not a.no_length:
                 hdrs.append(("content-length", str(len(body))))
         for h in a.header or []:
@@ -134,7 +144,9 @@ def do_request(a):
         ids.append(sid)
         bodies[sid] = [body, 0]
     resp = {sid: {"status": None, "headers": {}, "body": b"", "ended": False, "reset": None,
-                  "max_frame": 0} for sid in ids}
+                  "max_frame": 0, "first_data": None, "last_data": None} for sid in ids}
+    reset_ids = ids if a.reset_index is None else ids[a.reset_index:a.reset_index + 1]
+    nframe = 0
     deadline = time.time() + 20
     closed = False
     events_all = []
@@ -174,8 +186,12 @@ def do_request(a):
                 resp[e.stream_id]["body"] += e.data
                 resp[e.stream_id]["max_frame"] = max(resp[e.stream_id]["max_frame"], len(e.data))
                 received += len(e.data)
+                nframe += 1
+                if resp[e.stream_id]["first_data"] is None:
+                    resp[e.stream_id]["first_data"] = nframe
+                resp[e.stream_id]["last_data"] = nframe
                 c.acknowledge_received_data(e.flow_controlled_length, e.stream_id)
-                if (a.reset_after is not None and len(resp[e.stream_id]["body"]) >= a.reset_after
+                if (a.reset_after is not None and e.stream_id in reset_ids and len(resp[e.stream_id]["body"]) >= a.reset_after
                         and resp[e.stream_id]["reset"] is None and not e.stream_ended):
                     c.reset_stream(e.stream_id, h2.errors.ErrorCodes.CANCEL)
                     resp[e.stream_id]["reset"] = -1     # by us
@@ -194,6 +210,7 @@ def do_request(a):
         events_all += ev
     out = {"responses": [{"status": resp[i]["status"], "headers": resp[i]["headers"],
                           "max_frame": resp[i]["max_frame"],
+                          "first_data": resp[i]["first_data"], "last_data": resp[i]["last_data"],
                           "ended": resp[i]["ended"], "reset": resp[i]["reset"],
                           "body_len": len(resp[i]["body"]),
                           "sha1": hashlib.sha1(resp[i]["body"]).hexdigest(),
@@ -342,6 +359,8 @@ p.add_argument("--window", type=int)
 p.add_argument("--reset-after", type=int)
 p.add_argument("--close-after", type=int)
 p.add_argument("--then")
+p.add_argument("--req", action="append")
+p.add_argument("--reset-index", type=int)
 p.add_argument("--linger", type=float, default=0)
 a = p.parse_args()
 if a.mode == "request":
