@@ -18,15 +18,47 @@ static const char *week[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
 static const char *months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
 
+/* Two digits of n at p. */
+static char *
+two(char *p, int n)
+{
+    *p++ = (char) ('0' + n / 10);
+    *p++ = (char) ('0' + n % 10);
+    return p;
+}
+
+/* Without printf: every response with a Last-Modified formats one (it
+ * was ~1 % of a worker's CPU serving small files). */
 size_t
 rx_http_date(char *buf, time_t t)
 {
-    struct tm tm;
+    struct tm  tm;
+    char      *p = buf;
+    int        y;
 
     gmtime_r(&t, &tm);
-    return (size_t) snprintf(buf, 64, "%s, %02d %s %4d %02d:%02d:%02d GMT",
-        week[tm.tm_wday], tm.tm_mday, months[tm.tm_mon], tm.tm_year + 1900,
-        tm.tm_hour, tm.tm_min, tm.tm_sec);
+    y = tm.tm_year + 1900;
+    if (y < 1000 || y > 9999) {
+        return (size_t) snprintf(buf, 64, "%s, %02d %s %4d %02d:%02d:%02d GMT",
+            week[tm.tm_wday], tm.tm_mday, months[tm.tm_mon], y,
+            tm.tm_hour, tm.tm_min, tm.tm_sec);
+    }
+    memcpy(p, week[tm.tm_wday], 3);
+    p[3] = ',';
+    p[4] = ' ';
+    p = two(p + 5, tm.tm_mday);
+    *p++ = ' ';
+    memcpy(p, months[tm.tm_mon], 3);
+    p[3] = ' ';
+    p = two(two(p + 4, y / 100), y % 100);
+    *p++ = ' ';
+    p = two(p, tm.tm_hour);
+    *p++ = ':';
+    p = two(p, tm.tm_min);
+    *p++ = ':';
+    p = two(p, tm.tm_sec);
+    memcpy(p, " GMT", 5);
+    return (size_t) (p + 4 - buf);
 }
 
 void

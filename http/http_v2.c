@@ -12,13 +12,20 @@
 #include "clock.h"
 
 #define OUT_BATCH        (64 * 1024)  /* bytes of frames per send */
+/* the send buffer: a batch and the frame that crosses its end */
+#define OUT_SIZE         ((size_t) OUT_BATCH + 16384 + 9)
 #define CONTINUATION_MAX 8            /* CONTINUATION frames of one block */
+#define FRAME_HDLEN      9            /* a frame's header (RFC 9113 4.1) */
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
 static void on_free(rx_conn_t *c);
 static void timer_handler(rx_timer_t *t);
 static void send_posted(rx_posted_t *p);
+static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t len,
+    int flags, void *ud);
+static int on_send_data(nghttp2_session *s, nghttp2_frame *f,
+    const uint8_t *hd, size_t length, nghttp2_data_source *source, void *ud);
 
 static const rx_conn_ops_t v2_conn_ops = { on_read, on_sent, on_free, NULL };
 
@@ -58,6 +65,18 @@ last_request(rx_http_v2_conn_t *h2, int32_t id)
     }
 }
 
+/* The stream of id: the one whose header block is being received is
+ * remembered, so each of its fields does not look it up in nghttp2's
+ * stream map (a cache miss each: ~2 % of a worker's CPU). */
+static rx_http_v2_stream_t *
+stream_of(rx_http_v2_conn_t *h2, int32_t id)
+{
+    if (h2->recv_st && h2->recv_st->id == id) {
+        return h2->recv_st;
+    }
+    return nghttp2_session_get_stream_user_data(h2->session, id);
+}
+
 static int
 on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
@@ -68,6 +87,7 @@ on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         || f->headers.cat != NGHTTP2_HCAT_REQUEST) {
         return 0;
     }
+    h2->max_id = rx_max(h2->max_id, f->hd.stream_id);
     /* new streams per read: twice the streams allowed at once, as nginx
      * (a rapid reset opens many in one read) */
     if (++h2->new_streams > 2 * h2->conf->max_concurrent_streams) {
@@ -86,6 +106,7 @@ on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     nghttp2_session_set_stream_user_data(s, f->hd.stream_id, st);
+    h2->recv_st = st;
     last_request(h2, f->hd.stream_id);
     return 0;
 }
@@ -95,13 +116,36 @@ on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
     void *ud)
 {
-    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s,
-                                  f->hd.stream_id);
+    rx_http_v2_stream_t *st = stream_of(ud, f->hd.stream_id);
 
+    (void) s;
     if (st == NULL || f->hd.type != NGHTTP2_HEADERS) {
         return 0;
     }
     return rx_http_v2_stream_header(st, name, namelen, value, valuelen);
+}
+
+/* RFC 9113 5.1.1: a HEADERS frame that would open a stream numbered
+ * below one the client already opened is a connection error
+ * PROTOCOL_ERROR, with nginx's words; nghttp2 1.52 ignores it when the
+ * stream is not open (a trailer section on an open stream is fine). */
+static bool
+stream_id_down(rx_http_v2_conn_t *h2, const nghttp2_frame_hd *hd)
+{
+    nghttp2_stream *st;
+
+    if (hd->type != NGHTTP2_HEADERS || hd->stream_id > h2->max_id) {
+        return false;
+    }
+    st = nghttp2_session_find_stream(h2->session, hd->stream_id);
+    if (st && nghttp2_stream_get_state(st) != NGHTTP2_STREAM_STATE_CLOSED) {
+        return false;
+    }
+    rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+        "client sent HEADERS frame with incorrect identifier %d, the last "
+        "was %d", (int) hd->stream_id, (int) h2->max_id);
+    go_away(h2, NGHTTP2_PROTOCOL_ERROR, NULL);
+    return true;
 }
 
 static int
@@ -110,6 +154,10 @@ on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *ud)
     rx_http_v2_conn_t *h2 = ud;
     static __thread rx_uint_t continuations;
 
+    (void) s;
+    if (stream_id_down(h2, hd)) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
     /* nghttp2 1.52 takes any number of CONTINUATION frames (2024's flood):
      * a header block gets at most CONTINUATION_MAX of them */
     if (hd->type != NGHTTP2_CONTINUATION) {
@@ -129,8 +177,7 @@ static int
 on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
     rx_http_v2_conn_t   *h2 = ud;
-    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s,
-                                  f->hd.stream_id);
+    rx_http_v2_stream_t *st = stream_of(h2, f->hd.stream_id);
     bool                 end = (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
 
     switch (f->hd.type) {
@@ -250,7 +297,7 @@ static int
 on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id,
     const uint8_t *data, size_t len, void *ud)
 {
-    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s, id);
+    rx_http_v2_stream_t *st = stream_of(ud, id);
 
     if (st == NULL || st->vc == NULL) {
         /* nobody reads it any more: the windows open again at once */
@@ -264,8 +311,12 @@ on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id,
 static int
 on_stream_close(nghttp2_session *s, int32_t id, uint32_t error, void *ud)
 {
+    rx_http_v2_conn_t   *h2 = ud;
     rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s, id);
 
+    if (h2->recv_st == st) {
+        h2->recv_st = NULL;              /* as nghttp2 forgets it */
+    }
     if (st) {
         nghttp2_session_set_stream_user_data(s, id, NULL);
         rx_http_v2_stream_closed(st, error);
@@ -287,6 +338,8 @@ create_session(rx_http_v2_conn_t *h2)
         nghttp2_session_callbacks_del(cb);
         return NULL;
     }
+    nghttp2_session_callbacks_set_send_callback(cb, on_send);
+    nghttp2_session_callbacks_set_send_data_callback(cb, on_send_data);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
@@ -304,7 +357,9 @@ create_session(rx_http_v2_conn_t *h2)
      * (nghttp2 then ends the connection with ENHANCE_YOUR_CALM) */
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_max_settings(opt, 32);
-    if (nghttp2_session_server_new2(&s, cb, h2, opt) != 0) {
+    /* nghttp2's per-stream allocations from the worker's free lists */
+    if (nghttp2_session_server_new3(&s, cb, h2, opt, rx_http_v2_nghttp2_mem())
+        != 0) {
         s = NULL;
     }
     nghttp2_option_del(opt);
@@ -454,33 +509,65 @@ rx_http_v2_schedule_send(rx_http_v2_conn_t *h2)
     }
 }
 
+/* nghttp2's frames into h2->out, up to OUT_BATCH bytes (a frame that
+ * crosses it fits: OUT_SIZE); then it is told to wait for the send. */
+static ssize_t
+on_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
+    void *ud)
+{
+    rx_http_v2_conn_t *h2 = ud;
+
+    (void) s; (void) flags;
+    if (h2->out_len >= OUT_BATCH) {
+        return NGHTTP2_ERR_WOULDBLOCK;
+    }
+    len = rx_min(len, h2->out_size - h2->out_len);
+    memcpy(h2->out + h2->out_len, data, len);
+    h2->out_len += len;
+    return (ssize_t) len;
+}
+
+/* A DATA frame (NO_COPY, http_v2_stream.c's read_data): its header and
+ * the response's bytes copied once, straight into h2->out. ringx never
+ * pads, so the header is the frame's whole prefix. A request that went
+ * between the frame's sizing and now (its send waited for room) leaves
+ * no bytes: nghttp2 resets the stream with INTERNAL_ERROR instead. */
+static int
+on_send_data(nghttp2_session *s, nghttp2_frame *f, const uint8_t *hd,
+    size_t length, nghttp2_data_source *source, void *ud)
+{
+    rx_http_v2_conn_t *h2 = ud;
+
+    (void) s; (void) f;
+    if (h2->out_len >= OUT_BATCH
+        || h2->out_size - h2->out_len < FRAME_HDLEN + length) {
+        return NGHTTP2_ERR_WOULDBLOCK;
+    }
+    if (!rx_http_v2_stream_take(source->ptr,
+            (uint8_t *) h2->out + h2->out_len + FRAME_HDLEN, length)) {
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;   /* RST_STREAM */
+    }
+    memcpy(h2->out + h2->out_len, hd, FRAME_HDLEN);
+    h2->out_len += FRAME_HDLEN + length;
+    return 0;
+}
+
 /* Gathers up to OUT_BATCH bytes of frames into h2->out. */
 static ssize_t
 gather(rx_http_v2_conn_t *h2)
 {
-    const uint8_t *p;
-    ssize_t        n;
+    int rv;
 
     h2->out_len = h2->out_sent = 0;
-    while (h2->out_len < OUT_BATCH) {
-        n = nghttp2_session_mem_send(h2->session, &p);
-        if (n <= 0) {
-            return n < 0 ? n : (ssize_t) h2->out_len;
+    if (h2->out == NULL) {
+        h2->out = malloc(OUT_SIZE);
+        if (h2->out == NULL) {
+            return NGHTTP2_ERR_NOMEM;
         }
-        if (h2->out_len + (size_t) n > h2->out_size) {
-            size_t size = rx_max(h2->out_len + (size_t) n, (size_t) OUT_BATCH * 2);
-            char  *grown = realloc(h2->out, size);
-
-            if (grown == NULL) {
-                return NGHTTP2_ERR_NOMEM;
-            }
-            h2->out = grown;
-            h2->out_size = size;
-        }
-        memcpy(h2->out + h2->out_len, p, (size_t) n);
-        h2->out_len += (size_t) n;
+        h2->out_size = OUT_SIZE;
     }
-    return (ssize_t) h2->out_len;
+    rv = nghttp2_session_send(h2->session);
+    return rv < 0 ? rv : (ssize_t) h2->out_len;
 }
 
 /* No stream: the connection waits keepalive_timeout for the next, may be
@@ -499,6 +586,11 @@ idle(rx_http_v2_conn_t *h2)
         }
         return;
     }
+    /* everything went: an idle connection keeps no send buffer (the
+     * heap's, not mapped: the next connection that sends reuses it) */
+    free(h2->out);
+    h2->out = NULL;
+    h2->out_size = h2->out_len = h2->out_sent = 0;
     /* before its first stream a connection has client_header_timeout,
      * as nginx (keepalive_timeout 0 must not end it before any request) */
     rx_timer_add(&c->timer, h2->requests ? clcf->keepalive_timeout
@@ -518,7 +610,7 @@ send_out(rx_http_v2_conn_t *h2)
     if (h2->out_sent == h2->out_len) {
         n = gather(h2);
         if (n < 0) {
-            rx_log_error(RX_LOG_ALERT, &c->log, 0, "nghttp2_session_mem_send() "
+            rx_log_error(RX_LOG_ALERT, &c->log, 0, "nghttp2_session_send() "
                          "failed: %s", nghttp2_strerror((int) n));
             v2_close(h2);
             return;

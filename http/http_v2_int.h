@@ -19,13 +19,20 @@ struct rx_http_v2_conn_s {
     nghttp2_session         *session;
     rx_http_v2_srv_conf_t   *conf;       /* the default server's */
     rx_http_v2_stream_t     *streams;    /* live streams, a list */
+    rx_http_v2_stream_t     *recv_st;    /* the last one a header block
+                                            opened (a lookup saved), or
+                                            NULL once it is freed */
     rx_uint_t                nstreams;
     rx_uint_t                new_streams;  /* opened during this read */
     rx_uint_t                resets;       /* streams reset by the client */
     rx_uint_t                requests;     /* streams taken (keepalive_requests) */
     int32_t                  last_id;      /* the last stream GOAWAY NO_ERROR
                                               let in, or 0 */
-    char                    *out;        /* the send in flight (malloc) */
+    int32_t                  max_id;       /* the highest stream the client
+                                              opened (refused ones too) */
+    char                    *out;        /* the send in flight (malloc;
+                                            freed when the connection is
+                                            idle) */
     size_t                   out_len;
     size_t                   out_sent;
     size_t                   out_size;
@@ -69,11 +76,20 @@ struct rx_http_v2_stream_s {
     int                      iov_index;
     size_t                   iov_off;
     size_t                   iov_total;
+    size_t                   iov_left;    /* bytes of it not yet taken */
     size_t                   unconsumed;  /* DATA not yet acknowledged */
     size_t                   chunk_size;  /* http2_chunk_size of the
                                              location that answers */
     rx_posted_t              sent_post;
 };
+
+/* http_v2_mem.c: per-worker free lists by size class (see there); the
+ * streams' memory and, through rx_http_v2_nghttp2_mem(), nghttp2's */
+void *rx_http_v2_alloc(size_t n);
+void *rx_http_v2_calloc(size_t n, size_t size);
+void *rx_http_v2_realloc(void *p, size_t n);
+void rx_http_v2_free(void *p);
+nghttp2_mem *rx_http_v2_nghttp2_mem(void);
 
 /* http_v2.c */
 void rx_http_v2_schedule_send(rx_http_v2_conn_t *h2);
@@ -94,5 +110,10 @@ void rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error);
 /* The connection goes: the stream's request ends. */
 void rx_http_v2_stream_abort(rx_http_v2_stream_t *st);
 void rx_http_v2_stream_free(rx_http_v2_stream_t *st);
+/* Copies length bytes of the response's send in progress to dst (the
+ * payload of a DATA frame whose size read_data gave). False when the
+ * request went before they were taken. */
+bool rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst,
+    size_t length);
 
 #endif /* RX_HTTP_V2_INT_H */

@@ -134,11 +134,14 @@ for my $case (qw(path_crlf path_space method_crlf authority_crlf)) {
        "$case: RST_STREAM PROTOCOL_ERROR or 400");
 }
 
-# nghttp2 ignores HEADERS on a stream id below the last one (RFC 9113
-# 5.1.1 wants PROTOCOL_ERROR): at least no request runs for it
+# HEADERS on a stream id below the last one: RFC 9113 5.1.1's connection
+# error PROTOCOL_ERROR, logged in nginx's words (nghttp2 alone ignored it)
 $r = raw('stream_id_down');
-is $r->{status}{5}, 200, 'HEADERS on stream 5: answered';
-ok !exists $r->{status}{3}, '... HEADERS on stream 3 after it: no request runs';
+is $r->{goaway}, PROTOCOL_ERROR, 'HEADERS on stream 3 after stream 5: GOAWAY PROTOCOL_ERROR';
+is $r->{last_stream_id}, 5, '... naming stream 5 the last';
+ok !exists $r->{status}{3}, '... no request runs for stream 3';
+ok $t->log_contains(qr/\[info\].*client sent HEADERS frame with incorrect identifier 3, the last was 5/),
+    '... logged as nginx does';
 
 $r = raw('te_trailers');
 is $r->{status}{1}, 200, 'TE: trailers is allowed';
