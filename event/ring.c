@@ -397,6 +397,29 @@ rx_ring_close(int fd, uint64_t ud)
 }
 
 void
+rx_ring_close_quiet(int fd)
+{
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_CLOSE, fd, rx_op_pack(RX_OP_NONE, 0, 0));
+        return;
+    }
+    if (!ring_ready) {
+        (void) close(fd);          /* no loop (any more): at once */
+        return;
+    }
+    sqe = get_sqe();
+    io_uring_prep_close(sqe, fd);
+    io_uring_sqe_set_data64(sqe, rx_op_pack(RX_OP_NONE, 0, 0));
+#ifdef IORING_FEAT_CQE_SKIP
+    if (ring.features & IORING_FEAT_CQE_SKIP) {
+        sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;  /* a failure still posts one */
+    }
+#endif
+}
+
+void
 rx_ring_cancel(uint64_t target_ud, uint64_t ud)
 {
     struct io_uring_sqe *sqe;
