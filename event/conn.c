@@ -105,7 +105,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->free_queued = false;
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
-    c->reusable = c->reclaimed = false;
+    c->reusable = c->reclaimed = c->nonblocking = false;
     c->peer = c->local = NULL;
     c->listening = ls;
     c->number = ++w->connection_counter;

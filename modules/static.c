@@ -14,7 +14,11 @@
 #include "http_date.h"
 #include "clock.h"
 
-#define ZEROCOPY_MIN       (64 * 1024)  /* sendfile_min_size's default */
+/* sendfile_min_size's default: sendfile(2) measured cheaper than the read
+ * path from about 4 KiB up (session 9: 16 KiB 7.3 against 9.4 us/req),
+ * splices (io-wq hand-offs) only from about 64 KiB */
+#define SENDFILE_MIN       (4 * 1024)
+#define SPLICE_MIN         (64 * 1024)
 
 static rx_int_t static_postconfiguration(rx_conf_t *cf);
 static void *create_conf(rx_conf_t *cf);
@@ -63,7 +67,8 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
 
     rx_conf_merge_value(c->max_ranges, p->max_ranges, STATIC_MAX_RANGES);
     rx_conf_merge_value(c->splice, p->splice, 0);
-    rx_conf_merge_size(c->zc_min, p->zc_min, ZEROCOPY_MIN);
+    rx_conf_merge_size(c->zc_min, p->zc_min,
+                       c->splice ? SPLICE_MIN : SENDFILE_MIN);
     if (c->max_ranges > STATIC_MAX_RANGES) {
         c->max_ranges = STATIC_MAX_RANGES;
     }
