@@ -128,8 +128,12 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
 static void
 conn_free(rx_worker_t *w, rx_conn_t *c)
 {
-    if (c->fd != -1 && close(c->fd) == -1) {
-        rx_log_error(RX_LOG_ALERT, &c->log, errno, "close() socket failed");
+    /* nothing is in flight on it any more: the ring closes it with the
+     * loop's next submission, without a syscall of its own (and without
+     * an alert for a failure, which close(2) of a socket has no reason
+     * for) */
+    if (c->fd != -1) {
+        rx_ring_close_quiet(c->fd);
     }
     c->fd = -1;
     rx_pool_destroy(c->pool);

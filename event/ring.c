@@ -401,12 +401,10 @@ rx_ring_close_quiet(int fd)
 {
     struct io_uring_sqe *sqe;
 
-    if (rx_ring_epoll) {
-        rx_epoll_prep(RX_EOP_CLOSE, fd, rx_op_pack(RX_OP_NONE, 0, 0));
-        return;
-    }
-    if (!ring_ready) {
-        (void) close(fd);          /* no loop (any more): at once */
+    if (rx_ring_epoll || !ring_ready) {
+        /* at once: the epoll backend's close would cancel and unregister
+         * what has nothing in flight; no ring (any more) */
+        (void) close(fd);
         return;
     }
     sqe = get_sqe();

@@ -1,11 +1,12 @@
 #!/usr/bin/perl
 # static_syscalls.t: the system calls a static response costs the worker
-# outside its io_uring (counted by strace on the worker), on one keepalive
-# connection. A 30 B file: the file is opened and read through the ring and
-# closed through it too (no close(2) per response; only fstat of the open
-# file remains). A 16 KiB file with `sendfile on`: sendfile(2) (it is above
-# sendfile_min_size's 4 KiB default), the socket made non-blocking once
-# per connection, not once per response (no fcntl pair each time).
+# outside its io_uring (counted by strace on the worker). A 30 B file on
+# one keepalive connection: opened, read and closed through the ring (no
+# close(2) per response; only fstat of the open file remains); on a
+# connection each, the sockets are closed through the ring too. A 16 KiB
+# file with `sendfile on`: by sendfile(2) (above sendfile_min_size's 4 KiB
+# default), the socket made non-blocking once per connection, not once
+# per response (no fcntl pair each time).
 
 use strict;
 use warnings;
@@ -44,13 +45,13 @@ $t->run;
 my ($w) = $t->worker_pids;
 
 SKIP: {
-    skip 'no strace here (apt-get install strace)', 7
+    skip 'no strace here (apt-get install strace)', 9
         if system('strace -V >/dev/null 2>&1') != 0;
 
     # strace on the worker for $N keepalive requests of PATH; the calls by
     # name, and the bodies curl got
     my $trace = sub {
-        my ($path) = @_;
+        my ($path, @curl) = @_;
         (my $name = $path) =~ s{\W}{_}g;
         my $out = $t->prefix . "/strace$name.out";
         my $pid = fork // die "fork: $!";
@@ -61,7 +62,7 @@ SKIP: {
         # strace writes nothing until it attached: a first call tells
         my $url = 'http://127.0.0.1:' . $t->port(0) . $path;
         Test::Ringx::wait_for(sub { `curl -s -o /dev/null $url`; -s $out }, 10);
-        my $got = `curl -s --max-time 30 ${\ join ' ', ($url) x $N}`;
+        my $got = `curl -s --max-time 30 @curl ${\ join ' ', ($url) x $N}`;
         kill 'INT', $pid;
         waitpid $pid, 0;
         my ($text, %calls) = ($t->read_file($out) // '');
@@ -70,7 +71,7 @@ SKIP: {
     };
 
     my ($got, $calls) = $trace->('/small.txt');
-    skip 'strace could not attach to the worker (ptrace refused)', 7
+    skip 'strace could not attach to the worker (ptrace refused)', 9
         unless %$calls;
     is($got, $small x $N, "$N keepalive responses of a 30 B file, whole");
     # the connection's own close (its socket) and the warm-up's: at most 2
@@ -78,6 +79,13 @@ SKIP: {
            '30 B: the file closed through the ring, not by close(2) each time')
         or diag(explain $calls);
     cmp_ok($calls->{newfstatat} // 0, '<=', $N + 1, '30 B: one fstat per response')
+        or diag(explain $calls);
+
+    # a connection each: the sockets too are closed through the ring
+    ($got, $calls) = $trace->('/small.txt', '-H', "'Connection: close'");
+    is($got, $small x $N, "$N responses on a connection each, whole");
+    cmp_ok($calls->{close} // 0, '<=', 1,
+           'Connection: close: the sockets closed through the ring')
         or diag(explain $calls);
 
     ($got, $calls) = $trace->('/mid.bin');
