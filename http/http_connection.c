@@ -76,7 +76,9 @@ rx_http_init_connection(rx_conn_t *c)
     c->timer.data = c;
 
     clcf = rx_http_conn_loc_conf(hc);
+    /* a listening socket with TCP_NODELAY gave it to this one already */
     if (clcf->tcp_nodelay && c->listening->addr.u.sa.sa_family != AF_UNIX
+        && !c->listening->nodelay
         && setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1) {
         rx_log_error(RX_LOG_ALERT, &c->log, errno, "setsockopt(TCP_NODELAY) "
                      "failed");

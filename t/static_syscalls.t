@@ -3,7 +3,8 @@
 # outside its io_uring (counted by strace on the worker). A 30 B file on
 # one keepalive connection: opened, read and closed through the ring (no
 # close(2) per response; only fstat of the open file remains); on a
-# connection each, the sockets are closed through the ring too. A 16 KiB
+# connection each, the sockets are closed through the ring too, and get
+# TCP_NODELAY from the listening socket, not a setsockopt each. A 16 KiB
 # file with `sendfile on`: by sendfile(2) (above sendfile_min_size's 4 KiB
 # default), the socket made non-blocking once per connection, not once
 # per response (no fcntl pair each time).
@@ -35,6 +36,17 @@ http {
         location / { root html; sendfile on; }
         location /k/ { alias html/; sendfile on; sendfile_min_size 1k; }
     }
+    # one server of two on a port without tcp_nodelay: the socket has
+    # none to give, and the other server's connections set it each
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        location / { root html; }
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        server_name off.example;
+        tcp_nodelay off;
+    }
 }
 EOF
 my $small = "Hello, this is a 30-byte file\n";
@@ -45,13 +57,14 @@ $t->run;
 my ($w) = $t->worker_pids;
 
 SKIP: {
-    skip 'no strace here (apt-get install strace)', 9
+    skip 'no strace here (apt-get install strace)', 12
         if system('strace -V >/dev/null 2>&1') != 0;
 
     # strace on the worker for $N keepalive requests of PATH; the calls by
     # name, and the bodies curl got
     my $trace = sub {
         my ($path, @curl) = @_;
+        my $port = $path =~ s/^:(\d)// ? $t->port($1) : $t->port(0);
         (my $name = $path) =~ s{\W}{_}g;
         my $out = $t->prefix . "/strace$name.out";
         my $pid = fork // die "fork: $!";
@@ -60,7 +73,7 @@ SKIP: {
             exit 127;
         }
         # strace writes nothing until it attached: a first call tells
-        my $url = 'http://127.0.0.1:' . $t->port(0) . $path;
+        my $url = "http://127.0.0.1:$port$path";
         Test::Ringx::wait_for(sub { `curl -s -o /dev/null $url`; -s $out }, 10);
         my $got = `curl -s --max-time 30 @curl ${\ join ' ', ($url) x $N}`;
         kill 'INT', $pid;
@@ -71,7 +84,7 @@ SKIP: {
     };
 
     my ($got, $calls) = $trace->('/small.txt');
-    skip 'strace could not attach to the worker (ptrace refused)', 9
+    skip 'strace could not attach to the worker (ptrace refused)', 12
         unless %$calls;
     is($got, $small x $N, "$N keepalive responses of a 30 B file, whole");
     # the connection's own close (its socket) and the warm-up's: at most 2
@@ -86,6 +99,16 @@ SKIP: {
     is($got, $small x $N, "$N responses on a connection each, whole");
     cmp_ok($calls->{close} // 0, '<=', 1,
            'Connection: close: the sockets closed through the ring')
+        or diag(explain $calls);
+    # every server has tcp_nodelay on: the listening socket has it, and
+    # the accepted ones inherit it
+    cmp_ok($calls->{setsockopt} // 0, '<=', 1,
+           'TCP_NODELAY from the listening socket, not set on each')
+        or diag(explain $calls);
+    ($got, $calls) = $trace->(':1/small.txt', '-H', "'Connection: close'");
+    is($got, $small x $N, "$N responses on a port with tcp_nodelay off in one server");
+    cmp_ok($calls->{setsockopt} // 0, '>=', $N,
+           'there: TCP_NODELAY set on each connection of the server with it on')
         or diag(explain $calls);
 
     ($got, $calls) = $trace->('/mid.bin');
