@@ -18,45 +18,65 @@ static const char *week[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
 static const char *months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
 
-/* Two digits of n at p. */
+/* Two digits of n (0..99). */
 static char *
-two(char *p, int n)
+put2(char *p, unsigned n)
 {
-    *p++ = (char) ('0' + n / 10);
-    *p++ = (char) ('0' + n % 10);
-    return p;
+    p[0] = (char) ('0' + n / 10);
+    p[1] = (char) ('0' + n % 10);
+    return p + 2;
 }
 
-/* Without printf: every response with a Last-Modified formats one (it
- * was ~1 % of a worker's CPU serving small files). */
+/*
+ * IMF-fixdate of t, without gmtime_r (glibc takes its time-zone lock) or
+ * printf: every static response's Last-Modified goes through here. Days
+ * to a civil date as in H. Hinnant's "days_from_civil" inverse; the
+ * years that printf's %4d pads or widens (before 1000, after 9999) go
+ * through gmtime_r and printf as before.
+ */
 size_t
 rx_http_date(char *buf, time_t t)
 {
-    struct tm  tm;
-    char      *p = buf;
-    int        y;
+    int64_t   days = t / 86400, secs = t % 86400, era, doe, yoe, doy, mp, y;
+    unsigned  m, d;
+    char     *p = buf;
+    struct tm tm;
 
-    gmtime_r(&t, &tm);
-    y = tm.tm_year + 1900;
-    if (y < 1000 || y > 9999) {
-        return (size_t) snprintf(buf, 64, "%s, %02d %s %4d %02d:%02d:%02d GMT",
-            week[tm.tm_wday], tm.tm_mday, months[tm.tm_mon], y,
-            tm.tm_hour, tm.tm_min, tm.tm_sec);
+    if (secs < 0) {
+        secs += 86400;
+        days--;
     }
-    memcpy(p, week[tm.tm_wday], 3);
+    days += 719468;                       /* from 0000-03-01 */
+    era = (days >= 0 ? days : days - 146096) / 146097;
+    doe = days - era * 146097;
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    d = (unsigned) (doy - (153 * mp + 2) / 5 + 1);
+    m = (unsigned) (mp < 10 ? mp + 3 : mp - 9);
+    y = yoe + era * 400 + (m <= 2);
+    if (y < 1000 || y > 9999) {
+        gmtime_r(&t, &tm);
+        return (size_t) snprintf(buf, 64, "%s, %02d %s %4d %02d:%02d:%02d GMT",
+            week[tm.tm_wday], tm.tm_mday, months[tm.tm_mon],
+            tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    }
+    /* 1970-01-01 (day 719468 here) was a Thursday */
+    memcpy(p, week[((days - 719468) % 7 + 11) % 7], 3);
     p[3] = ',';
     p[4] = ' ';
-    p = two(p + 5, tm.tm_mday);
+    p = put2(p + 5, d);
     *p++ = ' ';
-    memcpy(p, months[tm.tm_mon], 3);
+    memcpy(p, months[m - 1], 3);
     p[3] = ' ';
-    p = two(two(p + 4, y / 100), y % 100);
+    p = put2(p + 4, (unsigned) (y / 100));
+    p = put2(p, (unsigned) (y % 100));
     *p++ = ' ';
-    p = two(p, tm.tm_hour);
+    p = put2(p, (unsigned) (secs / 3600));
     *p++ = ':';
-    p = two(p, tm.tm_min);
+    p = put2(p, (unsigned) (secs / 60 % 60));
     *p++ = ':';
-    p = two(p, tm.tm_sec);
+    p = put2(p, (unsigned) (secs % 60));
     memcpy(p, " GMT", 5);
     return (size_t) (p + 4 - buf);
 }

@@ -27,6 +27,11 @@ typedef struct {
                                       asked for on the listen line: bind
                                       must fail on an address in use */
     bool           deferred;       /* TCP_DEFER_ACCEPT */
+    bool           nodelay;        /* TCP_NODELAY on it (else cleared):
+                                      accepted sockets inherit it, so
+                                      the protocol need not set it on
+                                      each (HTTP: every server on it has
+                                      tcp_nodelay on) */
     bool           inherited;      /* fd kept from the previous cycle */
     bool           remove;         /* closed when the new cycle starts */
     bool           draining;       /* a worker's graceful stop: its accept

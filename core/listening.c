@@ -47,6 +47,11 @@ apply_options(rx_log_t *log, rx_listening_t *ls)
     if (ls->deferred) {
         set_opt(log, ls, IPPROTO_TCP, TCP_DEFER_ACCEPT, 1, "TCP_DEFER_ACCEPT");
     }
+    /* set or cleared: a socket taken over from the previous cycle may
+     * have it from a configuration that differed */
+    if (ls->addr.u.sa.sa_family != AF_UNIX) {
+        set_opt(log, ls, IPPROTO_TCP, TCP_NODELAY, ls->nodelay, "TCP_NODELAY");
+    }
 }
 
 /* A unix socket file left by a process that is gone can be removed; one

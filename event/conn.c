@@ -114,7 +114,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->free_queued = false;
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
-    c->reusable = c->reclaimed = false;
+    c->reusable = c->reclaimed = c->nonblocking = false;
     c->peer = c->local = NULL;
     c->listening = ls;
     c->number = ++w->connection_counter;
@@ -137,8 +137,12 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
 static void
 conn_free(rx_worker_t *w, rx_conn_t *c)
 {
-    if (c->fd != -1 && close(c->fd) == -1) {
-        rx_log_error(RX_LOG_ALERT, &c->log, errno, "close() socket failed");
+    /* nothing is in flight on it any more: the ring closes it with the
+     * loop's next submission, without a syscall of its own (and without
+     * an alert for a failure, which close(2) of a socket has no reason
+     * for) */
+    if (c->fd != -1) {
+        rx_ring_close_quiet(c->fd);
     }
     c->fd = -1;
     rx_pool_destroy(c->pool);

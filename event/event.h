@@ -107,6 +107,7 @@ struct rx_conn_s {
                                            closed by a graceful stop */
     rx_msec_t              idle_since;  /* when it became idle */
     bool                   sending;
+    bool                   nonblocking; /* O_NONBLOCK set on fd (sendfile) */
     bool                   free_queued; /* on the worker's free_later list */
     rx_listening_t        *listening;
     rx_sockaddr_t         *peer;        /* NULL until rx_conn_peer() */

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "tls.h"
 #include "http_v2.h"
+#include "http_connection_int.h"
 
 /* Pipelined bytes held while a response goes out; beyond this the
  * connection stops reading until the response is done. */
@@ -25,11 +26,8 @@
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_free(rx_conn_t *c);
-static void timer_handler(rx_timer_t *t);
-static void process_input(rx_http_connection_t *hc);
 
 static void on_op(rx_conn_t *c, const rx_cqe_t *cqe);
-static void release_input(rx_http_connection_t *hc);
 
 static void body_resume(rx_posted_t *p);
 static bool v2_start(rx_http_connection_t *hc);
@@ -40,20 +38,8 @@ static const rx_conn_ops_t http_conn_ops = { on_read, rx_http_on_sent, on_free,
 rx_http_tls_hooks_t rx_http_tls_hooks;
 
 
-static rx_http_core_srv_conf_t *
-srv_conf_of(rx_http_connection_t *hc)
-{
-    return hc->server;
-}
-
-static rx_http_core_loc_conf_t *
-loc_conf_of_server(rx_http_connection_t *hc)
-{
-    return hc->server->ctx->loc_conf[rx_http_core_module.ctx_index];
-}
-
-static void
-set_state(rx_http_connection_t *hc, rx_http_conn_state_t state)
+void
+rx_http_conn_set_state(rx_http_connection_t *hc, rx_http_conn_state_t state)
 {
     if (hc->state == RX_HC_HEADER) rx_http_stat_reading(-1);
     if (hc->state == RX_HC_PROCESS) rx_http_stat_writing(-1);
@@ -86,11 +72,13 @@ rx_http_init_connection(rx_conn_t *c)
     rx_http_stat_accepted(1);
     c->data = hc;
     c->ops = &http_conn_ops;
-    c->timer.handler = timer_handler;
+    c->timer.handler = rx_http_conn_timer_handler;
     c->timer.data = c;
 
-    clcf = loc_conf_of_server(hc);
+    clcf = rx_http_conn_loc_conf(hc);
+    /* a listening socket with TCP_NODELAY gave it to this one already */
     if (clcf->tcp_nodelay && c->listening->addr.u.sa.sa_family != AF_UNIX
+        && !c->listening->nodelay
         && setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1) {
         rx_log_error(RX_LOG_ALERT, &c->log, errno, "setsockopt(TCP_NODELAY) "
                      "failed");
@@ -114,7 +102,7 @@ rx_http_init_connection(rx_conn_t *c)
     (void) rx_conn_peer(c);
     /* a new connection waits for its first byte as long as for a header
      * (over TLS: the handshake is bounded by it too) */
-    rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
+    rx_timer_add(&c->timer, rx_http_conn_srv_conf(hc)->client_header_timeout);
     c->transport->start_read(c);
     /* until its first byte it may be closed for a new connection when the
      * table is full, as nginx does (over TLS the handshake's first byte
@@ -170,13 +158,13 @@ on_free(rx_conn_t *c)
         }
         hc->r = NULL;
     }
-    set_state(hc, RX_HC_CLOSED);
+    rx_http_conn_set_state(hc, RX_HC_CLOSED);
     if (hc->framing) {
         hc->framing->closed(hc);       /* a stream: not an accepted one */
     } else {
         rx_http_stat_accepted(-1);
     }
-    release_input(hc);
+    rx_http_conn_release_input(hc);
 }
 
 uint64_t
@@ -202,10 +190,8 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
     r->op_handler(r, cqe);
 }
 
-/* What an idle connection does not need: the input buffer and the
- * parser (a new one starts the next request). */
-static void
-release_input(rx_http_connection_t *hc)
+void
+rx_http_conn_release_input(rx_http_connection_t *hc)
 {
     free(hc->in);
     hc->in = NULL;
@@ -216,19 +202,13 @@ release_input(rx_http_connection_t *hc)
     }
 }
 
-static void
-close_connection(rx_http_connection_t *hc)
-{
-    rx_conn_close(hc->conn);
-}
-
 /* Appends received bytes; the buffer exists only while there is input. */
 static rx_int_t
 append_input(rx_http_connection_t *hc, const char *data, size_t len)
 {
     if (hc->in_len + len > hc->in_size) {
         size_t size = rx_max(hc->in_size * 2, rx_max(hc->in_len + len,
-                             srv_conf_of(hc)->client_header_buffer_size));
+                             rx_http_conn_srv_conf(hc)->client_header_buffer_size));
         char  *grown = realloc(hc->in, size);
 
         if (grown == NULL) {
@@ -262,7 +242,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         switch (hc->state) {
         case RX_HC_WAIT:
         case RX_HC_LINGER:
-            close_connection(hc);
+            rx_http_conn_close(hc);
             return;
         case RX_HC_HEADER:
             if (len < 0) {
@@ -275,7 +255,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
             if (hc->r) {
                 hc->r->headers_out.status = RX_HTTP_BAD_REQUEST;
             }
-            close_connection(hc);
+            rx_http_conn_close(hc);
             return;
         default:
             if (hc->r && hc->r->watch_client) {
@@ -284,7 +264,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
                 rx_http_log_error_action(hc, RX_LOG_INFO,
                     len < 0 ? (int) -len : 0, NULL,
                     "client prematurely closed connection");
-                close_connection(hc);
+                rx_http_conn_close(hc);
                 return;
             }
             if (hc->r && !hc->r->body_read) {
@@ -292,7 +272,7 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
                     "reading client request body",
                     "client prematurely closed connection");
                 hc->r->err_status = RX_HTTP_BAD_REQUEST;
-                close_connection(hc);
+                rx_http_conn_close(hc);
                 return;
             }
             /* the response may still go out; nothing more will come in */
@@ -304,28 +284,28 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
     if (hc->state == RX_HC_LINGER) {
         /* drained and dropped, for at most lingering_time in all */
         if (rx_current_msec >= hc->linger_deadline) {
-            close_connection(hc);
+            rx_http_conn_close(hc);
             return;
         }
         rx_timer_add(&c->timer, rx_min(hc->linger_deadline - rx_current_msec,
-            ((rx_http_core_loc_conf_t *) loc_conf_of_server(hc))->lingering_timeout));
+            ((rx_http_core_loc_conf_t *) rx_http_conn_loc_conf(hc))->lingering_timeout));
         return;
     }
     if (append_input(hc, data, (size_t) len) != RX_OK) {
-        close_connection(hc);
+        rx_http_conn_close(hc);
         return;
     }
     if (hc->state == RX_HC_WAIT) {
         rx_conn_set_idle(c, false);
         hc->action = "reading client request line";
-        set_state(hc, RX_HC_HEADER);
-        rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
+        rx_http_conn_set_state(hc, RX_HC_HEADER);
+        rx_timer_add(&c->timer, rx_http_conn_srv_conf(hc)->client_header_timeout);
     }
     if (hc->requests == 0 && hc->r == NULL && hc->framing == NULL
         && v2_start(hc)) {
         return;
     }
-    process_input(hc);
+    rx_http_conn_process_input(hc);
 }
 
 /* The first bytes: HTTP/2 after ALPN "h2", or the preface on a cleartext
@@ -348,9 +328,9 @@ v2_start(rx_http_connection_t *hc)
         return true;                     /* the rest of the preface */
     }
     rx_timer_del(&hc->conn->timer);
-    set_state(hc, RX_HC_WAIT);
+    rx_http_conn_set_state(hc, RX_HC_WAIT);
     rx_http_v2_init(hc, hc->in, hc->in_len);
-    release_input(hc);
+    rx_http_conn_release_input(hc);
     return true;
 }
 
@@ -373,7 +353,7 @@ rx_http_init_framed_connection(rx_conn_t *c, rx_http_connection_t *parent,
     hc->framing_data = data;
     c->data = hc;
     c->ops = &http_conn_ops;
-    c->timer.handler = timer_handler;
+    c->timer.handler = rx_http_conn_timer_handler;
     c->timer.data = c;
     return RX_OK;
 }
@@ -389,7 +369,7 @@ static const rx_http_parse_handlers_t request_handlers = {
 static rx_int_t
 ensure_parser(rx_http_connection_t *hc)
 {
-    rx_http_core_srv_conf_t *cscf = srv_conf_of(hc);
+    rx_http_core_srv_conf_t *cscf = rx_http_conn_srv_conf(hc);
 
     if (hc->parser) {
         return RX_OK;
@@ -416,7 +396,7 @@ parse_error(rx_http_connection_t *hc)
     if (r == NULL) {
         r = rx_http_create_request(hc);
         if (r == NULL) {
-            close_connection(hc);
+            rx_http_conn_close(hc);
             return;
         }
     }
@@ -426,7 +406,7 @@ parse_error(rx_http_connection_t *hc)
         rx_http_log_error_action(hc, rx_http_parser_reason_level(hc->parser), 0,
                                  "reading client request body", "%s",
                                  reason ? reason : "client sent invalid body");
-        close_connection(hc);
+        rx_http_conn_close(hc);
         return;
     }
     if (reason) {
@@ -434,7 +414,7 @@ parse_error(rx_http_connection_t *hc)
                                   0, "%s", reason);
     }
     rx_timer_del(&hc->conn->timer);
-    set_state(hc, RX_HC_PROCESS);
+    rx_http_conn_set_state(hc, RX_HC_PROCESS);
     rx_http_finalize_request(r, (rx_int_t) status);
 }
 
@@ -446,7 +426,7 @@ header_done(rx_http_connection_t *hc)
     rx_http_request_t *r = hc->r;
 
     rx_timer_del(&hc->conn->timer);
-    set_state(hc, RX_HC_PROCESS);
+    rx_http_conn_set_state(hc, RX_HC_PROCESS);
     hc->action = NULL;
     rx_http_parser_resume(hc->parser);
     rx_http_stat_request();
@@ -501,8 +481,8 @@ input_waits(rx_http_connection_t *hc)
     return true;
 }
 
-static void
-process_input(rx_http_connection_t *hc)
+void
+rx_http_conn_process_input(rx_http_connection_t *hc)
 {
     rx_http_parse_rc_t rc;
     size_t             n;
@@ -511,7 +491,7 @@ process_input(rx_http_connection_t *hc)
         return;
     }
     if (ensure_parser(hc) != RX_OK) {
-        close_connection(hc);
+        rx_http_conn_close(hc);
         return;
     }
     /* a message without a body completes without another byte: the parser
@@ -526,7 +506,7 @@ process_input(rx_http_connection_t *hc)
             return;
         }
         if (hc->r == NULL && (hc->r = rx_http_create_request(hc)) == NULL) {
-            close_connection(hc);
+            rx_http_conn_close(hc);
             return;
         }
         rc = rx_http_parser_execute(hc->parser, hc->in_parsed,
@@ -599,221 +579,5 @@ body_resume(rx_posted_t *p)
                      r->body_mode == RX_HTTP_BODY_DISCARD && r->response_done
                      ? clcf->lingering_timeout : clcf->client_body_timeout);
     }
-    process_input(hc);
-}
-
-static bool
-keepalive_allowed(rx_http_connection_t *hc, rx_http_request_t *r)
-{
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-
-    /* r->keepalive is what the response said: one that promised
-     * keep-alive before a graceful stop began is kept, and the stop
-     * closes it once it is quiet (event/conn.c), as the client may
-     * already be sending its next request on it */
-    return r->keepalive && !hc->close_after && !hc->client_eof
-           && clcf->keepalive_timeout > 0;
-}
-
-static void
-start_lingering(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
-{
-    rx_conn_t *c = hc->conn;
-
-    set_state(hc, RX_HC_LINGER);
-    release_input(hc);
-    hc->linger_deadline = rx_current_msec + clcf->lingering_time;
-    c->transport->shutdown_write(c);
-    c->transport->start_read(c);
-    rx_timer_add(&c->timer, clcf->lingering_timeout);
-    rx_conn_set_reusable(c, true);       /* nothing is lost if it goes */
-}
-
-/* The response went out and the request is over: log it, then keep the
- * connection alive, drain it, or close it. */
-void
-rx_http_request_done(rx_http_request_t *r)
-{
-    rx_http_connection_t    *hc = r->hc;
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_conn_t               *c = hc->conn;
-    bool                     keep;
-
-    if (rx_http_background_wait(r)) {
-        return;        /* called again once its mirrors have ended */
-    }
-    if (!r->logged) {
-        r->logged = 1;
-        rx_http_run_log_phase(r);
-    }
-    if (hc->state == RX_HC_CLOSED || c->state != RX_CONN_ACTIVE) {
-        return;                          /* called while the connection goes */
-    }
-    if (r->after_response) {
-        rx_int_t (*after)(rx_http_request_t *r) = r->after_response;
-
-        r->after_response = NULL;
-        if (after(r) == RX_AGAIN) {
-            return;                      /* it goes on without the client */
-        }
-    }
-    if (hc->framing) {
-        hc->framing->request_done(r);    /* one request: the stream ends */
-        return;
-    }
-    keep = keepalive_allowed(hc, r);
-    if (keep && !r->body_read) {
-        /* read and drop the rest of the body, then keep the connection */
-        if (rx_http_discard_request_body(r) != RX_OK
-            || r->body_mode != RX_HTTP_BODY_DISCARD) {
-            keep = false;             /* broken, or a reader still reads */
-        } else if (!r->body_read) {
-            rx_timer_add(&c->timer, clcf->lingering_timeout);
-            return;
-        }
-    }
-    /* what the rest needs from the request, before its memory goes */
-    bool unread_body = !r->body_read;
-
-    hc->r = NULL;
-    rx_http_request_free(r);
-    r = NULL;
-
-    if (!keep) {
-        if (clcf->lingering_close == RX_HTTP_LINGERING_ALWAYS
-            || (clcf->lingering_close == RX_HTTP_LINGERING_ON
-                && (unread_body || hc->in_len > hc->in_parsed))) {
-            start_lingering(hc, clcf);
-            return;
-        }
-#if (RX_HAVE_OPENSSL)
-        rx_tls_close_notify(c);
-#endif
-        close_connection(hc);
-        return;
-    }
-
-    /* keepalive: what follows in the buffer is the next request */
-    rx_http_parser_resume(hc->parser);
-    if (hc->in_len > hc->in_parsed) {
-        memmove(hc->in, hc->in + hc->in_parsed, hc->in_len - hc->in_parsed);
-        hc->in_len -= hc->in_parsed;
-        hc->in_parsed = 0;
-        hc->pipelined = 1;
-        hc->action = "reading client request line";
-        set_state(hc, RX_HC_HEADER);
-        rx_timer_add(&c->timer, srv_conf_of(hc)->client_header_timeout);
-        hc->held_stopped = 0;
-        c->transport->start_read(c);      /* if pipelining had paused it */
-        process_input(hc);
-        return;
-    }
-    release_input(hc);
-    hc->held_stopped = 0;
-    hc->server = hc->default_server;
-    set_state(hc, RX_HC_WAIT);
-    hc->keepalive_start = rx_current_msec;
-    rx_timer_add(&c->timer, clcf->keepalive_timeout);
-    rx_conn_set_idle(c, true);
-    if (c->state != RX_CONN_ACTIVE) {
-        return;              /* it gave its slot to a new connection */
-    }
-    if (hc->client_eof) {
-        close_connection(hc);
-        return;
-    }
-    c->transport->start_read(c);
-}
-
-/* reset_timedout_connection: a timed-out client gets an RST, so that the
- * kernel drops what is queued for it instead of keeping it in FIN_WAIT. */
-static void
-close_timedout(rx_http_connection_t *hc)
-{
-    rx_http_core_loc_conf_t *clcf = hc->r
-        ? rx_http_get_module_loc_conf(hc->r, rx_http_core_module)
-        : loc_conf_of_server(hc);
-    struct linger            l = { 1, 0 };
-
-    if (clcf->reset_timedout_connection && hc->conn->fd != -1
-        && setsockopt(hc->conn->fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)) == -1) {
-        rx_log_error(RX_LOG_CRIT, &hc->conn->log, errno,
-                     "setsockopt(SO_LINGER) failed");
-    }
-    close_connection(hc);
-}
-
-static void
-timer_handler(rx_timer_t *t)
-{
-    rx_conn_t            *c = t->data;
-    rx_http_connection_t *hc = c->data;
-    rx_http_request_t    *r;
-
-    if (hc == NULL || c->state != RX_CONN_ACTIVE) {
-        return;
-    }
-    r = hc->r;
-    switch (hc->state) {
-    case RX_HC_WAIT:
-        if (hc->requests == 0) {
-            /* a new connection that never sent a request (nginx logs it;
-             * a keepalive_timeout is not worth a line) */
-            rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
-                rx_conn_proxy_protocol_reading(c) ? "reading PROXY protocol" :
-#if (RX_HAVE_OPENSSL)
-                rx_tls_ssl(c) && !rx_tls_handshake_done(c) ? "SSL handshaking" :
-#endif
-                "waiting for request", "client timed out");
-        }
-        close_connection(hc);
-        return;
-    case RX_HC_HEADER:
-        rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT, hc->action,
-                                 "client timed out");
-        if (r) {
-            r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
-        }
-        close_timedout(hc);
-        return;
-    case RX_HC_LINGER:
-        close_connection(hc);
-        return;
-    case RX_HC_PROCESS:
-        if (c->sending || (r && r->sending_file)
-            || (r && r->response_done
-                && r->body_mode != RX_HTTP_BODY_DISCARD)) {
-            rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
-                                     "sending response to client",
-                                     "client timed out");
-            if (rx_http_send_timed_out(hc)) {
-                return;          /* the request goes on without its client */
-            }
-            if (r && r->headers_out.status == 0) {
-                r->headers_out.status = RX_HTTP_REQUEST_TIME_OUT;
-            }
-            close_timedout(hc);
-            return;
-        }
-        if (r && r->body_mode == RX_HTTP_BODY_DISCARD) {
-            close_connection(hc);                /* lingering_timeout */
-            return;
-        }
-        if (r && !r->body_read) {
-            rx_http_log_error_action(hc, RX_LOG_INFO, ETIMEDOUT,
-                                     "reading client request body",
-                                     "client timed out");
-            hc->close_after = 1;
-            if (!r->header_sent) {
-                rx_http_finalize_request(r, RX_HTTP_REQUEST_TIME_OUT);
-            } else {
-                close_timedout(hc);
-            }
-        }
-        return;
-    default:
-        return;
-    }
+    rx_http_conn_process_input(hc);
 }

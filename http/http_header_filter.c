@@ -232,7 +232,9 @@ put_own_headers(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
         PUT_LIT(p, "\r\n");
     }
     if (ho->last_modified_time != -1) {
-        *p += sprintf(*p, "Last-Modified: %s\r\n", lm);
+        PUT_LIT(p, "Last-Modified: ");
+        put(p, lm, strlen(lm));
+        PUT_LIT(p, "\r\n");
     }
     if (r->chunked) {
         PUT_LIT(p, "Transfer-Encoding: chunked\r\n");

@@ -297,6 +297,18 @@ find_listening(rx_cycle_t *cycle, const rx_http_listen_opt_t *lo)
     return NULL;
 }
 
+/* tcp_nodelay of a server (its own level): the listening socket has
+ * TCP_NODELAY when every server on it wants it (http_connection.c then
+ * leaves the accepted sockets as they are). */
+static bool
+server_nodelay(rx_http_core_srv_conf_t *cscf)
+{
+    rx_http_core_loc_conf_t *clcf =
+        cscf->ctx->loc_conf[rx_http_core_module.ctx_index];
+
+    return clcf->tcp_nodelay;
+}
+
 static rx_int_t
 add_one(rx_conf_t *cf, rx_http_listen_opt_t *lo)
 {
@@ -324,6 +336,7 @@ add_one(rx_conf_t *cf, rx_http_listen_opt_t *lo)
         ls->keepcnt = lo->keepcnt;
         ls->reuseport = lo->reuseport;
         ls->deferred = lo->deferred;
+        ls->nodelay = lo->addr.u.sa.sa_family != AF_UNIX;
         ls->servers = rx_array_create(cf->pool, 2, sizeof(void *));
         if (ls->servers == NULL) {
             return RX_ERROR;
@@ -342,6 +355,7 @@ add_one(rx_conf_t *cf, rx_http_listen_opt_t *lo)
             }
         }
     }
+    ls->nodelay = ls->nodelay && server_nodelay(lo->server);
     if (lo->set && rx_sockaddr_eq(&ls->addr, &lo->addr)) {
         others = ((rx_array_t *) ls->servers)->elts;
         for (i = 0; i < ((rx_array_t *) ls->servers)->nelts; i++) {

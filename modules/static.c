@@ -14,7 +14,11 @@
 #include "http_date.h"
 #include "clock.h"
 
-#define ZEROCOPY_MIN       (64 * 1024)  /* sendfile_min_size's default */
+/* sendfile_min_size's default: sendfile(2) measured cheaper than the read
+ * path from about 4 KiB up (session 9: 16 KiB 7.3 against 9.4 us/req),
+ * splices (io-wq hand-offs) only from about 64 KiB */
+#define SENDFILE_MIN       (4 * 1024)
+#define SPLICE_MIN         (64 * 1024)
 
 static rx_int_t static_postconfiguration(rx_conf_t *cf);
 static void *create_conf(rx_conf_t *cf);
@@ -63,7 +67,8 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
 
     rx_conf_merge_value(c->max_ranges, p->max_ranges, STATIC_MAX_RANGES);
     rx_conf_merge_value(c->splice, p->splice, 0);
-    rx_conf_merge_size(c->zc_min, p->zc_min, ZEROCOPY_MIN);
+    rx_conf_merge_size(c->zc_min, p->zc_min,
+                       c->splice ? SPLICE_MIN : SENDFILE_MIN);
     if (c->max_ranges > STATIC_MAX_RANGES) {
         c->max_ranges = STATIC_MAX_RANGES;
     }
@@ -201,6 +206,35 @@ redirect_directory(rx_http_request_t *r)
     return r->headers_out.location ? RX_HTTP_MOVED_PERMANENTLY : RX_ERROR;
 }
 
+/* Lower-case hex of n, no leading zeros; returns the end. */
+static char *
+put_hex(char *p, unsigned long n)
+{
+    char tmp[2 * sizeof(n)], *t = tmp + sizeof(tmp);
+
+    do {
+        *--t = "0123456789abcdef"[n & 0xf];
+        n >>= 4;
+    } while (n);
+    memcpy(p, t, (size_t) (tmp + sizeof(tmp) - t));
+    return p + (tmp + sizeof(tmp) - t);
+}
+
+/* "mtime-size" in hex, quoted, as nginx's (printf's "\"%lx-%lx\"", which
+ * costs more than the rest of the ETag's path). */
+static size_t
+etag(char *buf, unsigned long mtime, unsigned long size)
+{
+    char *p = buf;
+
+    *p++ = '"';
+    p = put_hex(p, mtime);
+    *p++ = '-';
+    p = put_hex(p, size);
+    *p++ = '"';
+    return (size_t) (p - buf);
+}
+
 /* The response's state, from the open file: r->ctx, and the strong ETag
  * nginx makes of mtime and size ("mtime-size" in hex). NULL when out of
  * memory. */
@@ -223,9 +257,8 @@ serve_ctx(rx_http_request_t *r, const rx_str_t *path,
     if (ctx->etag.data == NULL) {
         return NULL;
     }
-    ctx->etag.len = (size_t) sprintf(ctx->etag.data, "\"%lx-%lx\"",
-                                     (unsigned long) ctx->mtime,
-                                     (unsigned long) ctx->size);
+    ctx->etag.len = etag(ctx->etag.data, (unsigned long) ctx->mtime,
+                         (unsigned long) ctx->size);
     return ctx;
 }
 

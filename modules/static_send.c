@@ -4,10 +4,12 @@
  * so memory per response stays bounded whatever the file size; ranges
  * one after the other, multipart boundaries between them.
  *
- * With `sendfile on`, a body of sendfile_min_size (64 KiB) or more goes
+ * With `sendfile on`, a body of sendfile_min_size (4 KiB) or more goes
  * out by sendfile(2) from the worker on the non-blocking socket, the
  * header ahead of it with MSG_MORE, and a POLLOUT on the ring when the
- * socket is full. With `sendfile_splice on` as well, it goes by
+ * socket is full (once the handler has returned, a body sent whole ends
+ * on a posted event instead). With `sendfile_splice on` as well (and
+ * sendfile_min_size 64 KiB), it goes by
  * splice(file -> pipe) linked with splice(pipe -> socket) instead, one
  * chunk at a time, through a pipe the connection borrows from the worker.
  * Smaller bodies always leave with the header in one send: the read path
@@ -320,6 +322,7 @@ start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     if (fl != -1 && (fl & O_NONBLOCK)) {
         (void) fcntl(r->conn->fd, F_SETFL, fl & ~O_NONBLOCK);
     }
+    r->conn->nonblocking = false;
     ctx->offset = ctx->ranges[0].start;
     r->sending_file = 1;
     /* the header goes first; the splices start when it is out */
@@ -347,6 +350,51 @@ sendfile_wait(rx_http_request_t *r)
     rx_ring_poll_add(r->conn->fd, POLLOUT, rx_http_op_ud(r, RX_OP_POLL));
     rx_timer_add(&r->conn->timer, clcf->send_timeout);
     return RX_AGAIN;
+}
+
+static rx_int_t sendfile_next(rx_http_request_t *r);
+
+static void
+end_cancel(void *data)
+{
+    rx_post_cancel(data);
+}
+
+/* The response's end, posted: it runs once the handler has returned,
+ * unless its connection is closing (freeing the request's pool cancels
+ * the post, so r is still there). */
+static void
+end_posted(rx_posted_t *p)
+{
+    rx_http_request_t *r = p->data;
+    rx_int_t           rc;
+
+    if (r->conn->state != RX_CONN_ACTIVE) {
+        return;
+    }
+    rc = sendfile_next(r);
+    if (rc != RX_AGAIN && rc != RX_OK && rc != RX_DONE) {
+        rx_conn_close(r->conn);
+    }
+}
+
+/* Instead of a POLLOUT on a socket known to have taken everything: no
+ * operation, no completion. RX_ERROR when the pool cannot say to cancel
+ * it (then the poll goes instead). */
+static rx_int_t
+post_end(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_pool_cleanup_t *cln = rx_pool_cleanup_add(r->pool, 0);
+
+    if (cln == NULL) {
+        return RX_ERROR;
+    }
+    cln->handler = end_cancel;
+    cln->data = &ctx->end;
+    ctx->end.handler = end_posted;
+    ctx->end.data = r;
+    rx_post(&ctx->end);
+    return RX_OK;
 }
 
 static rx_int_t
@@ -382,10 +430,14 @@ sendfile_next(rx_http_request_t *r)
             r->sending_file = 0;
             return rx_http_output_filter(r, NULL);
         }
-        /* a short count: the socket is full; a whole chunk: others get
-         * their turn first. Either way POLLOUT says when to go on. All
-         * sent from inside the content handler: the end waits for the
-         * poll too, as ending frees the request under its callers. */
+        /* All sent from inside the content handler: the end waits for
+         * the end of the loop turn, as ending frees the request under its
+         * callers. A short count: the socket is full; a whole chunk:
+         * others get their turn first. Either way POLLOUT says when to go
+         * on. */
+        if (ctx->offset >= rg->end && post_end(r, ctx) == RX_OK) {
+            return RX_AGAIN;
+        }
         return sendfile_wait(r);
     }
     if (sent == -1 && errno == EAGAIN) {
@@ -442,12 +494,16 @@ start_sendfile(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     ssize_t       sent;
     int           n = 0, fl;
 
-    fl = fcntl(r->conn->fd, F_GETFL);
-    if (fl == -1 || (!(fl & O_NONBLOCK)
-                     && fcntl(r->conn->fd, F_SETFL, fl | O_NONBLOCK) == -1)) {
-        rx_log_error(RX_LOG_ALERT, &r->conn->log, errno,
-                     "fcntl(O_NONBLOCK) failed");
-        return RX_ERROR;
+    /* once per connection: it stays so for the next responses */
+    if (!r->conn->nonblocking) {
+        fl = fcntl(r->conn->fd, F_GETFL);
+        if (fl == -1 || (!(fl & O_NONBLOCK)
+                         && fcntl(r->conn->fd, F_SETFL, fl | O_NONBLOCK) == -1)) {
+            rx_log_error(RX_LOG_ALERT, &r->conn->log, errno,
+                         "fcntl(O_NONBLOCK) failed");
+            return RX_ERROR;
+        }
+        r->conn->nonblocking = true;
     }
     ctx->offset = ctx->ranges[0].start;
     r->sending_file = 1;

@@ -38,6 +38,7 @@ typedef struct {
     int               splices;
     bool              fill_first;       /* next CQE is file -> pipe */
     bool              in_handler;       /* sendfile: called by the handler */
+    rx_posted_t       end;              /* sendfile: the end, after it */
     rx_http_open_file_t *of;            /* the open (static_handler's) */
 } rx_http_static_ctx_t;
 

@@ -206,6 +206,42 @@ test_round_trip(void)
     ok(badasc == 0, "20000 random times in asctime form");
 }
 
+/* rx_http_date's own arithmetic writes what gmtime_r and strftime would,
+ * at the edges of days, months, leap years and centuries, and before
+ * 1970 and past 9999 (where it gives way to gmtime_r). */
+static void
+test_format(void)
+{
+    static const time_t edges[] = {
+        -62167219200LL, -62167219201LL, -2208988800LL, -86401, -86400, -1,
+        0, 86399, 86400, 951782399, 951782400, 951868800, 4107542399LL,
+        4107542400LL, 253402300799LL, 253402300800LL
+    };
+    char       got[64], want[64];
+    size_t     n;
+    rx_uint_t  i, bad = 0;
+    time_t     t;
+    struct tm  tm;
+    uint64_t   seed = 2463534242ULL;
+
+    for (i = 0; i < rx_nelems(edges) + 100000; i++) {
+        if (i < rx_nelems(edges)) {
+            t = edges[i];
+        } else {
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+            t = (time_t) (seed % 263402300800ULL) - 10000000000LL;
+        }
+        n = rx_http_date(got, t);
+        gmtime_r(&t, &tm);
+        strftime(want, sizeof(want), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        if (tm.tm_year + 1900 >= 1000 && tm.tm_year + 1900 <= 9999
+            && (n != strlen(want) || strcmp(got, want) != 0) && bad++ < 5) {
+            diag("%lld: got \"%s\", want \"%s\"", (long long) t, got, want);
+        }
+    }
+    ok(bad == 0, "100000 random times and the edges: as strftime writes them");
+}
+
 /* The cached Date string is today's date in IMF-fixdate. */
 static void
 test_cache(void)
@@ -228,6 +264,7 @@ main(void)
     test_table();
     test_limits();
     test_round_trip();
+    test_format();
     test_cache();
     return done();
 }

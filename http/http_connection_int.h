@@ -1,0 +1,41 @@
+/*
+ * http_connection_int.h: what http_connection.c (reading and parsing a
+ * request) shares with http_conn_done.c (a request's end on its
+ * connection, and the connection's timeouts).
+ */
+#ifndef RX_HTTP_CONNECTION_INT_H
+#define RX_HTTP_CONNECTION_INT_H
+
+#include "http.h"
+
+static inline rx_http_core_srv_conf_t *
+rx_http_conn_srv_conf(rx_http_connection_t *hc)
+{
+    return hc->server;
+}
+
+/* The server's own location conf (no request picked a location yet). */
+static inline rx_http_core_loc_conf_t *
+rx_http_conn_loc_conf(rx_http_connection_t *hc)
+{
+    return hc->server->ctx->loc_conf[rx_http_core_module.ctx_index];
+}
+
+static inline void
+rx_http_conn_close(rx_http_connection_t *hc)
+{
+    rx_conn_close(hc->conn);
+}
+
+/* Moves hc to state, keeping stub_status's reading/writing counts. */
+void rx_http_conn_set_state(rx_http_connection_t *hc,
+    rx_http_conn_state_t state);
+/* What an idle connection does not need: the input buffer and the
+ * parser (a new one starts the next request). */
+void rx_http_conn_release_input(rx_http_connection_t *hc);
+/* Parses what is buffered: a request's header, its body, the next one. */
+void rx_http_conn_process_input(rx_http_connection_t *hc);
+/* The connection's one timer, whatever its state waits for. */
+void rx_http_conn_timer_handler(rx_timer_t *t);
+
+#endif /* RX_HTTP_CONNECTION_INT_H */
