@@ -83,13 +83,9 @@ is scalar(keys %on), 2, 'a client connection on each worker';
 my ($pa, $pb) = sort keys %on;
 my ($ca, $cb) = @on{ $pa, $pb };
 
-# B takes the only connection max_conns allows
-$cb->send("GET /q/?ms=1500 HTTP/1.1\r\nHost: q\r\n\r\n");
-ok $t->wait_for(sub { (Test::PhpFpm::pool_open($SOCK) // 0) >= 1 }, 10),
-    'worker B holds the connection';
-
 # gdb stops A in the full check that follows a pick which found none, and
-# lets it go once B's connection is closed
+# lets it go once B's connection is closed (attached first: attaching may
+# take seconds on a loaded machine)
 my $gate = "$PREFIX/gdb";
 $t->write_file_raw('gdb.cmd', <<"EOF2");
 set pagination off
@@ -98,7 +94,7 @@ break rx_http_upstream_full
 shell touch $gate.armed
 continue
 shell touch $gate.stopped
-shell while [ ! -e $gate.go ]; do sleep 0.05; done
+shell n=0; while [ ! -e $gate.go ] && [ \$n -lt 1200 ]; do sleep 0.05; n=\$((n+1)); done
 delete
 detach
 quit
@@ -112,9 +108,17 @@ if (!$gdb) {
 }
 ok $t->wait_for(sub { -e "$gate.armed" }, 30), 'gdb attached to worker A'
     or diag $t->read_file('logs/gdb.out');
+
+# B takes the only connection max_conns allows, for 3 s
+$cb->send("GET /q/?ms=3000 HTTP/1.1\r\nHost: q\r\n\r\n");
+ok $t->wait_for(sub { (Test::PhpFpm::pool_open($SOCK) // 0) >= 1 }, 10),
+    'worker B holds the connection';
 $ca->send("GET /q/?ms=10 HTTP/1.1\r\nHost: q\r\n\r\n");
 ok $t->wait_for(sub { -e "$gate.stopped" }, 10),
-    'A stopped between the pick (none free) and the full check';
+    'A stopped between the pick (none free) and the full check'
+    or diag $t->read_file('logs/gdb.out');
+ok((Test::PhpFpm::pool_open($SOCK) // 0) >= 1,
+    '... while B still held the connection');
 
 # B's request ends, its connection closes: the group has room again
 my $rb = $cb->read_response(timeout => 10);
@@ -124,7 +128,8 @@ ok $t->wait_for(sub { (Test::PhpFpm::pool_open($SOCK) // 1) == 0 }, 10),
 sleep 0.2;            # the close reaches ringx's shared count too
 open my $go, '>', "$gate.go" or die "$gate.go: $!";
 close $go;
-waitpid($gdb, 0);
+$t->wait_for(sub { waitpid($gdb, WNOHANG) != 0 }, 10)
+    or do { kill 'KILL', $gdb; waitpid($gdb, 0) };
 
 my $ra = $ca->read_response(timeout => 10);
 is $ra && $ra->{status}, 200, 'A served once the slot is free, no 502'
