@@ -291,15 +291,25 @@ static void
 connect_peer(rx_http_upstream_t *u)
 {
     rx_http_upstream_peer_t *peer;
+    rx_uint_t                again;
+    bool                     full = false;
 
     if (rx_http_upstream_try_begin(u) != RX_OK) {
         rx_http_upstream_finalize(u, RX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
-    peer = u->us->balancer ? u->us->balancer->get(u)
-                           : rx_http_upstream_get_peer(u->us, u->tried);
+    /* The pick and the full check read the shared counts at two moments,
+     * another worker may close a connection in between: not full then is
+     * room, not "no live upstreams": pick again (3 times at most). */
+    for (again = 0; again < 4; again++) {
+        peer = u->us->balancer ? u->us->balancer->get(u)
+                               : rx_http_upstream_get_peer(u->us, u->tried);
+        if (peer || !u->us->shared || (full = rx_http_upstream_full(u->us))) {
+            break;
+        }
+    }
     if (peer == NULL) {
-        if (rx_http_upstream_full(u->us) && wait_for_room(u, false)) {
+        if ((full || rx_http_upstream_full(u->us)) && wait_for_room(u, false)) {
             return;
         }
         no_live_upstreams(u);
