@@ -187,8 +187,8 @@ lock_node(rx_http_cache_t *cache, const uint8_t md5[16], cache_root_t **root,
     return RX_OK;
 }
 
-/* Drops n from the index and its file from the disk (a directory entry:
- * unlink waits for no data, as http_temp_file.c's does). */
+/* Drops n from the index and its file from the disk (on the ring in a
+ * worker: http_cache_unlink.c). */
 static void
 drop(rx_http_cache_t *cache, cache_root_t *root, rx_http_cache_node_t *n)
 {
@@ -202,7 +202,7 @@ drop(rx_http_cache_t *cache, cache_root_t *root, rx_http_cache_node_t *n)
     lru_unlink(root, n);
     root->count--;
     if (n->fsize && file_name(file, cache, n->md5)) {
-        (void) unlink(file);
+        rx_http_cache_unlink(file);
     }
     set_fsize(root, n, 0);
     rx_shm_zone_free_locked(cache->zone, n);
@@ -521,7 +521,7 @@ rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
             drop(cache, root, n);
         } else if (n->fsize) {
             if (file_name(file, cache, n->md5)) {
-                (void) unlink(file);
+                rx_http_cache_unlink(file);
             }
             set_fsize(root, n, 0);
         }

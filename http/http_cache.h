@@ -250,6 +250,9 @@ char *rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
  * path): a directory entry each, no data I/O. RX_OK or RX_ERROR (errno). */
 rx_int_t rx_http_cache_make_dirs(const rx_http_cache_t *cache,
     const char *file);
+/* http_cache_unlink.c: removes a cache file without waiting for it (on
+ * the ring in a worker; directly in the master's loader). */
+void rx_http_cache_unlink(const char *file);
 /* Counts a request's final $upstream_cache_status in its cache. */
 void rx_http_cache_count(rx_http_cache_t *cache, rx_uint_t status);
 /* The figures of the cache of zone (false: not a cache's zone, or no

@@ -1,0 +1,169 @@
+#!/usr/bin/perl
+# proxy_cache_unlink.t: a cache file a worker removes (an entry evicted by
+# max_size, purged, or found inactive and fetched again) is unlinked on the
+# ring (io_uring, or the epoll backend's threads), never in the worker's
+# own thread: a directory entry's removal may wait for the disk. A shim
+# (LD_PRELOAD) makes unlink under the cache's path take 2 s and records
+# which thread called it: the worker's own (its tid is its pid) must never.
+# That the files are gone is checked on the disk (io_uring's unlink is the
+# kernel's: the shim does not see it).
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use Test::Ringx;
+use Test::Upstream;
+use File::Find;
+
+my ($cc) = map { "$_/cc" } grep { -x "$_/cc" } qw(/usr/bin /bin);
+$cc
+    or plan skip_all => 'no C compiler for the shim';
+
+my $shimdir = Test::Ringx->new;              # a prefix for the shim
+my $SHIM = $shimdir->prefix . '/slowunlink.so';
+my $LOG = $shimdir->prefix . '/calls';
+$shimdir->write_file_raw('slowunlink.c', <<'C');
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* an unlink under the cache's directory: logged with its thread, then 2 s
+ * long, as on a disk that stalls */
+static void
+slow(const char *what, const char *path)
+{
+    const char *log = SLOWFS_LOG;        /* workers keep no environment */
+    FILE       *f;
+
+    if (path == NULL || strstr(path, "/slowdisk/") == NULL) {
+        return;
+    }
+    f = fopen(log, "a");
+    if (f) {
+        fprintf(f, "%s %s %s\n", what, gettid() == getpid() ? "main" : "thread",
+                path);
+        fclose(f);
+    }
+    sleep(2);
+}
+
+#define REAL(name) ((__typeof__(&name)) dlsym(RTLD_NEXT, #name))
+
+int unlink(const char *p)
+{ slow("unlink", p); return REAL(unlink)(p); }
+int unlinkat(int d, const char *p, int fl)
+{ slow("unlinkat", p); return REAL(unlinkat)(d, p, fl); }
+C
+system($cc, '-shared', '-fPIC', "-DSLOWFS_LOG=\"$LOG\"", '-o', $SHIM,
+       $shimdir->prefix . '/slowunlink.c', '-ldl') == 0
+    or plan skip_all => 'the shim does not build';
+
+my $up = Test::Upstream->new;
+$up->start;
+my $UP = $up->addr;
+
+# the cache files under DIR (the stores' temporary files have 10 digits)
+sub files {
+    my ($dir) = @_;
+    my @f;
+    find(sub { push @f, $File::Find::name if -f $_ && length($_) == 32 },
+         $dir) if -d $dir;
+    return scalar @f;
+}
+
+for my $method (qw(io_uring epoll)) {
+    my $t = Test::Ringx->new;
+    my $disk = $t->prefix . '/slowdisk';
+    mkdir $disk;
+    $t->write_config(<<"EOF");
+daemon off;
+master_process on;
+worker_processes 1;
+error_log logs/error.log info;
+events { worker_connections 64; use $method; }
+http {
+    access_log off;
+    proxy_cache_path %%PREFIX%%/slowdisk/evict keys_zone=evict:1m max_size=150k;
+    proxy_cache_path %%PREFIX%%/slowdisk/purge levels=1:2 keys_zone=purge:1m;
+    proxy_cache_path %%PREFIX%%/slowdisk/idle keys_zone=idle:1m inactive=1s;
+    map \$request_method \$purge_method { PURGE 1; default ""; }
+    proxy_cache_valid 200 1h;
+    add_header X-Cache \$upstream_cache_status always;
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        location / { proxy_pass http://$UP; proxy_cache evict; }
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        location / { proxy_pass http://$UP; proxy_cache purge;
+                     proxy_cache_purge \$purge_method; }
+    }
+    server {
+        listen 127.0.0.1:%%PORT_2%%;
+        location / { proxy_pass http://$UP; proxy_cache idle; }
+    }
+}
+EOF
+    chmod 0755, $shimdir->prefix;            # the workers' user appends
+    open(my $lf, '>', $LOG) or die "$LOG: $!";
+    close $lf;
+    chmod 0666, $LOG;
+    $t->run({ env => { LD_PRELOAD => $SHIM,
+        ASAN_OPTIONS => join(':', grep { length } $ENV{ASAN_OPTIONS} // '',
+                             'verify_asan_link_order=0') } });
+
+    my $get = sub {
+        my ($port, $uri, $m) = @_;
+        my $c = $t->raw($t->port($port), timeout => 20) or return {};
+        $c->send(($m // 'GET') . " $uri HTTP/1.1\r\nHost: x\r\n"
+                 . "Connection: close\r\n\r\n");
+        return $c->read_response(timeout => 20) // {};
+    };
+    my $hit = sub {
+        my ($port, $uri, $len) = @_;
+        return Test::Ringx::wait_for(sub {
+            my $r = $get->($port, $uri);
+            return ($r->{headers}{'x-cache'} // '') eq 'HIT'
+                && length($r->{body} // '') == $len;
+        }, 20);
+    };
+
+    # max_size=150k: a second file of 100 KB evicts the first
+    ok $hit->(0, '/len/100000?a', 100000), "$method: the first entry stored";
+    ok $hit->(0, '/len/100000?b', 100000), "$method: the second stored";
+    ok Test::Ringx::wait_for(sub { files("$disk/evict") == 1 }, 20),
+        "$method: the evicted file is gone from the disk";
+    is $get->(0, '/len/100000?a')->{headers}{'x-cache'}, 'MISS',
+        "$method: the evicted entry is a miss";
+
+    # purge
+    ok $hit->(1, '/len/1000?p', 1000), "$method: an entry to purge";
+    is $get->(1, '/len/1000?p', 'PURGE')->{status}, 204, "$method: PURGE";
+    ok Test::Ringx::wait_for(sub { files("$disk/purge") == 0 }, 20),
+        "$method: the purged file is gone from the disk";
+
+    # inactive=1s: the entry is dropped at its next lookup and fetched again
+    ok $hit->(2, '/len/1000?i', 1000), "$method: an entry to go inactive";
+    select(undef, undef, undef, 2.5);
+    is $get->(2, '/len/1000?i')->{headers}{'x-cache'}, 'MISS',
+        "$method: the inactive entry is dropped, fetched again";
+
+    my @calls = do { open my $f, '<', $LOG; <$f> };
+    is scalar(grep { / main / } @calls), 0,
+        "$method: no unlink in the worker's own thread"
+        or diag @calls;
+    if ($method eq 'epoll') {
+        cmp_ok scalar(grep { / thread / } @calls), '>=', 3,
+            "$method: the unlinks ran on the backend's threads"
+            or diag @calls;
+    }
+    $t->stop;
+}
+
+$up->stop;
+done_testing;
