@@ -4,7 +4,6 @@
  * Transfer-Encoding, a bad chunk size, or a malformed header line is an
  * error (502 "upstream sent invalid header" / a cut body), never guessed.
  */
-#include <ctype.h>
 #include <llhttp.h>
 #include "http.h"
 #include "http_response_parse.h"
@@ -180,7 +179,10 @@ on_header_value_complete(llhttp_t *l)
         return HPE_USER;
     }
     for (i = 0; i < e->key.len; i++) {
-        e->lowcase_key[i] = (char) tolower((unsigned char) e->key.data[i]);
+        char ch = e->key.data[i];
+
+        /* ASCII, as tolower() in the C locale, without a call a byte */
+        e->lowcase_key[i] = (char) (ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
     }
     e->lowcase_key[i] = '\0';
     /* the length first: most fields are none of these */
