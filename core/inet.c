@@ -207,6 +207,53 @@ rx_parse_addr(rx_pool_t *pool, const rx_str_t *text, in_port_t default_port,
     return resolve_host(host, port, addrs);
 }
 
+/* A decimal number (< 100000) at p; returns the end. */
+static char *
+put_decimal(char *p, unsigned v)
+{
+    char   digits[5];
+    size_t n = 0;
+
+    do {
+        digits[n++] = (char) ('0' + v % 10);
+        v /= 10;
+    } while (v && n < sizeof(digits));
+    while (n) {
+        *p++ = digits[--n];
+    }
+    return p;
+}
+
+/* An IPv4 address (with ":port"), written by hand: $remote_addr and its
+ * kin are printed on every request that logs or passes them, and
+ * inet_ntop's and snprintf's machinery is most of their cost. */
+static size_t
+ntop4(const struct sockaddr_in *sin, char *buf, size_t size, bool port)
+{
+    const unsigned char *o = (const unsigned char *) &sin->sin_addr.s_addr;
+    char                 text[sizeof("255.255.255.255:65535")], *p = text;
+    size_t               n;
+    int                  i;
+
+    for (i = 0; i < 4; i++) {
+        p = put_decimal(p, o[i]);
+        *p++ = '.';
+    }
+    p--;                                    /* the last '.' */
+    if (port) {
+        *p++ = ':';
+        p = put_decimal(p, ntohs(sin->sin_port));
+    }
+    n = (size_t) (p - text);
+    if (size == 0) {
+        return 0;
+    }
+    n = rx_min(n, size - 1);                /* as snprintf cuts it */
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    return n;
+}
+
 size_t
 rx_sock_ntop(const rx_sockaddr_t *a, char *buf, size_t size, bool port)
 {
@@ -215,10 +262,7 @@ rx_sock_ntop(const rx_sockaddr_t *a, char *buf, size_t size, bool port)
 
     switch (a->u.sa.sa_family) {
     case AF_INET:
-        inet_ntop(AF_INET, &a->u.sin.sin_addr, text, sizeof(text));
-        n = port ? snprintf(buf, size, "%s:%u", text, ntohs(a->u.sin.sin_port))
-                 : snprintf(buf, size, "%s", text);
-        break;
+        return ntop4(&a->u.sin, buf, size, port);
     case AF_INET6:
         inet_ntop(AF_INET6, &a->u.sin6.sin6_addr, text, sizeof(text));
         n = port ? snprintf(buf, size, "[%s]:%u", text, ntohs(a->u.sin6.sin6_port))

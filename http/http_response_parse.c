@@ -4,7 +4,6 @@
  * Transfer-Encoding, a bad chunk size, or a malformed header line is an
  * error (502 "upstream sent invalid header" / a cut body), never guessed.
  */
-#include <ctype.h>
 #include <llhttp.h>
 #include "http.h"
 #include "http_response_parse.h"
@@ -180,14 +179,20 @@ on_header_value_complete(llhttp_t *l)
         return HPE_USER;
     }
     for (i = 0; i < e->key.len; i++) {
-        e->lowcase_key[i] = (char) tolower((unsigned char) e->key.data[i]);
+        char ch = e->key.data[i];
+
+        /* ASCII, as tolower() in the C locale, without a call a byte */
+        e->lowcase_key[i] = (char) (ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
     }
     e->lowcase_key[i] = '\0';
-    if (strcmp(e->lowcase_key, "location") == 0) {
+    /* the length first: most fields are none of these */
+    if (e->key.len == 8 && memcmp(e->lowcase_key, "location", 8) == 0) {
         p->h->location = e;
-    } else if (strcmp(e->lowcase_key, "x-accel-redirect") == 0) {
+    } else if (e->key.len == 16
+               && memcmp(e->lowcase_key, "x-accel-redirect", 16) == 0) {
         p->h->x_accel_redirect = e;
-    } else if (strcmp(e->lowcase_key, "x-accel-buffering") == 0) {
+    } else if (e->key.len == 17
+               && memcmp(e->lowcase_key, "x-accel-buffering", 17) == 0) {
         p->h->x_accel_buffering = e;
     }
     p->field = p->value = NULL;
@@ -217,7 +222,12 @@ on_headers_complete(llhttp_t *l)
     if (line == NULL) {
         return HPE_USER;
     }
-    h->status_line.len = (size_t) sprintf(line, "%03u", (unsigned) h->status);
+    /* 100..999 (llhttp takes three digits): no printf on every response */
+    line[0] = (char) ('0' + h->status / 100);
+    line[1] = (char) ('0' + h->status / 10 % 10);
+    line[2] = (char) ('0' + h->status % 10);
+    line[3] = '\0';
+    h->status_line.len = 3;
     if (p->reason_len) {
         line[3] = ' ';
         memcpy(line + 4, p->reason, p->reason_len);

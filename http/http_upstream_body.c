@@ -48,14 +48,29 @@ rx_http_upstream_emit_slice(rx_http_upstream_t *u)
     return RX_OK;
 }
 
+/* The next block to fill. left: the body bytes known to be still to come
+ * (these included; 0: unknown). A body known to fit in less than a block,
+ * before any block was made, gets a block of its own size from the pool
+ * (a small response then costs no *_buffers-sized allocation); it is kept
+ * out of u->blocks, which are reused at their full size. */
 static rx_int_t
-next_block(rx_http_upstream_t *u)
+next_block(rx_http_upstream_t *u, size_t left)
 {
     size_t size = u->conf->bufs_size;
     char  *block;
 
     if (rx_http_upstream_emit_slice(u) != RX_OK) {
         return RX_ERROR;
+    }
+    if (left && left < size && u->nblocks == 0 && u->used == 0) {
+        block = rx_pnalloc(u->r->pool, left);
+        if (block == NULL) {
+            return RX_ERROR;
+        }
+        u->used++;
+        u->fill = u->slice = block;
+        u->fill_end = block + left;
+        return RX_OK;
     }
     if (u->used < u->nblocks) {
         block = u->blocks[u->used];
@@ -85,14 +100,15 @@ static void file_op(rx_http_request_t *r, const rx_cqe_t *cqe);
 static void send_last(rx_http_upstream_t *u);
 static void finish_from_memory(rx_http_upstream_t *u);
 
-/* Copies bytes into the blocks, taking the next one as each fills. */
+/* Copies bytes into the blocks, taking the next one as each fills; left
+ * as next_block's (at least len when known). */
 static rx_int_t
-to_blocks(rx_http_upstream_t *u, const char *data, size_t len)
+to_blocks(rx_http_upstream_t *u, const char *data, size_t len, size_t left)
 {
     size_t n;
 
     while (len) {
-        if (u->fill == u->fill_end && next_block(u) != RX_OK) {
+        if (u->fill == u->fill_end && next_block(u, left) != RX_OK) {
             return RX_ERROR;
         }
         n = rx_min(len, (size_t) (u->fill_end - u->fill));
@@ -100,6 +116,7 @@ to_blocks(rx_http_upstream_t *u, const char *data, size_t len)
         u->fill += n;
         data += n;
         len -= n;
+        left = left > n ? left - n : 0;
     }
     return RX_OK;
 }
@@ -107,6 +124,8 @@ to_blocks(rx_http_upstream_t *u, const char *data, size_t len)
 rx_int_t
 rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
 {
+    size_t left = 0;
+
     u->body_bytes += (int64_t) len;
     if (u->state) {
         u->state->response_length += (int64_t) len;
@@ -118,7 +137,13 @@ rx_http_upstream_body(rx_http_upstream_t *u, const char *data, size_t len)
     if (u->spilling) {
         return rx_http_temp_append(&u->temp, data, len);
     }
-    return to_blocks(u, data, len);
+    if (u->body_bytes == (int64_t) len
+        && u->headers_in.content_length_n >= u->body_bytes) {
+        /* the body's first bytes: what the upstream announced (a hint for
+         * the first block's size, once per try, see next_block) */
+        left = (size_t) u->headers_in.content_length_n;
+    }
+    return to_blocks(u, data, len, left);
 }
 
 static void
@@ -382,7 +407,7 @@ temp_to_memory(rx_http_upstream_t *u)
     u->disk_paused = 0;
     u->r->op_handler = NULL;
     for (k = 0; k < 2; k++, i ^= 1) {
-        if (tf->wlen[i] && to_blocks(u, tf->wbuf[i], tf->wlen[i]) != RX_OK) {
+        if (tf->wlen[i] && to_blocks(u, tf->wbuf[i], tf->wlen[i], 0) != RX_OK) {
             rx_http_upstream_cut_body(u, NULL, 0);
             return;
         }

@@ -83,14 +83,17 @@ request_target(rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
     return RX_OK;
 }
 
+/* The client's field is one proxy_set_header sets (the length first:
+ * this runs for every field of every request, twice). */
 static bool
-header_is_set(rx_http_proxy_loc_conf_t *plcf, const char *lowcase)
+header_is_set(rx_http_proxy_loc_conf_t *plcf, const rx_table_elt_t *in)
 {
     rx_http_proxy_header_t *h = plcf->headers->elts;
     rx_uint_t               i;
 
     for (i = 0; i < plcf->headers->nelts; i++) {
-        if (strcmp(h[i].lowcase.data, lowcase) == 0) {
+        if (h[i].lowcase.len == in->key.len
+            && memcmp(h[i].lowcase.data, in->lowcase_key, in->key.len) == 0) {
             return true;
         }
     }
@@ -123,7 +126,7 @@ head_length(rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
     }
     if (plcf->upstream.pass_request_headers) {
         for (i = 0; i < r->headers_in.headers.nelts; i++) {
-            if (in[i].lowcase_key && !header_is_set(plcf, in[i].lowcase_key)) {
+            if (in[i].lowcase_key && !header_is_set(plcf, &in[i])) {
                 len += in[i].key.len + 2 + in[i].value.len + 2;
             }
         }
@@ -173,9 +176,15 @@ write_head(char *p, rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
     rx_table_elt_t         *in = r->headers_in.headers.elts;
     rx_uint_t               i;
 
-    p += sprintf(p, "%.*s %.*s HTTP/1.%d\r\n", (int) method->len, method->data,
-                 (int) target->len, target->data,
-                 plcf->http_version == RX_HTTP_VERSION_11 ? 1 : 0);
+    memcpy(p, method->data, method->len);
+    p += method->len;
+    *p++ = ' ';
+    memcpy(p, target->data, target->len);
+    p += target->len;
+    memcpy(p, plcf->http_version == RX_HTTP_VERSION_11 ? " HTTP/1.1\r\n"
+                                                      : " HTTP/1.0\r\n",
+           sizeof(" HTTP/1.x\r\n") - 1);
+    p += sizeof(" HTTP/1.x\r\n") - 1;
     for (i = 0; i < plcf->headers->nelts; i++) {
         if (values[i].len) {
             p = put_header(p, &h[i].name, &values[i]);
@@ -183,7 +192,7 @@ write_head(char *p, rx_http_request_t *r, rx_http_proxy_loc_conf_t *plcf,
     }
     if (plcf->upstream.pass_request_headers) {
         for (i = 0; i < r->headers_in.headers.nelts; i++) {
-            if (in[i].lowcase_key && !header_is_set(plcf, in[i].lowcase_key)) {
+            if (in[i].lowcase_key && !header_is_set(plcf, &in[i])) {
                 p = put_header(p, &in[i].key, &in[i].value);
             }
         }
