@@ -99,6 +99,23 @@ void rx_ring_linkat(int olddfd, const char *oldpath, int newdfd,
     const char *newpath, int flags, uint64_t ud);
 void rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
     unsigned len, bool link, bool more, uint64_t ud);
+/*
+ * The same work on the worker's thread when it needs no disk, answered at
+ * once (ring_try.c), for a caller written to take the answer there and so
+ * save a loop turn; when it would wait, the caller submits the operation
+ * above instead. rx_ring_try_openat2: the fd, -errno from the path, or
+ * -EAGAIN (would wait; also when the kernel cannot tell: no
+ * RESOLVE_CACHED, or a creating or O_PATH open). The fd is O_NONBLOCK
+ * (a FIFO must not hold the loop): io_uring's reads and splices of an
+ * O_NONBLOCK file answer -EAGAIN instead of waiting for the disk, so
+ * rx_ring_file_blocking(fd, how->flags) must clear it before any.
+ * rx_ring_try_read: len bytes at off (fewer only at the end of the file)
+ * from the page cache, or -1 when not all are there (or on any error,
+ * which the ring's read then reports).
+ */
+int rx_ring_try_openat2(int dfd, const char *path, const struct open_how *how);
+int rx_ring_file_blocking(int fd, int flags);
+ssize_t rx_ring_try_read(int fd, void *buf, size_t len, int64_t off);
 /* One-shot poll: completes with the ready events (POLLOUT...) in res. */
 void rx_ring_poll_add(int fd, unsigned events, uint64_t ud);
 

@@ -15,6 +15,11 @@
  * owner of the link with the owner of what it points to (statx of both,
  * all in flight together), then opens following the links and checks
  * that it opened the object it checked.
+ *
+ * The open (off, or on without from=) is first tried on the worker's
+ * thread (rx_ring_try_openat2: a path in the dentry cache, no disk): then
+ * the answer is the caller's at once, RX_OK, without the loop turn a
+ * completion costs; the ring's open when it would wait.
  */
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -54,6 +59,9 @@ typedef struct {
     struct statx              *walk;      /* lstat, stat per component */
     rx_uint_t                  nwalk;
     rx_uint_t                  pending;
+    unsigned                   sync:1;      /* inside rx_http_open_file */
+    unsigned                   answered:1;  /* of filled while sync */
+    unsigned                   nonblock:1;  /* the fd opened inline */
 } open_ctx_t;
 
 static void open_op(rx_http_request_t *r, const rx_cqe_t *cqe);
@@ -89,12 +97,18 @@ op_ud(rx_http_request_t *r, open_ctx_t *ctx, open_step_t step,
     return rx_http_op_ud(r, kind);
 }
 
-/* The answer, to the caller: its op_handler back first. */
+/* The answer, to the caller: its op_handler back first. Inside
+ * rx_http_open_file (an open done inline), the caller learns it from
+ * RX_OK instead. */
 static void
 finish(rx_http_request_t *r, open_ctx_t *ctx)
 {
     r->op_handler = ctx->saved;
     r->open_file_ctx = NULL;
+    if (ctx->sync) {
+        ctx->answered = 1;
+        return;
+    }
     ctx->done(r, ctx->of);
 }
 
@@ -150,6 +164,19 @@ opened(rx_http_request_t *r, open_ctx_t *ctx, int fd)
         close(fd);
         fail(r, ctx, err, "fstat()");
         return;
+    }
+    /* open_file_cache shares the fd with requests that may read it through
+     * the ring: blocking again at once. Otherwise the sender does it, when
+     * it needs the ring (a small body read inline never does). */
+    of->nonblock = ctx->nonblock;
+    if (ctx->nonblock && conf->cache) {
+        if (rx_ring_file_blocking(fd, OPEN_FLAGS) == -1) {
+            int err = errno;
+            close(fd);
+            fail(r, ctx, err, "fcntl()");
+            return;
+        }
+        of->nonblock = false;
     }
     of->fd = fd;
     of->err = 0;
@@ -303,6 +330,20 @@ revalidated(rx_http_request_t *r, open_ctx_t *ctx, int32_t res)
     start_open(r, ctx);
 }
 
+/* The open under the policy answered (the ring's, or inline) */
+static void
+open_done(rx_http_request_t *r, open_ctx_t *ctx, int32_t res)
+{
+    close_fd(&ctx->dirfd);
+    if (res == -ELOOP && ctx->symlinks == RX_SYMLINKS_NOT_OWNER) {
+        start_walk(r, ctx);
+    } else if (res < 0) {
+        fail(r, ctx, -res, ctx->symlinks ? "openat()" : "open()");
+    } else {
+        opened(r, ctx, res);
+    }
+}
+
 static void
 open_op(rx_http_request_t *r, const rx_cqe_t *cqe)
 {
@@ -326,14 +367,7 @@ open_op(rx_http_request_t *r, const rx_cqe_t *cqe)
                         op_ud(r, ctx, STEP_OPEN, RX_OP_OPEN));
         return;
     case STEP_OPEN:
-        close_fd(&ctx->dirfd);
-        if (res == -ELOOP && ctx->symlinks == RX_SYMLINKS_NOT_OWNER) {
-            start_walk(r, ctx);
-        } else if (res < 0) {
-            fail(r, ctx, -res, ctx->symlinks ? "openat()" : "open()");
-        } else {
-            opened(r, ctx, res);
-        }
+        open_done(r, ctx, res);
         return;
     case STEP_WALK:
         if (--ctx->pending == 0) {
@@ -350,17 +384,36 @@ open_op(rx_http_request_t *r, const rx_cqe_t *cqe)
     }
 }
 
+/* The open of the whole path (no from=) on the worker's thread: true when
+ * it answered (a path in the dentry cache), false when the ring's open
+ * must go instead. */
+static bool
+open_inline(rx_http_request_t *r, open_ctx_t *ctx)
+{
+    int res = rx_ring_try_openat2(AT_FDCWD, ctx->path.data, &ctx->how);
+
+    if (res == -EAGAIN) {
+        return false;
+    }
+    ctx->step = STEP_OPEN;
+    ctx->nonblock = res >= 0;
+    open_done(r, ctx, res);
+    return true;
+}
+
 /* The open under the location's disable_symlinks. */
 static void
 start_open(rx_http_request_t *r, open_ctx_t *ctx)
 {
-    if (ctx->symlinks == RX_SYMLINKS_OFF) {
-        rx_ring_openat(AT_FDCWD, ctx->path.data, OPEN_FLAGS, 0,
-                       op_ud(r, ctx, STEP_OPEN, RX_OP_OPEN));
-        return;
-    }
     memset(&ctx->how, 0, sizeof(ctx->how));
     ctx->how.flags = OPEN_FLAGS;
+    if (ctx->symlinks == RX_SYMLINKS_OFF) {
+        if (!open_inline(r, ctx)) {
+            rx_ring_openat(AT_FDCWD, ctx->path.data, OPEN_FLAGS, 0,
+                           op_ud(r, ctx, STEP_OPEN, RX_OP_OPEN));
+        }
+        return;
+    }
     ctx->how.resolve = RESOLVE_NO_SYMLINKS;
     if (ctx->from) {
         /* the trusted part may hold links: resolved as usual, once */
@@ -373,8 +426,10 @@ start_open(rx_http_request_t *r, open_ctx_t *ctx)
                        op_ud(r, ctx, STEP_FROM, RX_OP_OPEN));
         return;
     }
-    rx_ring_openat2(AT_FDCWD, ctx->path.data, &ctx->how,
-                    op_ud(r, ctx, STEP_OPEN, RX_OP_OPEN));
+    if (!open_inline(r, ctx)) {
+        rx_ring_openat2(AT_FDCWD, ctx->path.data, &ctx->how,
+                        op_ud(r, ctx, STEP_OPEN, RX_OP_OPEN));
+    }
 }
 
 /*
@@ -460,6 +515,7 @@ rx_http_open_file(rx_http_request_t *r, const rx_str_t *path,
     ctx->path = *path;
     ctx->conf = conf;
     of->fd = -1;
+    of->nonblock = false;
     if (symlink_policy(r, ctx) != RX_OK) {
         return RX_ERROR;
     }
@@ -496,6 +552,8 @@ rx_http_open_file(rx_http_request_t *r, const rx_str_t *path,
         ctx->uses = e->uses;        /* counting towards min_uses, or stale */
     }
     r->open_file_ctx = ctx;
+    ctx->sync = 1;
     start_open(r, ctx);
-    return RX_AGAIN;
+    ctx->sync = 0;
+    return ctx->answered ? RX_OK : RX_AGAIN;
 }

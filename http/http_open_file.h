@@ -17,6 +17,9 @@ typedef struct {
     int64_t      size;
     time_t       mtime;
     bool         cached;    /* fd belongs to open_file_cache */
+    /* fd is still O_NONBLOCK (opened inline, not cached): before an
+     * io_uring read or splice of it, rx_ring_file_blocking() */
+    bool         nonblock;
 } rx_http_open_file_t;
 
 typedef void (*rx_http_open_file_pt)(rx_http_request_t *r,
@@ -24,7 +27,8 @@ typedef void (*rx_http_open_file_pt)(rx_http_request_t *r,
 
 /*
  * Opens path (NUL-terminated, living as long as r) for reading. Returns
- * RX_OK when of is filled at once (open_file_cache answered), RX_AGAIN
+ * RX_OK when of is filled at once (open_file_cache answered, or the
+ * open needed no disk), RX_AGAIN
  * when done(r, of) will be called from a completion (r->op_handler is the
  * opener's meanwhile, and is restored before done runs), RX_ERROR when
  * memory ran out. A failure is reported in of->err, not logged. The fd

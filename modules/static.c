@@ -253,6 +253,7 @@ serve_ctx(rx_http_request_t *r, const rx_str_t *path,
     ctx->fd = of->fd;
     ctx->size = of->size;
     ctx->mtime = of->mtime;
+    ctx->nonblock = of->nonblock;
     ctx->etag.data = rx_pnalloc(r->pool, 48);
     if (ctx->etag.data == NULL) {
         return NULL;

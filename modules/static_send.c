@@ -13,7 +13,10 @@
  * splice(file -> pipe) linked with splice(pipe -> socket) instead, one
  * chunk at a time, through a pipe the connection borrows from the worker.
  * Smaller bodies always leave with the header in one send: the read path
- * measured cheaper for them (docs/performance.md).
+ * measured cheaper for them (docs/performance.md). Their first chunk is
+ * read on the worker's thread when the page cache holds it
+ * (rx_ring_try_read), so the response goes out in the handler's loop turn;
+ * the ring reads it otherwise, and reads the chunks after it.
  */
 #include <poll.h>
 #include <sys/sendfile.h>
@@ -73,6 +76,22 @@ send_boundary(rx_http_request_t *r, rx_http_static_ctx_t *ctx, rx_uint_t i,
     return cl ? rx_http_output_filter(r, cl) : RX_ERROR;
 }
 
+/* A file opened inline is still O_NONBLOCK: io_uring would answer a read
+ * or splice of it that needs the disk with -EAGAIN. On failure the ring's
+ * read reports what it gets. */
+static void
+fd_blocking(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    if (!ctx->nonblock) {
+        return;
+    }
+    ctx->nonblock = false;
+    if (rx_ring_file_blocking(ctx->fd, 0) == -1) {
+        rx_http_request_log_error(r, RX_LOG_ALERT, errno, "fcntl() of \"%s\" "
+                                  "failed", ctx->path.data);
+    }
+}
+
 static rx_int_t
 read_next(rx_http_request_t *r)
 {
@@ -82,19 +101,68 @@ read_next(rx_http_request_t *r)
                                               rg->end - ctx->offset);
 
     r->write_handler = NULL;
+    fd_blocking(r, ctx);
     rx_ring_read(ctx->fd, ctx->buf, (unsigned) n, (uint64_t) ctx->offset,
                  rx_http_op_ud(r, RX_OP_READ));
     return RX_AGAIN;
 }
 
-static void
-on_file_read(rx_http_request_t *r, int32_t res)
+/* res (> 0) bytes read into ctx->buf: to the output, then the next chunk
+ * or the end. RX_ERROR: the connection is to be closed. */
+static rx_int_t
+take_chunk(rx_http_request_t *r, int32_t res)
 {
     rx_http_static_ctx_t *ctx = r->ctx;
     rx_http_range_t      *rg = &ctx->ranges[ctx->range];
     rx_chain_t           *cl;
     rx_buf_t             *b;
     bool                  range_done, all_done;
+
+    ctx->offset += res;
+    range_done = ctx->offset >= rg->end;
+    all_done = range_done && ctx->range + 1 == ctx->nranges;
+
+    b = rx_calloc_buf(r->pool);
+    cl = rx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return RX_ERROR;
+    }
+    b->memory = 1;
+    b->start = b->pos = ctx->buf;
+    b->last = b->end = ctx->buf + res;
+    b->last_buf = all_done && !ctx->multipart;
+    cl->buf = b;
+    if (rx_http_output_filter(r, cl) != RX_OK) {
+        return RX_ERROR;
+    }
+    if (all_done) {
+        if (ctx->multipart && send_boundary(r, ctx, 0, true) != RX_OK) {
+            return RX_ERROR;
+        }
+        return RX_OK;
+    }
+    if (range_done) {
+        ctx->range++;
+        ctx->offset = ctx->ranges[ctx->range].start;
+        if (send_boundary(r, ctx, ctx->range, false) != RX_OK) {
+            return RX_ERROR;
+        }
+    }
+    /* a filter may have taken the chunk whole and queued nothing yet (gzip
+     * keeps small output inside zlib): no send will call back, read on */
+    if (r->out == NULL && !r->conn->sending && !r->filter_buffered) {
+        read_next(r);
+        return RX_OK;
+    }
+    /* the buffer is reused: read the next chunk once this one is sent */
+    r->write_handler = read_next;
+    return RX_OK;
+}
+
+static void
+on_file_read(rx_http_request_t *r, int32_t res)
+{
+    rx_http_static_ctx_t *ctx = r->ctx;
 
     if (res <= 0) {
         /* the file shrank (or failed) under us: the promised length cannot
@@ -106,47 +174,28 @@ on_file_read(rx_http_request_t *r, int32_t res)
         rx_conn_close(r->conn);
         return;
     }
-    ctx->offset += res;
-    range_done = ctx->offset >= rg->end;
-    all_done = range_done && ctx->range + 1 == ctx->nranges;
+    if (take_chunk(r, res) != RX_OK) {
+        rx_conn_close(r->conn);
+    }
+}
 
-    b = rx_calloc_buf(r->pool);
-    cl = rx_alloc_chain_link(r->pool);
-    if (b == NULL || cl == NULL) {
-        rx_conn_close(r->conn);
-        return;
+/* The first chunk, from the content handler: from the page cache at once
+ * when it is all there (the response then leaves in this loop turn), else
+ * through the ring. A short read (the file shrank) is the ring's to
+ * report. */
+static rx_int_t
+read_first(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
+{
+    rx_http_range_t *rg = &ctx->ranges[ctx->range];
+    size_t           n = (size_t) rx_min((int64_t) ctx->buf_size,
+                                         rg->end - ctx->offset);
+
+    if (rx_ring_try_read(ctx->fd, ctx->buf, n, ctx->offset) != (ssize_t) n) {
+        return read_next(r);
     }
-    b->memory = 1;
-    b->start = b->pos = ctx->buf;
-    b->last = b->end = ctx->buf + res;
-    b->last_buf = all_done && !ctx->multipart;
-    cl->buf = b;
-    if (rx_http_output_filter(r, cl) != RX_OK) {
-        rx_conn_close(r->conn);
-        return;
-    }
-    if (all_done) {
-        if (ctx->multipart && send_boundary(r, ctx, 0, true) != RX_OK) {
-            rx_conn_close(r->conn);
-        }
-        return;
-    }
-    if (range_done) {
-        ctx->range++;
-        ctx->offset = ctx->ranges[ctx->range].start;
-        if (send_boundary(r, ctx, ctx->range, false) != RX_OK) {
-            rx_conn_close(r->conn);
-            return;
-        }
-    }
-    /* a filter may have taken the chunk whole and queued nothing yet (gzip
-     * keeps small output inside zlib): no send will call back, read on */
-    if (r->out == NULL && !r->conn->sending && !r->filter_buffered) {
-        read_next(r);
-        return;
-    }
-    /* the buffer is reused: read the next chunk once this one is sent */
-    r->write_handler = read_next;
+    /* as from the ring's completion: the response's end comes from its
+     * send, so the handler goes on waiting for it */
+    return take_chunk(r, (int32_t) n) == RX_OK ? RX_AGAIN : RX_ERROR;
 }
 
 /* ---- zero copy: splice and sendfile ---------------------------------- */
@@ -308,6 +357,7 @@ start_splice(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     rx_pool_cleanup_t *cln;
     int                fl;
 
+    fd_blocking(r, ctx);
     ctx->pipe[0] = ctx->pipe[1] = -1;
     cln = rx_pool_cleanup_add(r->pool, 0);
     if (cln == NULL || pipe_get(ctx, &r->conn->log) != RX_OK) {
@@ -563,7 +613,7 @@ rx_http_static_send_body(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     if (ctx->buf == NULL) {
         return RX_ERROR;
     }
-    return read_next(r);
+    return read_first(r, ctx);
 }
 
 void

@@ -40,6 +40,7 @@ typedef struct {
     bool              in_handler;       /* sendfile: called by the handler */
     rx_posted_t       end;              /* sendfile: the end, after it */
     rx_http_open_file_t *of;            /* the open (static_handler's) */
+    bool              nonblock;         /* fd still O_NONBLOCK (of->nonblock) */
 } rx_http_static_ctx_t;
 
 typedef struct {

@@ -1,8 +1,9 @@
 #!/usr/bin/perl
 # static_syscalls.t: the system calls a static response costs the worker
 # outside its io_uring (counted by strace on the worker). A 30 B file on
-# one keepalive connection: opened, read and closed through the ring (no
-# close(2) per response; only fstat of the open file remains); on a
+# one keepalive connection: opened and read on the worker's thread from
+# the dentry and page caches (openat2, fstat, preadv2: no loop turn each),
+# closed through the ring (no close(2) per response); on a
 # connection each, the sockets are closed through the ring too, and get
 # TCP_NODELAY from the listening socket, not a setsockopt each. A 16 KiB
 # file with `sendfile on`: by sendfile(2) (above sendfile_min_size's 4 KiB
@@ -57,9 +58,9 @@ $t->run;
 my ($w) = $t->worker_pids;
 
 SKIP: {
-    skip 'no strace here (apt-get install strace)', 12
+    skip 'no strace here (apt-get install strace)', 14
         if system('strace -V >/dev/null 2>&1') != 0;
-    skip 'the kernel refused io_uring: the worker runs epoll', 12
+    skip 'the kernel refused io_uring: the worker runs epoll', 14
         if $t->log_contains(qr/uses epoll instead/);
 
     # strace on the worker for $N keepalive requests of PATH; the calls by
@@ -86,7 +87,7 @@ SKIP: {
     };
 
     my ($got, $calls) = $trace->('/small.txt');
-    skip 'strace could not attach to the worker (ptrace refused)', 12
+    skip 'strace could not attach to the worker (ptrace refused)', 14
         unless %$calls;
     is($got, $small x $N, "$N keepalive responses of a 30 B file, whole");
     # the connection's own close (its socket) and the warm-up's: at most 2
@@ -94,6 +95,17 @@ SKIP: {
            '30 B: the file closed through the ring, not by close(2) each time')
         or diag(explain $calls);
     cmp_ok($calls->{newfstatat} // 0, '<=', $N + 1, '30 B: one fstat per response')
+        or diag(explain $calls);
+    # opened (openat2, RESOLVE_CACHED) and read (preadv2, RWF_NOWAIT) on the
+    # worker's thread, the response out in the request's own loop turn:
+    # about 2 io_uring_enter a response (the writev's submit and the wait
+    # for the next request), where open, read and writev completions each
+    # took a turn of their own (4 or more)
+    cmp_ok($calls->{io_uring_enter} // 0, '<', 3 * ($N + 1),
+           '30 B: fewer than 3 io_uring_enter per response')
+        or diag(explain $calls);
+    # the fd opened O_NONBLOCK needs no fcntl when its body was read inline
+    cmp_ok($calls->{fcntl} // 0, '<=', 2, '30 B: no fcntl per response')
         or diag(explain $calls);
 
     # a connection each: the sockets too are closed through the ring
