@@ -38,23 +38,11 @@
 /* The open flags F_SETFL can set again (O_ASYNC is not taken at open). */
 #define SETFL_FLAGS  (O_APPEND | O_DIRECT | O_NOATIME)
 
-static bool  have_cached;       /* openat2 knows RESOLVE_CACHED */
-
 void
 rx_epoll_file_try_init(rx_log_t *log)
 {
-    struct open_how how;
-    long            fd;
-
-    memset(&how, 0, sizeof(how));
-    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_CACHED;
-    fd = syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how));
-    have_cached = fd >= 0;
-    if (fd >= 0) {
-        close((int) fd);
-    } else {
-        rx_log_error(RX_LOG_INFO, log, errno, "openat2(RESOLVE_CACHED) is "
+    if (!rx_ring_cached_lookups()) {
+        rx_log_error(RX_LOG_INFO, log, 0, "openat2(RESOLVE_CACHED) is "
                      "not available: the epoll backend opens files on the "
                      "worker whether their path is cached or not");
     }
@@ -84,7 +72,7 @@ try_open(rx_eop_t *op, int32_t *res)
          * and openat2 refuses O_NONBLOCK beside it */
         how.flags |= O_NONBLOCK;
     }
-    if (have_cached) {
+    if (rx_ring_cached_lookups()) {
         how.resolve |= RESOLVE_CACHED;
         fd = syscall(SYS_openat2, op->fd2, op->buf, &how, sizeof(how));
     } else if (op->type == RX_EOP_OPENAT) {
@@ -118,35 +106,17 @@ try_open(rx_eop_t *op, int32_t *res)
 static rx_efile_e
 try_read(rx_eop_t *op, int32_t *res)
 {
-    struct iovec iov;
-    size_t       got = 0;
-    ssize_t      n;
+    ssize_t n = rx_ring_try_read(op->fd, op->buf, op->len, op->off);
 
-    while (got < op->len) {
-        iov.iov_base = (char *) op->buf + got;
-        iov.iov_len = op->len - got;
-        n = preadv2(op->fd, &iov, 1, (off_t) (op->off + (int64_t) got),
-                    RWF_NOWAIT);
-        if (n > 0) {
-            got += (size_t) n;
-            continue;
-        }
-        if (n == 0) {
-            break;                  /* the end of the file */
-        }
-        if (errno == EINTR) {
-            continue;
-        }
-        if (errno == ESPIPE && got == 0) {
-            return RX_EFILE_NOT;
-        }
-        /* EAGAIN: not all cached; EOPNOTSUPP, EINVAL: no RWF_NOWAIT here;
-         * anything else the pool's pread reports as it would. The pool
-         * reads the whole length again (what was read is cached). */
-        return RX_EFILE_POOL;
+    if (n >= 0) {
+        *res = (int32_t) n;
+        return RX_EFILE_DONE;
     }
-    *res = (int32_t) got;
-    return RX_EFILE_DONE;
+    /* ESPIPE: not a file; EAGAIN: not all cached; EOPNOTSUPP, EINVAL: no
+     * RWF_NOWAIT here; anything else the pool's pread reports as it
+     * would. The pool reads the whole length again (what was read is
+     * cached). */
+    return errno == ESPIPE ? RX_EFILE_NOT : RX_EFILE_POOL;
 }
 
 rx_efile_e

@@ -116,6 +116,8 @@ void rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
 int rx_ring_try_openat2(int dfd, const char *path, const struct open_how *how);
 int rx_ring_file_blocking(int fd, int flags);
 ssize_t rx_ring_try_read(int fd, void *buf, size_t len, int64_t off);
+/* openat2 knows RESOLVE_CACHED here (probed once). */
+bool rx_ring_cached_lookups(void);
 /* One-shot poll: completes with the ready events (POLLOUT...) in res. */
 void rx_ring_poll_add(int fd, unsigned events, uint64_t ud);
 

@@ -24,8 +24,8 @@
 
 static int  have_cached = -1;     /* openat2 knows RESOLVE_CACHED: -1 unknown */
 
-static bool
-cached_lookups(void)
+bool
+rx_ring_cached_lookups(void)
 {
     struct open_how how;
     long            fd;
@@ -50,7 +50,7 @@ rx_ring_try_openat2(int dfd, const char *path, const struct open_how *how)
     long            fd;
 
     if ((h.flags & (O_CREAT | O_TRUNC | O_PATH))
-        || (h.flags & O_TMPFILE) == O_TMPFILE || !cached_lookups()) {
+        || (h.flags & O_TMPFILE) == O_TMPFILE || !rx_ring_cached_lookups()) {
         return -EAGAIN;     /* RESOLVE_CACHED refuses them; O_PATH: no need */
     }
     h.flags |= O_NONBLOCK;
@@ -92,7 +92,8 @@ rx_ring_try_read(int fd, void *buf, size_t len, int64_t off)
             continue;
         }
         /* EAGAIN: not all cached; EOPNOTSUPP: no RWF_NOWAIT here; any
-         * other error the ring's read reports as it would */
+         * other error the ring's read reports as it would (errno says
+         * which: ESPIPE for a pipe or a socket) */
         return -1;
     }
     return (ssize_t) got;
