@@ -194,8 +194,8 @@ const char *rx_http_upstream_set_balancer(rx_conf_t *cf,
 bool rx_http_upstream_conn_open(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_conn_release(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_conn_closed(rx_http_upstream_conn_t *uc, bool idle);
-/* Every server is full: u waits (at the head when a connection that was
- * offered was lost to another worker), and the queue calls resume when a
+/* Every server is full: u waits (at the head when the queue was resuming
+ * it: it keeps its place), and the queue calls resume when a
  * connection may be free, failed when none came in time. RX_OK, or
  * RX_DECLINED when the queue is full (the caller answers 503). */
 rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
@@ -251,6 +251,8 @@ bool rx_http_upstream_wanted_elsewhere(const rx_http_upstream_srv_conf_t *us);
 uint32_t rx_http_upstream_shared_wait(rx_http_upstream_srv_conf_t *us,
     int delta);
 uint32_t rx_http_upstream_shared_waiting(const rx_http_upstream_srv_conf_t *us);
+bool rx_http_upstream_shared_enter(rx_http_upstream_srv_conf_t *us,
+    uint32_t *waiting);
 void rx_http_upstream_shared_stuck(rx_http_upstream_srv_conf_t *us,
     rx_http_upstream_peer_t *p, int delta);
 bool rx_http_upstream_stuck_elsewhere(const rx_http_upstream_srv_conf_t *us,

@@ -10,7 +10,12 @@
  * A request that finds every server full waits in its worker's queue,
  * first in first out, at most `queue` of them in all, for at most
  * `timeout`; it goes on when a connection to the group closes or returns
- * to this worker's pool. A worker that has idle pooled connections to a
+ * to this worker's pool. Its place is taken in one step (a compare-and-
+ * swap on every worker's count, http_upstream_shared.c) and kept while it
+ * tries the connection it was offered: when another worker takes that
+ * first, it goes back to the head, not the tail, is never refused for a
+ * full queue, and its timeout still counts from its first admission
+ * (Angie's queue also takes such a request back). A worker that has idle pooled connections to a
  * group whose queue is not empty elsewhere closes them, so that the
  * waiting request gets the slot: an idle connection never holds a PHP
  * child while a request waits for one.
@@ -29,6 +34,10 @@
 #define TICK_IDLE     10
 
 static rx_timer_t    tick = { .node.index = RX_HEAP_NONE };
+
+/* The waiter the queue is resuming (kick): it still holds its place in
+ * the counts; queue_add puts it back at the head without asking for one. */
+static rx_http_upstream_t *resuming;
 
 static void tick_handler(rx_timer_t *t);
 
@@ -100,6 +109,8 @@ queue_idle(rx_http_upstream_srv_conf_t *us)
     }
 }
 
+/* u leaves the list (and its timer stops); its place in the counts is
+ * given up by leave(). */
 static void
 unlink_waiter(rx_http_upstream_t *u)
 {
@@ -109,11 +120,17 @@ unlink_waiter(rx_http_upstream_t *u)
     if (u->qnext) u->qnext->qprev = u->qprev; else us->qtail = u->qprev;
     u->qprev = u->qnext = NULL;
     rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_START);
-    us->nqueued--;
-    (void) rx_http_upstream_shared_wait(us, -1);
     rx_timer_del(&u->queue_timer);
     u->queue_time += rx_current_msec - u->queue_start;
     rx_http_metrics_queue_left(us->metrics, rx_current_msec - u->queue_start);
+}
+
+/* A place in the group's queue is free again, for every worker. */
+static void
+leave(rx_http_upstream_srv_conf_t *us)
+{
+    us->nqueued--;
+    (void) rx_http_upstream_shared_wait(us, -1);
 }
 
 /* A request leaves the queue without a connection (client gone). */
@@ -122,6 +139,7 @@ rx_http_upstream_queue_remove(rx_http_upstream_t *u)
 {
     if (u->phase == RX_HTTP_UPSTREAM_QUEUED) {
         unlink_waiter(u);
+        leave(u->us);
     }
 }
 
@@ -131,6 +149,7 @@ waited_too_long(rx_timer_t *t)
     rx_http_upstream_t *u = t->data;
 
     unlink_waiter(u);
+    leave(u->us);
     rx_http_metrics_queue_timeout(u->us->metrics);
     rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no connection to upstream "
         "\"%.*s\" became free within %" PRId64 ".%03d s in its queue",
@@ -139,26 +158,15 @@ waited_too_long(rx_timer_t *t)
     u->queue_failed(u, RX_HTTP_SERVICE_UNAVAILABLE);
 }
 
-rx_int_t
-rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
-    void (*resume)(rx_http_upstream_t *u),
-    void (*failed)(rx_http_upstream_t *u, rx_int_t status))
+/* u joins the list: at the tail, or at the head when it had its place
+ * already (resumed, and the connection went to another worker); its timer
+ * runs for what is left of the timeout. */
+static void
+link_waiter(rx_http_upstream_t *u, bool at_head)
 {
     rx_http_upstream_srv_conf_t *us = u->us;
-    uint32_t                     waiting;
+    rx_msec_t                    left = us->queue_timeout - u->queue_time;
 
-    waiting = rx_http_upstream_shared_waiting(us);
-    if (!at_head && waiting >= us->queue_max) {
-        rx_http_metrics_queue_overflow(us->metrics);
-        rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "the queue of upstream "
-            "\"%.*s\" is full (%u requests waiting)", (int) us->host.len,
-            us->host.data, (unsigned) waiting);
-        return RX_DECLINED;
-    }
-    (void) rx_http_upstream_shared_wait(us, 1);
-    us->nqueued++;
-    u->queue_resume = resume;
-    u->queue_failed = failed;
     rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_QUEUED);
     u->queue_start = rx_current_msec;
     if (at_head) {
@@ -172,33 +180,67 @@ rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
         if (us->qtail) us->qtail->qnext = u; else us->qhead = u;
         us->qtail = u;
     }
-    {
-        rx_msec_t left = us->queue_timeout - u->queue_time;
+    u->queue_timer.handler = waited_too_long;
+    u->queue_timer.data = u;
+    rx_timer_add(&u->queue_timer, left > 0 ? left : 1);
+}
 
-        u->queue_timer.handler = waited_too_long;
-        u->queue_timer.data = u;
-        rx_timer_add(&u->queue_timer, left > 0 ? left : 1);
+/* at_head is the caller's view (the connection it was offered was lost);
+ * what decides is whether u holds a place: only the waiter being resumed
+ * does, whichever way it found no connection. */
+rx_int_t
+rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
+    void (*resume)(rx_http_upstream_t *u),
+    void (*failed)(rx_http_upstream_t *u, rx_int_t status))
+{
+    rx_http_upstream_srv_conf_t *us = u->us;
+    uint32_t                     waiting;
+
+    if (u == resuming) {
+        resuming = NULL;         /* kept: it stays counted */
+        link_waiter(u, true);
+        tick_arm();
+        return RX_OK;
     }
+    waiting = rx_http_upstream_shared_waiting(us);
+    if (!rx_http_upstream_shared_enter(us, &waiting)) {
+        rx_http_metrics_queue_overflow(us->metrics);
+        rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "the queue of upstream "
+            "\"%.*s\" is full (%u requests waiting)", (int) us->host.len,
+            us->host.data, (unsigned) waiting);
+        return RX_DECLINED;
+    }
+    us->nqueued++;
+    u->queue_resume = resume;
+    u->queue_failed = failed;
+    link_waiter(u, false);
     tick_arm();
     return RX_OK;
 }
 
 /* A connection may have become free: the first waiters try again, in
- * order, until one has to wait again. */
+ * order, until one has to wait again. A waiter keeps its place while it
+ * tries (resuming): it gives it up only once it no longer waits (a
+ * connection, or an answer); u is not read after resume, which may have
+ * ended the request. */
 void
 rx_http_upstream_queue_kick(rx_http_upstream_srv_conf_t *us)
 {
-    rx_http_upstream_t *u;
+    rx_http_upstream_t *u, *outer = resuming;
 
     while ((u = us->qhead) != NULL && !rx_http_upstream_full(us)) {
         unlink_waiter(u);
         memset(u->tried, 0, ((rx_http_upstream_npeers(us) + 63) / 64)
                             * sizeof(uint64_t));
+        resuming = u;
         u->queue_resume(u);
-        if (u->phase == RX_HTTP_UPSTREAM_QUEUED) {
+        if (resuming == u) {
+            leave(us);           /* it went on, or was answered */
+        } else if (us->qhead == u) {
             break;               /* another worker took the slot first */
         }
     }
+    resuming = outer;
 }
 
 /* A new connection to the peer, if max_conns allows it: counted (and

@@ -365,6 +365,24 @@ rx_http_upstream_shared_wait(rx_http_upstream_srv_conf_t *us, int delta)
     return now;
 }
 
+/* A request of this worker takes a place in the group's queue if every
+ * worker's waiting requests are fewer than `queue`: the check and the count
+ * are one compare-and-swap, so two workers never both take the last place.
+ * *waiting: the count the caller saw; on refusal, the count that refused. */
+bool
+rx_http_upstream_shared_enter(rx_http_upstream_srv_conf_t *us,
+    uint32_t *waiting)
+{
+    do {
+        if (*waiting >= us->queue_max) {
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak(&us->shared->waiting, waiting,
+                                           *waiting + 1));
+    atomic_fetch_add(mine(us, rx_http_upstream_npeers(us)), 1);
+    return true;
+}
+
 /* Requests of every worker waiting in the group's queue. */
 uint32_t
 rx_http_upstream_shared_waiting(const rx_http_upstream_srv_conf_t *us)
