@@ -149,14 +149,14 @@ build_request(rx_http_upstream_t *u)
  * queue tells the other workers' idle connections to go: false, and the
  * caller answers. */
 static bool
-wait_for_room(rx_http_upstream_t *u, bool at_head)
+wait_for_room(rx_http_upstream_t *u)
 {
     if (u->us->queue_max == 0) {
         rx_http_upstream_note_pressure(u->us);
         return false;
     }
     rx_http_upstream_try_undo(u);       /* the try that found none */
-    if (rx_http_upstream_queue_add(u, at_head, connect_peer,
+    if (rx_http_upstream_queue_add(u, connect_peer,
                                   rx_http_upstream_finalize)
         != RX_OK) {
         rx_http_upstream_finalize(u, RX_HTTP_SERVICE_UNAVAILABLE);
@@ -267,7 +267,7 @@ open_connection(rx_http_upstream_t *u, rx_http_upstream_peer_t *peer)
         rx_conn_close(c);
         rx_http_upstream_release_peer(u, false);
         rx_http_upstream_mark_untried(u, peer);
-        if (!wait_for_room(u, true)) {
+        if (!wait_for_room(u)) {
             rx_http_request_log_error(u->r, RX_LOG_ERR, 0, "no live "
                                       "upstreams while connecting to upstream");
             rx_http_upstream_finalize(u, RX_HTTP_BAD_GATEWAY);
@@ -309,7 +309,7 @@ connect_peer(rx_http_upstream_t *u)
         }
     }
     if (peer == NULL) {
-        if ((full || rx_http_upstream_full(u->us)) && wait_for_room(u, false)) {
+        if ((full || rx_http_upstream_full(u->us)) && wait_for_room(u)) {
             return;
         }
         no_live_upstreams(u);

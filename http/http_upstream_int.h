@@ -198,7 +198,7 @@ void rx_http_upstream_conn_closed(rx_http_upstream_conn_t *uc, bool idle);
  * it: it keeps its place), and the queue calls resume when a
  * connection may be free, failed when none came in time. RX_OK, or
  * RX_DECLINED when the queue is full (the caller answers 503). */
-rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
+rx_int_t rx_http_upstream_queue_add(rx_http_upstream_t *u,
     void (*resume)(rx_http_upstream_t *u),
     void (*failed)(rx_http_upstream_t *u, rx_int_t status));
 void rx_http_upstream_queue_remove(rx_http_upstream_t *u);

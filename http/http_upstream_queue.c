@@ -185,11 +185,10 @@ link_waiter(rx_http_upstream_t *u, bool at_head)
     rx_timer_add(&u->queue_timer, left > 0 ? left : 1);
 }
 
-/* at_head is the caller's view (the connection it was offered was lost);
- * what decides is whether u holds a place: only the waiter being resumed
- * does, whichever way it found no connection. */
+/* Whether u goes to the head is whether it holds a place: only the waiter
+ * being resumed does, whichever way it found no connection. */
 rx_int_t
-rx_http_upstream_queue_add(rx_http_upstream_t *u, bool at_head,
+rx_http_upstream_queue_add(rx_http_upstream_t *u,
     void (*resume)(rx_http_upstream_t *u),
     void (*failed)(rx_http_upstream_t *u, rx_int_t status))
 {
