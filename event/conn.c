@@ -214,8 +214,15 @@ rx_conn_close(rx_conn_t *c)
         return;
     }
     /* every operation on the fd completes (most with -ECANCELED) before
-     * the fd is closed and the slot reused */
-    rx_ring_cancel_fd(c->fd, rx_conn_ud(c, RX_OP_CANCEL));
+     * the fd is closed and the slot reused. When the multishot recv is all
+     * that is in flight (a connection closed after its response), it is
+     * cancelled by its user_data: the kernel finds it in one bucket of
+     * its poll table, where a cancel by fd walks every bucket */
+    if (c->inflight == 1 && c->reading) {
+        rx_ring_cancel(rx_conn_ud(c, RX_OP_RECV), rx_conn_ud(c, RX_OP_CANCEL));
+    } else {
+        rx_ring_cancel_fd(c->fd, rx_conn_ud(c, RX_OP_CANCEL));
+    }
     c->inflight++;
 }
 
