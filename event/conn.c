@@ -214,8 +214,15 @@ rx_conn_close(rx_conn_t *c)
         return;
     }
     /* every operation on the fd completes (most with -ECANCELED) before
-     * the fd is closed and the slot reused */
-    rx_ring_cancel_fd(c->fd, rx_conn_ud(c, RX_OP_CANCEL));
+     * the fd is closed and the slot reused. When the multishot recv is all
+     * that is in flight (a connection closed after its response), it is
+     * cancelled by its user_data: the kernel finds it in one bucket of
+     * its poll table, where a cancel by fd walks every bucket */
+    if (c->inflight == 1 && c->reading) {
+        rx_ring_cancel(rx_conn_ud(c, RX_OP_RECV), rx_conn_ud(c, RX_OP_CANCEL));
+    } else {
+        rx_ring_cancel_fd(c->fd, rx_conn_ud(c, RX_OP_CANCEL));
+    }
     c->inflight++;
 }
 
@@ -588,6 +595,28 @@ static void
 plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
 {
     rx_conn_send_iov(c, iov, niov);
+    c->sending = true;
+}
+
+/*
+ * Over plain TCP the last send holds its segment back (MSG_MORE): the FIN
+ * that the close or shutdown sends right after it is tacked onto that
+ * segment instead of going in one of its own, as it does for nginx (its
+ * TCP_CORK is still on when it closes). A response and its close cost the
+ * peer one segment and one ACK fewer. Should the close be late, the kernel
+ * sends the held segment anyway when its probe timer fires (~200 ms).
+ * Other transports (TLS) send as usual.
+ */
+void
+rx_conn_send_last(rx_conn_t *c, struct msghdr *msg)
+{
+    if (c->transport != &rx_plain_transport) {
+        c->transport->send(c, msg->msg_iov, (int) msg->msg_iovlen);
+        return;
+    }
+    rx_ring_sendmsg(c->fd, msg, MSG_NOSIGNAL | MSG_MORE,
+                    rx_conn_ud(c, RX_OP_SEND));
+    c->inflight++;
     c->sending = true;
 }
 
