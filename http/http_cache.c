@@ -20,6 +20,18 @@
 
 #define CACHE_EVICT_PER_INSERT  4       /* inactive entries dropped per insert */
 
+/* An entry's unlink in flight in a worker (http_cache_unlink.c): a new
+ * file is not renamed to its name until the unlink completed, or the late
+ * unlink would remove the new file the index names (nginx keeps its node
+ * "deleting" for the same reason). Apart from the node, which may go (or
+ * be made again) meanwhile. */
+typedef struct cache_gone_s cache_gone_t;
+struct cache_gone_s {
+    cache_gone_t  *next;
+    uint8_t        md5[16];
+    pid_t          pid;             /* the worker that unlinks */
+};
+
 typedef struct {
     rx_uint_t               nbuckets;   /* a power of two */
     rx_http_cache_node_t  **buckets;
@@ -29,6 +41,7 @@ typedef struct {
     int64_t                 total;      /* bytes of the files (max_size) */
     int64_t                 responses[RX_HTTP_CACHE_STATUSES];
     uint64_t                gen;        /* the last file's (node->gen) */
+    cache_gone_t           *gone;       /* unlinks in flight */
 } cache_root_t;
 
 const char *const rx_http_cache_status_names[RX_HTTP_CACHE_STATUSES] = {
@@ -187,13 +200,104 @@ lock_node(rx_http_cache_t *cache, const uint8_t md5[16], cache_root_t **root,
     return RX_OK;
 }
 
-/* Drops n from the index and its file from the disk (on the ring in a
- * worker: http_cache_unlink.c). */
+/* Removes md5's file from the disk (on the ring in a worker:
+ * http_cache_unlink.c), marked in the index until that completed. Without
+ * memory for the mark the worker unlinks it itself: a file removed late
+ * could be a newer one. */
+static void
+unlink_entry(rx_http_cache_t *cache, cache_root_t *root,
+    const uint8_t md5[16])
+{
+    cache_gone_t *g;
+    char          file[PATH_MAX];
+
+    if (!file_name(file, cache, md5)) {
+        return;
+    }
+    g = rx_shm_zone_alloc_locked(cache->zone, sizeof(*g));
+    if (g == NULL) {
+        (void) unlink(file);
+        return;
+    }
+    memcpy(g->md5, md5, 16);
+    g->pid = getpid();
+    g->next = root->gone;
+    root->gone = g;
+    if (!rx_http_cache_unlink(file, cache, md5)) {
+        root->gone = g->next;            /* made already */
+        rx_shm_zone_free_locked(cache->zone, g);
+    }
+}
+
+/* The marks of md5 (of one worker, or of any dead one: its unlinks
+ * completed or never will), each dropped; whether one of another live
+ * worker's is left in *live. */
+static bool
+gone_clear(rx_http_cache_t *cache, cache_root_t *root, const uint8_t md5[16],
+    bool own_one, bool *live)
+{
+    cache_gone_t **pp = &root->gone, *g;
+    pid_t          pid = getpid();
+    bool           cleared = false;
+
+    while ((g = *pp) != NULL) {
+        if (memcmp(g->md5, md5, 16) != 0) {
+            pp = &g->next;
+            continue;
+        }
+        if ((own_one && !cleared && g->pid == pid)
+            || (g->pid != pid && kill(g->pid, 0) == -1 && errno == ESRCH)) {
+            cleared = cleared || g->pid == pid;
+            *pp = g->next;
+            rx_shm_zone_free_locked(cache->zone, g);
+            continue;
+        }
+        *live = true;
+        pp = &g->next;
+    }
+    return cleared;
+}
+
+void
+rx_http_cache_unlinked(rx_http_cache_t *cache, const uint8_t md5[16])
+{
+    cache_root_t          *root;
+    rx_http_cache_node_t  *n;
+    bool                   live = false;
+
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
+        return;
+    }
+    if (root) {
+        (void) gone_clear(cache, root, md5, true, &live);
+    }
+    rx_shm_zone_unlock(cache->zone);
+}
+
+bool
+rx_http_cache_unlinking(rx_http_cache_t *cache, const uint8_t md5[16])
+{
+    cache_root_t          *root;
+    rx_http_cache_node_t  *n;
+    bool                   live = false;
+
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
+        return false;
+    }
+    if (root) {
+        (void) gone_clear(cache, root, md5, false, &live);
+    }
+    rx_shm_zone_unlock(cache->zone);
+    return live;
+}
+
+/* Drops n from the index and its file from the disk. */
 static void
 drop(rx_http_cache_t *cache, cache_root_t *root, rx_http_cache_node_t *n)
 {
     rx_http_cache_node_t **pp;
-    char                   file[PATH_MAX];
+    uint8_t                md5[16];
+    bool                   had = n->fsize != 0;
 
     (void) find(root, n->md5, &pp);
     if (*pp == n) {
@@ -201,11 +305,14 @@ drop(rx_http_cache_t *cache, cache_root_t *root, rx_http_cache_node_t *n)
     }
     lru_unlink(root, n);
     root->count--;
-    if (n->fsize && file_name(file, cache, n->md5)) {
-        rx_http_cache_unlink(file);
-    }
+    memcpy(md5, n->md5, 16);
     set_fsize(root, n, 0);
+    /* the node's memory first: the unlink's mark may need it (a full
+     * zone evicts to make room) */
     rx_shm_zone_free_locked(cache->zone, n);
+    if (had) {
+        unlink_entry(cache, root, md5);
+    }
 }
 
 static bool
@@ -509,7 +616,6 @@ rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
 {
     cache_root_t         *root;
     rx_http_cache_node_t *n;
-    char                  file[PATH_MAX];
     bool                  had = false;
 
     if (lock_node(cache, md5, &root, &n) != RX_OK) {
@@ -520,9 +626,7 @@ rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
         if (!n->updating) {
             drop(cache, root, n);
         } else if (n->fsize) {
-            if (file_name(file, cache, n->md5)) {
-                rx_http_cache_unlink(file);
-            }
+            unlink_entry(cache, root, n->md5);
             set_fsize(root, n, 0);
         }
     }
@@ -675,6 +779,7 @@ rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old)
     root->head = root->tail = NULL;
     root->count = 0;
     root->total = 0;
+    root->gone = NULL;
     memset(root->responses, 0, sizeof(root->responses));
     /* file numbers start from the time: a zone emptied and made again (a
      * process died holding its lock) never gives a number a worker's
