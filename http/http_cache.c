@@ -128,30 +128,6 @@ rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
     return file;
 }
 
-rx_int_t
-rx_http_cache_make_dirs(const rx_http_cache_t *cache, const char *file)
-{
-    char   dir[PATH_MAX];
-    size_t len = strlen(file), i;
-
-    if (len >= sizeof(dir)) {
-        errno = ENAMETOOLONG;
-        return RX_ERROR;
-    }
-    memcpy(dir, file, len + 1);
-    for (i = cache->path.len + 1; i < len; i++) {
-        if (dir[i] != '/') {
-            continue;
-        }
-        dir[i] = '\0';
-        if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-            return RX_ERROR;
-        }
-        dir[i] = '/';
-    }
-    return RX_OK;
-}
-
 static void
 lru_unlink(cache_root_t *root, rx_http_cache_node_t *n)
 {
@@ -258,24 +234,10 @@ gone_clear(rx_http_cache_t *cache, cache_root_t *root, const uint8_t md5[16],
     return cleared;
 }
 
-void
-rx_http_cache_unlinked(rx_http_cache_t *cache, const uint8_t md5[16])
-{
-    cache_root_t          *root;
-    rx_http_cache_node_t  *n;
-    bool                   live = false;
-
-    if (lock_node(cache, md5, &root, &n) != RX_OK) {
-        return;
-    }
-    if (root) {
-        (void) gone_clear(cache, root, md5, true, &live);
-    }
-    rx_shm_zone_unlock(cache->zone);
-}
-
-bool
-rx_http_cache_unlinking(rx_http_cache_t *cache, const uint8_t md5[16])
+/* The marks of md5 after a pass of gone_clear: one of another live
+ * worker's is left. */
+static bool
+gone_locked(rx_http_cache_t *cache, const uint8_t md5[16], bool own_one)
 {
     cache_root_t          *root;
     rx_http_cache_node_t  *n;
@@ -285,10 +247,22 @@ rx_http_cache_unlinking(rx_http_cache_t *cache, const uint8_t md5[16])
         return false;
     }
     if (root) {
-        (void) gone_clear(cache, root, md5, false, &live);
+        (void) gone_clear(cache, root, md5, own_one, &live);
     }
     rx_shm_zone_unlock(cache->zone);
     return live;
+}
+
+void
+rx_http_cache_unlinked(rx_http_cache_t *cache, const uint8_t md5[16])
+{
+    (void) gone_locked(cache, md5, true);
+}
+
+bool
+rx_http_cache_unlinking(rx_http_cache_t *cache, const uint8_t md5[16])
+{
+    return gone_locked(cache, md5, false);
 }
 
 /* Drops n from the index and its file from the disk. */
@@ -634,35 +608,6 @@ rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
     return had;
 }
 
-/* FNV-1a of each named request header's name and values. */
-uint32_t
-rx_http_cache_vary_hash(rx_http_request_t *r, const char *vary)
-{
-    uint32_t        h = 2166136261u;
-    const char     *p = vary, *end;
-    rx_table_elt_t *e = r->headers_in.headers.elts;
-    rx_uint_t       i;
-    size_t          len, k;
-
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        for (end = p; *end && *end != ',' && *end != ' '; end++) { }
-        len = (size_t) (end - p);
-        for (i = 0; len && i < r->headers_in.headers.nelts; i++) {
-            if (e[i].key.len != len || strncasecmp(e[i].key.data, p, len)) {
-                continue;
-            }
-            for (k = 0; k < e[i].value.len; k++) {
-                h = (h ^ (unsigned char) e[i].value.data[k]) * 16777619u;
-            }
-            h = (h ^ ',') * 16777619u;
-        }
-        h = (h ^ ';') * 16777619u;
-        p = end;
-    }
-    return h;
-}
-
 /* One file of the walk: an entry when its head is sound, else removed. */
 static void
 load_file(rx_http_cache_t *cache, cache_root_t *root, const char *file,
@@ -833,29 +778,4 @@ rx_http_cache_stats(rx_shm_zone_t *zone, rx_http_cache_stats_t *out)
     out->max_size = cache->max_size;
     rx_shm_zone_unlock(zone);
     return true;
-}
-
-/* The predicates of *_cache_bypass, *_no_cache and *_cache_purge (the
- * lookup in http_cache_conf.c and the store in http_cache_store.c ask;
- * here, below both, so that neither calls the other for it). */
-bool
-rx_http_cache_test_predicates(rx_http_request_t *r, const rx_array_t *list)
-{
-    const rx_http_complex_value_t *cv;
-    rx_str_t                       v;
-    rx_uint_t                      i;
-
-    if (list == NULL) {
-        return false;
-    }
-    cv = list->elts;
-    for (i = 0; i < list->nelts; i++) {
-        if (rx_http_complex_value(r, &cv[i], &v) != RX_OK) {
-            return true;         /* as nginx: an error counts as set */
-        }
-        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
-            return true;
-        }
-    }
-    return false;
 }
