@@ -20,6 +20,18 @@
 
 #define CACHE_EVICT_PER_INSERT  4       /* inactive entries dropped per insert */
 
+/* An entry's unlink in flight in a worker (http_cache_unlink.c): a new
+ * file is not renamed to its name until the unlink completed, or the late
+ * unlink would remove the new file the index names (nginx keeps its node
+ * "deleting" for the same reason). Apart from the node, which may go (or
+ * be made again) meanwhile. */
+typedef struct cache_gone_s cache_gone_t;
+struct cache_gone_s {
+    cache_gone_t  *next;
+    uint8_t        md5[16];
+    pid_t          pid;             /* the worker that unlinks */
+};
+
 typedef struct {
     rx_uint_t               nbuckets;   /* a power of two */
     rx_http_cache_node_t  **buckets;
@@ -29,6 +41,7 @@ typedef struct {
     int64_t                 total;      /* bytes of the files (max_size) */
     int64_t                 responses[RX_HTTP_CACHE_STATUSES];
     uint64_t                gen;        /* the last file's (node->gen) */
+    cache_gone_t           *gone;       /* unlinks in flight */
 } cache_root_t;
 
 const char *const rx_http_cache_status_names[RX_HTTP_CACHE_STATUSES] = {
@@ -115,30 +128,6 @@ rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
     return file;
 }
 
-rx_int_t
-rx_http_cache_make_dirs(const rx_http_cache_t *cache, const char *file)
-{
-    char   dir[PATH_MAX];
-    size_t len = strlen(file), i;
-
-    if (len >= sizeof(dir)) {
-        errno = ENAMETOOLONG;
-        return RX_ERROR;
-    }
-    memcpy(dir, file, len + 1);
-    for (i = cache->path.len + 1; i < len; i++) {
-        if (dir[i] != '/') {
-            continue;
-        }
-        dir[i] = '\0';
-        if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-            return RX_ERROR;
-        }
-        dir[i] = '/';
-    }
-    return RX_OK;
-}
-
 static void
 lru_unlink(cache_root_t *root, rx_http_cache_node_t *n)
 {
@@ -187,13 +176,102 @@ lock_node(rx_http_cache_t *cache, const uint8_t md5[16], cache_root_t **root,
     return RX_OK;
 }
 
-/* Drops n from the index and its file from the disk (on the ring in a
- * worker: http_cache_unlink.c). */
+/* Removes md5's file from the disk (on the ring in a worker:
+ * http_cache_unlink.c), marked in the index until that completed. Without
+ * memory for the mark the worker unlinks it itself: a file removed late
+ * could be a newer one. */
+static void
+unlink_entry(rx_http_cache_t *cache, cache_root_t *root,
+    const uint8_t md5[16])
+{
+    cache_gone_t *g;
+    char          file[PATH_MAX];
+
+    if (!file_name(file, cache, md5)) {
+        return;
+    }
+    g = rx_shm_zone_alloc_locked(cache->zone, sizeof(*g));
+    if (g == NULL) {
+        (void) unlink(file);
+        return;
+    }
+    memcpy(g->md5, md5, 16);
+    g->pid = getpid();
+    g->next = root->gone;
+    root->gone = g;
+    if (!rx_http_cache_unlink(file, cache, md5)) {
+        root->gone = g->next;            /* made already */
+        rx_shm_zone_free_locked(cache->zone, g);
+    }
+}
+
+/* The marks of md5 (of one worker, or of any dead one: its unlinks
+ * completed or never will), each dropped; whether one of another live
+ * worker's is left in *live. */
+static bool
+gone_clear(rx_http_cache_t *cache, cache_root_t *root, const uint8_t md5[16],
+    bool own_one, bool *live)
+{
+    cache_gone_t **pp = &root->gone, *g;
+    pid_t          pid = getpid();
+    bool           cleared = false;
+
+    while ((g = *pp) != NULL) {
+        if (memcmp(g->md5, md5, 16) != 0) {
+            pp = &g->next;
+            continue;
+        }
+        if ((own_one && !cleared && g->pid == pid)
+            || (g->pid != pid && kill(g->pid, 0) == -1 && errno == ESRCH)) {
+            cleared = cleared || g->pid == pid;
+            *pp = g->next;
+            rx_shm_zone_free_locked(cache->zone, g);
+            continue;
+        }
+        *live = true;
+        pp = &g->next;
+    }
+    return cleared;
+}
+
+/* The marks of md5 after a pass of gone_clear: one of another live
+ * worker's is left. */
+static bool
+gone_locked(rx_http_cache_t *cache, const uint8_t md5[16], bool own_one)
+{
+    cache_root_t          *root;
+    rx_http_cache_node_t  *n;
+    bool                   live = false;
+
+    if (lock_node(cache, md5, &root, &n) != RX_OK) {
+        return false;
+    }
+    if (root) {
+        (void) gone_clear(cache, root, md5, own_one, &live);
+    }
+    rx_shm_zone_unlock(cache->zone);
+    return live;
+}
+
+void
+rx_http_cache_unlinked(rx_http_cache_t *cache, const uint8_t md5[16])
+{
+    (void) gone_locked(cache, md5, true);
+}
+
+bool
+rx_http_cache_unlinking(rx_http_cache_t *cache, const uint8_t md5[16])
+{
+    return gone_locked(cache, md5, false);
+}
+
+/* Drops n from the index and its file from the disk. */
 static void
 drop(rx_http_cache_t *cache, cache_root_t *root, rx_http_cache_node_t *n)
 {
     rx_http_cache_node_t **pp;
-    char                   file[PATH_MAX];
+    uint8_t                md5[16];
+    bool                   had = n->fsize != 0;
 
     (void) find(root, n->md5, &pp);
     if (*pp == n) {
@@ -201,11 +279,14 @@ drop(rx_http_cache_t *cache, cache_root_t *root, rx_http_cache_node_t *n)
     }
     lru_unlink(root, n);
     root->count--;
-    if (n->fsize && file_name(file, cache, n->md5)) {
-        rx_http_cache_unlink(file);
-    }
+    memcpy(md5, n->md5, 16);
     set_fsize(root, n, 0);
+    /* the node's memory first: the unlink's mark may need it (a full
+     * zone evicts to make room) */
     rx_shm_zone_free_locked(cache->zone, n);
+    if (had) {
+        unlink_entry(cache, root, md5);
+    }
 }
 
 static bool
@@ -509,7 +590,6 @@ rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
 {
     cache_root_t         *root;
     rx_http_cache_node_t *n;
-    char                  file[PATH_MAX];
     bool                  had = false;
 
     if (lock_node(cache, md5, &root, &n) != RX_OK) {
@@ -520,43 +600,12 @@ rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16])
         if (!n->updating) {
             drop(cache, root, n);
         } else if (n->fsize) {
-            if (file_name(file, cache, n->md5)) {
-                rx_http_cache_unlink(file);
-            }
+            unlink_entry(cache, root, n->md5);
             set_fsize(root, n, 0);
         }
     }
     rx_shm_zone_unlock(cache->zone);
     return had;
-}
-
-/* FNV-1a of each named request header's name and values. */
-uint32_t
-rx_http_cache_vary_hash(rx_http_request_t *r, const char *vary)
-{
-    uint32_t        h = 2166136261u;
-    const char     *p = vary, *end;
-    rx_table_elt_t *e = r->headers_in.headers.elts;
-    rx_uint_t       i;
-    size_t          len, k;
-
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        for (end = p; *end && *end != ',' && *end != ' '; end++) { }
-        len = (size_t) (end - p);
-        for (i = 0; len && i < r->headers_in.headers.nelts; i++) {
-            if (e[i].key.len != len || strncasecmp(e[i].key.data, p, len)) {
-                continue;
-            }
-            for (k = 0; k < e[i].value.len; k++) {
-                h = (h ^ (unsigned char) e[i].value.data[k]) * 16777619u;
-            }
-            h = (h ^ ',') * 16777619u;
-        }
-        h = (h ^ ';') * 16777619u;
-        p = end;
-    }
-    return h;
 }
 
 /* One file of the walk: an entry when its head is sound, else removed. */
@@ -675,6 +724,7 @@ rx_http_cache_init_zone(rx_shm_zone_t *zone, void *old)
     root->head = root->tail = NULL;
     root->count = 0;
     root->total = 0;
+    root->gone = NULL;
     memset(root->responses, 0, sizeof(root->responses));
     /* file numbers start from the time: a zone emptied and made again (a
      * process died holding its lock) never gives a number a worker's
@@ -728,29 +778,4 @@ rx_http_cache_stats(rx_shm_zone_t *zone, rx_http_cache_stats_t *out)
     out->max_size = cache->max_size;
     rx_shm_zone_unlock(zone);
     return true;
-}
-
-/* The predicates of *_cache_bypass, *_no_cache and *_cache_purge (the
- * lookup in http_cache_conf.c and the store in http_cache_store.c ask;
- * here, below both, so that neither calls the other for it). */
-bool
-rx_http_cache_test_predicates(rx_http_request_t *r, const rx_array_t *list)
-{
-    const rx_http_complex_value_t *cv;
-    rx_str_t                       v;
-    rx_uint_t                      i;
-
-    if (list == NULL) {
-        return false;
-    }
-    cv = list->elts;
-    for (i = 0; i < list->nelts; i++) {
-        if (rx_http_complex_value(r, &cv[i], &v) != RX_OK) {
-            return true;         /* as nginx: an error counts as set */
-        }
-        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
-            return true;
-        }
-    }
-    return false;
 }

@@ -5,8 +5,8 @@
  *
  * The parts: http_cache.c (the cache of one *_cache_path: its zone, the
  * index in it, its files' names, the loader that rebuilds the index at
- * start, the predicates' test), http_cache_conf.c (the directives, one table for every
- * protocol, and $upstream_cache_status), http_cache_store.c (whether a
+ * start, the marks of unlinks in flight), http_cache_conf.c (the
+ * directives, one table for every protocol, and $upstream_cache_status), http_cache_store.c (whether a
  * response may be stored and for how long, and the file written through
  * the ring while the response streams to the client). Hits are answered
  * by modules/cache_serve.c (the file opened and read through the ring,
@@ -246,13 +246,17 @@ bool rx_http_cache_remove(rx_http_cache_t *cache, const uint8_t md5[16]);
 /* The path of the entry md5 in the cache (levels applied), from pool. */
 char *rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
     const uint8_t md5[16]);
-/* Creates the level directories of file (its parents below the cache's
- * path): a directory entry each, no data I/O. RX_OK or RX_ERROR (errno). */
-rx_int_t rx_http_cache_make_dirs(const rx_http_cache_t *cache,
-    const char *file);
 /* http_cache_unlink.c: removes a cache file without waiting for it (on
- * the ring in a worker; directly in the master's loader). */
-void rx_http_cache_unlink(const char *file);
+ * the ring in a worker; directly in the master's loader, or when a worker
+ * has no free slot). True: on the ring, and for an entry's file (cache
+ * and md5 given) rx_http_cache_unlinked is called once it completed. */
+bool rx_http_cache_unlink(const char *file, rx_http_cache_t *cache,
+    const uint8_t *md5);
+/* http_cache.c: the marks of entries' unlinks in flight (any worker's): a
+ * completion clears its own; a store asks before renaming into place
+ * (true: an old file's unlink of that name is pending, wait). */
+void rx_http_cache_unlinked(rx_http_cache_t *cache, const uint8_t md5[16]);
+bool rx_http_cache_unlinking(rx_http_cache_t *cache, const uint8_t md5[16]);
 /* Counts a request's final $upstream_cache_status in its cache. */
 void rx_http_cache_count(rx_http_cache_t *cache, rx_uint_t status);
 /* The figures of the cache of zone (false: not a cache's zone, or no
@@ -284,7 +288,7 @@ const char *rx_http_cache_set_refused(rx_conf_t *cf, const rx_command_t *cmd,
  * rx_array_t * of rx_http_complex_value_t); several lines add up. */
 const char *rx_http_cache_set_predicates(rx_conf_t *cf,
     const rx_command_t *cmd, void *conf);
-/* One of them is neither empty nor "0" for r (http_cache.c: asked by the
+/* One of them is neither empty nor "0" for r (http_cache_policy.c: asked by the
  * lookup and by the store, neither of which calls the other for it). */
 bool rx_http_cache_test_predicates(rx_http_request_t *r,
     const rx_array_t *list);

@@ -4,6 +4,9 @@
  * with stale-while-revalidate and stale-if-error, Expires, Set-Cookie,
  * Vary, *_cache_valid, as nginx), and the validators kept for a later
  * revalidation. No I/O: http_cache_store.c asks, then writes the file.
+ * Also what of a request the cache keys on: the hash of its Vary headers,
+ * and the test of a location's predicates (*_cache_bypass, *_no_cache,
+ * *_cache_purge), which the lookup and the store both ask.
  */
 #include <ctype.h>
 #include "http.h"
@@ -197,4 +200,58 @@ rx_http_cache_validators(rx_http_upstream_t *u, rx_http_cache_head_t *head)
         memcpy(head->etag, e->value.data, e->value.len);
         head->etag[e->value.len] = '\0';
     }
+}
+
+/* FNV-1a of each named request header's name and values. */
+uint32_t
+rx_http_cache_vary_hash(rx_http_request_t *r, const char *vary)
+{
+    uint32_t        h = 2166136261u;
+    const char     *p = vary, *end;
+    rx_table_elt_t *e = r->headers_in.headers.elts;
+    rx_uint_t       i;
+    size_t          len, k;
+
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        for (end = p; *end && *end != ',' && *end != ' '; end++) { }
+        len = (size_t) (end - p);
+        for (i = 0; len && i < r->headers_in.headers.nelts; i++) {
+            if (e[i].key.len != len || strncasecmp(e[i].key.data, p, len)) {
+                continue;
+            }
+            for (k = 0; k < e[i].value.len; k++) {
+                h = (h ^ (unsigned char) e[i].value.data[k]) * 16777619u;
+            }
+            h = (h ^ ',') * 16777619u;
+        }
+        h = (h ^ ';') * 16777619u;
+        p = end;
+    }
+    return h;
+}
+
+/* The predicates of *_cache_bypass, *_no_cache and *_cache_purge (the
+ * lookup in http_cache_conf.c and the store in http_cache_store.c ask;
+ * here, below both, so that neither calls the other for it). */
+bool
+rx_http_cache_test_predicates(rx_http_request_t *r, const rx_array_t *list)
+{
+    const rx_http_complex_value_t *cv;
+    rx_str_t                       v;
+    rx_uint_t                      i;
+
+    if (list == NULL) {
+        return false;
+    }
+    cv = list->elts;
+    for (i = 0; i < list->nelts; i++) {
+        if (rx_http_complex_value(r, &cv[i], &v) != RX_OK) {
+            return true;         /* as nginx: an error counts as set */
+        }
+        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
+            return true;
+        }
+    }
+    return false;
 }

@@ -29,6 +29,9 @@
 /* Bytes of the file that may wait in memory for the disk before the
  * response is no longer stored (the client's response never waits). */
 #define STORE_MAX_BACKLOG  (4 * 1024 * 1024)
+/* How often a file waiting for an old file's unlink (of its name) asks
+ * whether it completed (it may be another worker's). */
+#define STORE_UNLINK_POLL_MS  5
 
 typedef struct rx_http_cache_store_s {
     rx_http_temp_file_t    tf;
@@ -46,6 +49,7 @@ typedef struct rx_http_cache_store_s {
     unsigned               patching:1;   /* the head's final write runs */
     unsigned               closed:1;     /* the slot is closing */
     unsigned               made_dirs:1;  /* the levels were made once */
+    unsigned               waiting:1;    /* for an old file's unlink */
 } store_t;
 
 /* The response header as it went to the client, as text. */
@@ -138,7 +142,8 @@ detach(store_t *st)
 static void
 settle(store_t *st)
 {
-    if (st->u == NULL && !st->closed && st->c->inflight == 0) {
+    if (st->u == NULL && !st->closed && !st->waiting
+        && st->c->inflight == 0) {
         st->closed = 1;
         rx_conn_close(st->c);
     }
@@ -158,13 +163,22 @@ store_cleanup(void *data)
     settle(st);
 }
 
-/* The slot's pool goes: every operation on the file has completed. */
+/* The slot's pool goes: every operation on the file has completed. A
+ * file not put in place is removed on the ring, as an entry's (its name
+ * copied there: this pool goes now). */
 static void
 store_teardown(void *data)
 {
     store_t *st = data;
+    bool     drop = st->tf.fd != -1 && !st->tf.keep && st->tf.name;
 
-    rx_http_temp_free(&st->tf);          /* unlinks it unless kept */
+    if (drop) {
+        st->tf.keep = 1;                 /* not by rx_http_temp_free */
+    }
+    rx_http_temp_free(&st->tf);
+    if (drop) {
+        (void) rx_http_cache_unlink(st->tf.name, NULL, NULL);
+    }
 }
 
 /* The slot is closed from outside (the worker's exit closes them all)
@@ -193,9 +207,21 @@ static void
 store_fail(store_t *st, const char *what, int err, bool pass)
 {
     rx_http_upstream_t  *u = st->u;
-    rx_http_cache_req_t *ctx = u->r->cache_ctx;
+    rx_http_cache_req_t *ctx;
     void               (*done)(rx_http_upstream_t *u);
 
+    if (u == NULL) {
+        /* detached while it waited for an old file's unlink: the claim
+         * is the store's */
+        rx_http_cache_release(st->cache, st->head.md5, st->seq, pass);
+        rx_log_error(RX_LOG_CRIT, &st->c->log, err, "%s \"%s\" failed: a "
+                     "response for the cache is not cached", what ? what
+                     : "storing", st->tf.name);
+        st->failed = 1;
+        settle(st);
+        return;
+    }
+    ctx = u->r->cache_ctx;
     if (ctx->claimed) {
         ctx->claimed = false;
         rx_http_cache_release(ctx->cache, ctx->md5, ctx->seq, pass);
@@ -457,6 +483,47 @@ next_dir(store_t *st)
     return true;
 }
 
+/* The old file's unlink is still pending: asked again shortly. */
+static void
+unlink_poll(rx_timer_t *t)
+{
+    rx_conn_t *c = t->data;
+    store_t   *st = c->data;
+
+    if (st == NULL || st->failed) {
+        return;                          /* closed from outside */
+    }
+    if (rx_http_cache_unlinking(st->cache, st->head.md5)) {
+        rx_timer_add(&c->timer, STORE_UNLINK_POLL_MS);
+        return;
+    }
+    st->waiting = 0;
+    rename_file(st);
+}
+
+/* An old file of the entry's name is being unlinked (a purge, or an
+ * eviction, before this fetch): renamed now, the new file could be the
+ * one the late unlink removes. The client's response does not wait: the
+ * store takes over the fetch's claim (its waiters get the file once in
+ * place) and waits on its own. */
+static void
+wait_unlink(store_t *st)
+{
+    rx_http_upstream_t  *u = st->u;
+    void               (*done)(rx_http_upstream_t *u) = st->done;
+
+    st->waiting = 1;
+    st->c->timer.handler = unlink_poll;
+    st->c->timer.data = st->c;
+    rx_timer_add(&st->c->timer, STORE_UNLINK_POLL_MS);
+    ((rx_http_cache_req_t *) u->r->cache_ctx)->claimed = false;
+    st->done = NULL;
+    detach(st);
+    if (done) {
+        done(u);
+    }
+}
+
 static void
 put_in_place(store_t *st)
 {
@@ -470,6 +537,10 @@ put_in_place(store_t *st)
         return;
     }
     strcpy(st->dest, ctx->file);
+    if (rx_http_cache_unlinking(st->cache, st->head.md5)) {
+        wait_unlink(st);
+        return;
+    }
     rename_file(st);
 }
 

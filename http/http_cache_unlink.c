@@ -14,6 +14,12 @@
  *
  * Outside a worker (the loader, in the master at the zone's start: a
  * process that serves no request may block) the unlink is made directly.
+ *
+ * An entry's file is named by its key alone, so a late unlink of an old
+ * file would remove a new one put in place meanwhile: the index keeps a
+ * mark for every entry's unlink in flight (http_cache.c, made before the
+ * unlink is submitted), its completion here clears it, and a store does
+ * not rename a new file into place while one is there.
  */
 #include <fcntl.h>
 #include "http.h"
@@ -22,8 +28,12 @@
 #define UNLINK_BATCH  64       /* paths per slot (the op's tag is 8 bits) */
 
 typedef struct {
-    rx_uint_t   n;                       /* unlinks submitted */
-    char       *path[UNLINK_BATCH];      /* in the slot's pool */
+    rx_uint_t         n;                     /* unlinks submitted */
+    char             *path[UNLINK_BATCH];    /* in the slot's pool */
+    /* an entry's file: its cache and key, whose mark the completion
+     * clears (NULL: a store's temporary file, no mark) */
+    rx_http_cache_t  *cache[UNLINK_BATCH];
+    uint8_t           md5[UNLINK_BATCH][16];
 } batch_t;
 
 static rx_conn_t *open_batch;            /* the slot taking new unlinks */
@@ -43,6 +53,9 @@ unlink_done(rx_conn_t *c, const rx_cqe_t *cqe)
     if (cqe->res < 0 && cqe->res != -ENOENT) {
         rx_log_error(RX_LOG_CRIT, &c->log, -cqe->res, "unlink() \"%s\" "
                      "failed", i < b->n ? b->path[i] : "?");
+    }
+    if (i < b->n && b->cache[i]) {
+        rx_http_cache_unlinked(b->cache[i], b->md5[i]);
     }
     if (c->inflight == 0) {
         if (c == open_batch) {
@@ -95,8 +108,9 @@ batch_slot(void)
     return c;
 }
 
-void
-rx_http_cache_unlink(const char *file)
+bool
+rx_http_cache_unlink(const char *file, rx_http_cache_t *cache,
+    const uint8_t *md5)
 {
     rx_conn_t *c;
     batch_t   *b;
@@ -105,7 +119,7 @@ rx_http_cache_unlink(const char *file)
 
     if (rx_worker.conns == NULL) {
         (void) unlink(file);             /* the master's loader */
-        return;
+        return false;
     }
     c = batch_slot();
     p = c ? rx_pnalloc(c->pool, len) : NULL;
@@ -116,13 +130,18 @@ rx_http_cache_unlink(const char *file)
         rx_log_error(RX_LOG_WARN, rx_worker.cycle->log, 0, "unlink() \"%s\" "
                      "made in the worker: no free connection slot", file);
         (void) unlink(file);
-        return;
+        return false;
     }
     memcpy(p, file, len);
     b = c->data;
     b->path[b->n] = p;
+    b->cache[b->n] = cache;
+    if (cache) {
+        memcpy(b->md5[b->n], md5, 16);
+    }
     c->inflight++;
     rx_ring_unlinkat(AT_FDCWD, p, 0,
                      rx_conn_ud_tag(c, RX_OP_FS, (uint8_t) b->n));
     b->n++;
+    return true;
 }

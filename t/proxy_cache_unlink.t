@@ -6,7 +6,12 @@
 # (LD_PRELOAD) makes unlink under the cache's path take 2 s and records
 # which thread called it: the worker's own (its tid is its pid) must never.
 # That the files are gone is checked on the disk (io_uring's unlink is the
-# kernel's: the shim does not see it).
+# kernel's: the shim does not see it). A store's temporary file dropped
+# (the upstream cut the body short) is removed the same way. And a late unlink never removes a newer file: a purge's unlink
+# stalls, the entry is fetched again meanwhile, and the new file is still
+# there (a HIT) once the unlink completed (epoll: its threads' unlink is
+# the shim's; io_uring's cannot be slowed here, so there the test only
+# checks the same outcome).
 
 use strict;
 use warnings;
@@ -52,12 +57,25 @@ slow(const char *what, const char *path)
     sleep(2);
 }
 
+/* the unlink made: logged (a test waits for it) */
+static int
+made(const char *path, int rc)
+{
+    FILE *f;
+
+    if (path && strstr(path, "/slowdisk/") && (f = fopen(SLOWFS_LOG, "a"))) {
+        fprintf(f, "made %d %s\n", rc, path);
+        fclose(f);
+    }
+    return rc;
+}
+
 #define REAL(name) ((__typeof__(&name)) dlsym(RTLD_NEXT, #name))
 
 int unlink(const char *p)
-{ slow("unlink", p); return REAL(unlink)(p); }
+{ slow("unlink", p); return made(p, REAL(unlink)(p)); }
 int unlinkat(int d, const char *p, int fl)
-{ slow("unlinkat", p); return REAL(unlinkat)(d, p, fl); }
+{ slow("unlinkat", p); return made(p, REAL(unlinkat)(d, p, fl)); }
 C
 system($cc, '-shared', '-fPIC', "-DSLOWFS_LOG=\"$LOG\"", '-o', $SHIM,
        $shimdir->prefix . '/slowunlink.c', '-ldl') == 0
@@ -69,9 +87,9 @@ my $UP = $up->addr;
 
 # the cache files under DIR (the stores' temporary files have 10 digits)
 sub files {
-    my ($dir) = @_;
+    my ($dir, $len) = @_;
     my @f;
-    find(sub { push @f, $File::Find::name if -f $_ && length($_) == 32 },
+    find(sub { push @f, $File::Find::name if -f $_ && length($_) == ($len // 32) },
          $dir) if -d $dir;
     return scalar @f;
 }
@@ -91,6 +109,8 @@ http {
     proxy_cache_path %%PREFIX%%/slowdisk/evict keys_zone=evict:1m max_size=150k;
     proxy_cache_path %%PREFIX%%/slowdisk/purge levels=1:2 keys_zone=purge:1m;
     proxy_cache_path %%PREFIX%%/slowdisk/idle keys_zone=idle:1m inactive=1s;
+    proxy_cache_path %%PREFIX%%/slowdisk/abort keys_zone=abort:1m;
+    proxy_cache_path %%PREFIX%%/slowdisk/race keys_zone=race:1m;
     map \$request_method \$purge_method { PURGE 1; default ""; }
     proxy_cache_valid 200 1h;
     add_header X-Cache \$upstream_cache_status always;
@@ -106,6 +126,15 @@ http {
     server {
         listen 127.0.0.1:%%PORT_2%%;
         location / { proxy_pass http://$UP; proxy_cache idle; }
+    }
+    server {
+        listen 127.0.0.1:%%PORT_3%%;
+        location / { proxy_pass http://$UP; proxy_cache abort; }
+    }
+    server {
+        listen 127.0.0.1:%%PORT_4%%;
+        location / { proxy_pass http://$UP; proxy_cache race;
+                     proxy_cache_purge \$purge_method; }
     }
 }
 EOF
@@ -153,7 +182,38 @@ EOF
     is $get->(2, '/len/1000?i')->{headers}{'x-cache'}, 'MISS',
         "$method: the inactive entry is dropped, fetched again";
 
+    # a store dropped: the upstream cuts the body short (a client that
+    # goes away does not drop it: the fetch goes on for the cache)
+    my $r = $get->(3, '/close-mid/100000');
+    ok length($r->{body} // '') < 100000, "$method: a body cut short";
+    ok Test::Ringx::wait_for(sub { files("$disk/abort", 10) == 0
+                                    && files("$disk/abort") == 0 }, 20),
+        "$method: the dropped store's file is gone";
     my @calls = do { open my $f, '<', $LOG; <$f> };
+    is scalar(grep { / main .*\/abort\// } @calls), 0,
+        "$method: a dropped store's file is not unlinked in the worker's "
+        . "own thread" or diag @calls;
+
+    # purge, then the entry fetched again while the purge's unlink stalls
+    ok $hit->(4, '/len/1000?race', 1000), "$method: an entry to purge";
+    is $get->(4, '/len/1000?race', 'PURGE')->{status}, 204,
+        "$method: PURGE (its unlink stalls)";
+    is $get->(4, '/len/1000?race')->{headers}{'x-cache'}, 'MISS',
+        "$method: fetched again at once";
+    ok $method eq 'io_uring' || Test::Ringx::wait_for(sub {
+            my @l = do { open my $f, '<', $LOG; <$f> };
+            grep { /^made .*\/race\// } @l }, 20),
+        "$method: the purge's stalled unlink completed";
+    # (io_uring: the kernel's unlink, not stalled; the store's wait, if
+    # any, is a poll every few ms)
+    Test::Ringx::wait_for(sub { files("$disk/race", 10) == 0 }, 20);
+    is files("$disk/race"), 1,
+        "$method: the new file is there after the old one's unlink";
+    $r = $get->(4, '/len/1000?race');
+    is $r->{headers}{'x-cache'}, 'HIT', "$method: the new entry is a HIT";
+    is length($r->{body} // ''), 1000, "$method: ... whole";
+
+    @calls = do { open my $f, '<', $LOG; <$f> };
     is scalar(grep { / main / } @calls), 0,
         "$method: no unlink in the worker's own thread"
         or diag @calls;
