@@ -17,47 +17,12 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use Test::Ringx;
 use Test::Upstream;
+use Test::SlowFs;
 use Time::HiRes qw(time sleep);
 
-my ($cc) = map { "$_/cc" } grep { -x "$_/cc" } qw(/usr/bin /bin);
-$cc
-    or plan skip_all => 'no C compiler for the shim';
-
-my $shimdir = Test::Ringx->new;              # a prefix for the shim
-my $SHIM = $shimdir->prefix . '/slowfs.so';
-my $LOG = $shimdir->prefix . '/calls';
-$shimdir->write_file_raw('slowfs.c', <<'C');
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* a call on a path under the cache's directory: logged with its thread,
- * then 3 s long, as on a disk that stalls */
-static void
-slow(const char *what, const char *path)
-{
-    const char *log = SLOWFS_LOG;        /* workers keep no environment */
-    FILE       *f;
-
-    if (path == NULL || strstr(path, "/slowdisk/cache/") == NULL || log == NULL) {
-        return;
-    }
-    f = fopen(log, "a");
-    if (f) {
-        fprintf(f, "%s %s %s\n", what, gettid() == getpid() ? "main" : "thread",
-                path);
-        fclose(f);
-    }
-    sleep(3);
-}
-
-#define REAL(name) ((__typeof__(&name)) dlsym(RTLD_NEXT, #name))
-
+# the shim: rename and mkdir under the cache take 3 s (t/lib/Test/SlowFs.pm)
+my ($SHIM, $LOG) = Test::SlowFs::build(match => '/slowdisk/cache/', seconds => 3,
+    calls => <<'C');
 int rename(const char *a, const char *b)
 { slow("rename", b); return REAL(rename)(a, b); }
 int renameat(int da, const char *a, int db, const char *b)
@@ -69,8 +34,6 @@ int mkdir(const char *p, mode_t m)
 int mkdirat(int d, const char *p, mode_t m)
 { slow("mkdirat", p); return REAL(mkdirat)(d, p, m); }
 C
-system($cc, '-shared', '-fPIC', "-DSLOWFS_LOG=\"$LOG\"", '-o', $SHIM, $shimdir->prefix . '/slowfs.c',
-       '-ldl') == 0 or plan skip_all => 'the shim does not build';
 
 my $up = Test::Upstream->new;
 $up->start;
@@ -104,7 +67,6 @@ http {
 }
 EOF
     # the workers run as another user: the log is theirs to append to
-    chmod 0755, $shimdir->prefix;
     open(my $lf, '>', $LOG) or die "$LOG: $!";
     close $lf;
     chmod 0666, $LOG;

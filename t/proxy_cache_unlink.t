@@ -21,65 +21,17 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use Test::Ringx;
 use Test::Upstream;
+use Test::SlowFs;
 use File::Find;
 
-my ($cc) = map { "$_/cc" } grep { -x "$_/cc" } qw(/usr/bin /bin);
-$cc
-    or plan skip_all => 'no C compiler for the shim';
-
-my $shimdir = Test::Ringx->new;              # a prefix for the shim
-my $SHIM = $shimdir->prefix . '/slowunlink.so';
-my $LOG = $shimdir->prefix . '/calls';
-$shimdir->write_file_raw('slowunlink.c', <<'C');
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-
-/* an unlink under the cache's directory: logged with its thread, then 2 s
- * long, as on a disk that stalls */
-static void
-slow(const char *what, const char *path)
-{
-    const char *log = SLOWFS_LOG;        /* workers keep no environment */
-    FILE       *f;
-
-    if (path == NULL || strstr(path, "/slowdisk/") == NULL) {
-        return;
-    }
-    f = fopen(log, "a");
-    if (f) {
-        fprintf(f, "%s %s %s\n", what, gettid() == getpid() ? "main" : "thread",
-                path);
-        fclose(f);
-    }
-    sleep(2);
-}
-
-/* the unlink made: logged (a test waits for it) */
-static int
-made(const char *path, int rc)
-{
-    FILE *f;
-
-    if (path && strstr(path, "/slowdisk/") && (f = fopen(SLOWFS_LOG, "a"))) {
-        fprintf(f, "made %d %s\n", rc, path);
-        fclose(f);
-    }
-    return rc;
-}
-
-#define REAL(name) ((__typeof__(&name)) dlsym(RTLD_NEXT, #name))
-
+# the shim: unlink under the cache takes 2 s, and says when it was made (t/lib/Test/SlowFs.pm)
+my ($SHIM, $LOG) = Test::SlowFs::build(match => '/slowdisk/', seconds => 2,
+    calls => <<'C');
 int unlink(const char *p)
 { slow("unlink", p); return made(p, REAL(unlink)(p)); }
 int unlinkat(int d, const char *p, int fl)
 { slow("unlinkat", p); return made(p, REAL(unlinkat)(d, p, fl)); }
 C
-system($cc, '-shared', '-fPIC', "-DSLOWFS_LOG=\"$LOG\"", '-o', $SHIM,
-       $shimdir->prefix . '/slowunlink.c', '-ldl') == 0
-    or plan skip_all => 'the shim does not build';
 
 my $up = Test::Upstream->new;
 $up->start;
@@ -138,7 +90,6 @@ http {
     }
 }
 EOF
-    chmod 0755, $shimdir->prefix;            # the workers' user appends
     open(my $lf, '>', $LOG) or die "$LOG: $!";
     close $lf;
     chmod 0666, $LOG;
