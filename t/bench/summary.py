@@ -97,22 +97,32 @@ def _header(a, info, labels):
     print()
 
 
+def _server_runs(sc, l, runs, st, key):
+    """One server's good runs of a scenario, their values of key, the median
+    and the error counts (counted in st); None (a FAILED row printed) when
+    no run of it went well."""
+    mine = [r for r in runs if r["scenario"] == sc and r["server"] == l]
+    rs = [r for r in mine if r.get("ok")]
+    bad = [r for r in mine if not r.get("ok")]
+    if not rs:
+        _failed_row(sc, l, bad, st)
+        return None
+    vals = [r[key] for r in rs]
+    e_st = sum(r.get("err_status", 0) for r in rs)
+    e_so = sum(r.get("err_sock", 0) for r in rs)
+    st["errs"][l] = st["errs"].get(l, 0) + e_st + e_so + len(bad)
+    return rs, bad, vals, statistics.median(vals), e_st, e_so
+
+
 def _wrk_rows(sc, labels, runs, st):
     """Rows of one wrk/h2load scenario; returns {label: medians or None}."""
     med = {}
     for l in labels:
-        mine = [r for r in runs if r["scenario"] == sc and r["server"] == l]
-        rs = [r for r in mine if r.get("ok")]
-        bad = [r for r in mine if not r.get("ok")]
-        if not rs:
+        got = _server_runs(sc, l, runs, st, "rps")
+        if got is None:
             med[l] = None
-            _failed_row(sc, l, bad, st)
             continue
-        vals = [r["rps"] for r in rs]
-        m = statistics.median(vals)
-        e_st = sum(r.get("err_status", 0) for r in rs)
-        e_so = sum(r.get("err_sock", 0) for r in rs)
-        st["errs"][l] = st["errs"].get(l, 0) + e_st + e_so + len(bad)
+        rs, bad, vals, m, e_st, e_so = got
         noisy = sum(1 for r in rs if r.get("noisy"))
         p50, p99 = _med(rs, "p50_us"), _med(rs, "p99_us")
         med[l] = {"v": m, "p50": p50, "p99": p99, "upr": _med(rs, "srv_us_per_req"),
@@ -146,18 +156,11 @@ def _idle_rows(sc, labels, runs, st):
     """Rows of one idle scenario (the value is bytes per connection)."""
     med = {}
     for l in labels:
-        mine = [r for r in runs if r["scenario"] == sc and r["server"] == l]
-        rs = [r for r in mine if r.get("ok")]
-        bad = [r for r in mine if not r.get("ok")]
-        if not rs:
+        got = _server_runs(sc, l, runs, st, "bytes_per_conn")
+        if got is None:
             med[l] = None
-            _failed_row(sc, l, bad, st)
             continue
-        vals = [r["bytes_per_conn"] for r in rs]
-        m = statistics.median(vals)
-        e_st = sum(r.get("err_status", 0) for r in rs)
-        e_so = sum(r.get("err_sock", 0) for r in rs)
-        st["errs"][l] = st["errs"].get(l, 0) + e_st + e_so + len(bad)
+        rs, bad, vals, m, e_st, e_so = got
         med[l] = {"v": m, "rss": _med(rs, "rss_kb")}
         b0, b1 = _med(rs, "rss_before_kb"), _med(rs, "rss_after_kb")
         checks = "/".join(sorted({str(r["check"].get("status")) for r in rs}))
