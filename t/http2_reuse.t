@@ -1,9 +1,8 @@
 #!/usr/bin/perl
-# http2_reuse.t: a stream's connection takes the memory of one that ended
-# (its input buffer, its parser, the worker's request-text buffer). Streams
-# are reset mid-response and new ones, with request headers of other
-# sizes, open at once on their memory: each new one must get its own
-# answer (its own header values, its own body), whatever the previous
+# http2_reuse.t: streams reset mid-response and new ones, with request
+# headers of other sizes, opened at once on the same connection (where the
+# memory the ended ones freed is what the new ones get): each new one must
+# get its own answer (its own header values, its own body), whatever the previous
 # stream left; the worker must stay the same (and, under SANITIZE=1,
 # ASan must see no stale use: its report would end the worker).
 
