@@ -598,28 +598,6 @@ plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
     c->sending = true;
 }
 
-/*
- * Over plain TCP the last send holds its segment back (MSG_MORE): the FIN
- * that the close or shutdown sends right after it is tacked onto that
- * segment instead of going in one of its own, as it does for nginx (its
- * TCP_CORK is still on when it closes). A response and its close cost the
- * peer one segment and one ACK fewer. Should the close be late, the kernel
- * sends the held segment anyway when its probe timer fires (~200 ms).
- * Other transports (TLS) send as usual.
- */
-void
-rx_conn_send_last(rx_conn_t *c, struct msghdr *msg)
-{
-    if (c->transport != &rx_plain_transport) {
-        c->transport->send(c, msg->msg_iov, (int) msg->msg_iovlen);
-        return;
-    }
-    rx_ring_sendmsg(c->fd, msg, MSG_NOSIGNAL | MSG_MORE,
-                    rx_conn_ud(c, RX_OP_SEND));
-    c->inflight++;
-    c->sending = true;
-}
-
 static void
 plain_shutdown_write(rx_conn_t *c)
 {

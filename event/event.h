@@ -234,10 +234,6 @@ void rx_conn_proxy_protocol_recv(rx_conn_t *c, const char *data, ssize_t len);
 /* Sends the iovecs as they are through the ring (one RX_OP_SEND): the
  * plain transport's send, and TLS's once the kernel encrypts. */
 void rx_conn_send_iov(rx_conn_t *c, const struct iovec *iov, int niov);
-/* The connection's last send: its protocol closes it (or shuts down its
- * writing) as soon as this send is done. msg (the caller's, valid until
- * the send completes) holds the iovecs. See conn.c. */
-void rx_conn_send_last(rx_conn_t *c, struct msghdr *msg);
 
 /* accept.c */
 rx_int_t rx_accept_init(rx_worker_t *w);

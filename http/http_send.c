@@ -73,23 +73,6 @@ rx_http_gone_end(rx_http_request_t *r)
     rx_http_connection_send(r->hc);
 }
 
-/* This send ends the response (rest: what it leaves of r->out) and the
- * connection is closed or shut down as soon as it is done: the response
- * said Connection: close, no mirror (background subrequest) may hold the
- * end back, and no rate cuts it. HTTP/2's streams never get here. */
-static bool
-closes_after(rx_http_request_t *r, rx_chain_t *rest)
-{
-    for (; rest; rest = rest->next) {
-        if (rest->buf->last != rest->buf->pos) {
-            return false;
-        }
-    }
-    return r->response_done && !r->keepalive && !r->limit_rate
-           && r->hc->framing == NULL
-           && r->background == NULL;
-}
-
 /* Sends what the request has queued, one send in flight at a time. */
 void
 rx_http_connection_send(rx_http_connection_t *hc)
@@ -133,14 +116,7 @@ rx_http_connection_send(rx_http_connection_t *hc)
         rx_timer_del(&c->timer);     /* waiting on the rate, not the client */
         return;
     }
-    if (closes_after(r, cl)) {
-        memset(&r->send_msg, 0, sizeof(r->send_msg));
-        r->send_msg.msg_iov = r->send_iov;
-        r->send_msg.msg_iovlen = (size_t) n;
-        rx_conn_send_last(c, &r->send_msg);
-    } else {
-        c->transport->send(c, r->send_iov, n);
-    }
+    c->transport->send(c, r->send_iov, n);
     clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
     rx_timer_add(&c->timer, clcf->send_timeout);
 }
