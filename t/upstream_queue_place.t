@@ -19,58 +19,11 @@ use POSIX qw(WNOHANG);
 use Test::More;
 use Test::Ringx;
 use Test::PhpFpm;
+use Test::QueueWindow;
 
-my ($GDB) = grep { -x $_ } map { "$_/gdb" } split /:/, $ENV{PATH} // '';
-plan(skip_all => 'gdb not found (Debian: apt-get install gdb): it holds a '
-    . 'worker between the offer of a free slot and its try') unless $GDB;
-my $scope = 0;
-if (open my $fh, '<', '/proc/sys/kernel/yama/ptrace_scope') {
-    $scope = <$fh> // 0;
-    chomp $scope;
-}
-plan(skip_all => "ptrace not allowed (kernel.yama.ptrace_scope=$scope, not root)")
-    if $scope > 0 && $> != 0 || $scope > 2;
-
-my $t = Test::Ringx->new;
-my $PREFIX = $t->prefix;
-my $SOCK = "$PREFIX/php.sock";
-Test::PhpFpm->start($t, [
-    { name => 'pool', sock => $SOCK, pm => "pm = static\npm.max_children = 2" },
-]);
-
-$t->write_config(<<"EOF2");
-daemon off;
-master_process on;
-worker_processes 2;
-error_log logs/error.log info;
-events { worker_connections 64; }
-http {
-    upstream php {
-        server unix:$SOCK max_conns=1;
-        queue 1 timeout=20s;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%% reuseport;
-        root html;
-        location = /pid { return 200 "\$pid"; }
-        location = /m { metrics; }
-        location /q/ {
-            fastcgi_pass php;
-            fastcgi_param SCRIPT_FILENAME \$document_root/sleep.php;
-            fastcgi_param REQUEST_METHOD \$request_method;
-            fastcgi_param QUERY_STRING \$query_string;
-            add_header X-Queue-Time \$upstream_queue_time;
-        }
-    }
-}
-EOF2
-$t->run;
-my $P = $t->port(0);
-my $probe = `$GDB -nx -batch -p ${\ $t->master_pid} -ex detach 2>&1`;
-if ($? != 0 || $probe =~ /ptrace: |could not attach|not permitted/i) {
-    plan(skip_all => "gdb cannot attach to a process here: "
-        . (grep { /ptrace|attach|permit/i } split /\n/, $probe)[0] // $probe);
-}
+my $q = Test::QueueWindow::setup(queue => 1,
+    why => 'between the offer of a free slot and its try');
+my ($t, $PREFIX, $SOCK, $P) = @$q{qw(t prefix sock port)};
 
 # keepalive client connections: one on A, four on B (three requests and
 # the metrics)
@@ -101,7 +54,7 @@ sub depth {
 # gdb stops A at its waiter's new try (the first try of A's request, which
 # finds the group full, goes by), until told
 my $gate = "$PREFIX/gdb";
-$t->write_file_raw('gdb.cmd', <<"EOF2");
+my $gdb = Test::QueueWindow::hold($q, $pa, <<"EOF2");
 set pagination off
 set confirm off
 break rx_http_upstream_try_begin
@@ -114,13 +67,6 @@ delete
 detach
 quit
 EOF2
-my $gdb = fork // die "fork: $!";
-if (!$gdb) {
-    open STDOUT, '>', "$PREFIX/logs/gdb.out";
-    open STDERR, '>&', \*STDOUT;
-    { exec $GDB, '-nx', '-batch', '-x', "$PREFIX/gdb.cmd", '-p', $pa };
-    POSIX::_exit(127);
-}
 ok $t->wait_for(sub { -e "$gate.armed" }, 30), 'gdb attached to worker A'
     or diag $t->read_file('logs/gdb.out');
 
@@ -153,10 +99,10 @@ is $rb3 && $rb3->{status}, 503, "B's second request refused: A's waiter kept its
 my $ra = $ca->read_response(timeout => 15);
 is $ra && $ra->{status}, 200, "A's waiter served once B's connection freed, no 503"
     or diag $ra ? "status $ra->{status}" : 'no response';
-my $q = $ra && $ra->{headers}{'x-queue-time'};
-ok defined $q && $q >= 2.5,
+my $qt = $ra && $ra->{headers}{'x-queue-time'};
+ok defined $qt && $qt >= 2.5,
     '$upstream_queue_time counts from its first admission (>= 2.5 s)'
-    or diag 'X-Queue-Time: ' . ($q // 'none');
+    or diag 'X-Queue-Time: ' . ($qt // 'none');
 is scalar(() = $t->log_contains(qr/the queue of upstream "php" is full/)), 1,
     'one "queue is full" logged (B\'s)';
 my $rb2 = $cb2->read_response(timeout => 10);

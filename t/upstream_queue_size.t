@@ -16,57 +16,11 @@ use POSIX qw(WNOHANG);
 use Test::More;
 use Test::Ringx;
 use Test::PhpFpm;
+use Test::QueueWindow;
 
-my ($GDB) = grep { -x $_ } map { "$_/gdb" } split /:/, $ENV{PATH} // '';
-plan(skip_all => 'gdb not found (Debian: apt-get install gdb): it holds a '
-    . 'worker between reading the queue count and taking a place') unless $GDB;
-my $scope = 0;
-if (open my $fh, '<', '/proc/sys/kernel/yama/ptrace_scope') {
-    $scope = <$fh> // 0;
-    chomp $scope;
-}
-plan(skip_all => "ptrace not allowed (kernel.yama.ptrace_scope=$scope, not root)")
-    if $scope > 0 && $> != 0 || $scope > 2;
-
-my $t = Test::Ringx->new;
-my $PREFIX = $t->prefix;
-my $SOCK = "$PREFIX/php.sock";
-Test::PhpFpm->start($t, [
-    { name => 'pool', sock => $SOCK, pm => "pm = static\npm.max_children = 2" },
-]);
-
-$t->write_config(<<"EOF2");
-daemon off;
-master_process on;
-worker_processes 2;
-error_log logs/error.log info;
-events { worker_connections 64; }
-http {
-    upstream php {
-        server unix:$SOCK max_conns=1;
-        queue 1 timeout=20s;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%% reuseport;
-        root html;
-        location = /pid { return 200 "\$pid"; }
-        location = /m { metrics; }
-        location /q/ {
-            fastcgi_pass php;
-            fastcgi_param SCRIPT_FILENAME \$document_root/sleep.php;
-            fastcgi_param REQUEST_METHOD \$request_method;
-            fastcgi_param QUERY_STRING \$query_string;
-        }
-    }
-}
-EOF2
-$t->run;
-my $P = $t->port(0);
-my $probe = `$GDB -nx -batch -p ${\ $t->master_pid} -ex detach 2>&1`;
-if ($? != 0 || $probe =~ /ptrace: |could not attach|not permitted/i) {
-    plan(skip_all => "gdb cannot attach to a process here: "
-        . (grep { /ptrace|attach|permit/i } split /\n/, $probe)[0] // $probe);
-}
+my $q = Test::QueueWindow::setup(queue => 1,
+    why => 'between reading the queue count and taking a place');
+my ($t, $PREFIX, $SOCK, $P) = @$q{qw(t prefix sock port)};
 
 # keepalive client connections: one on A, three on B (two requests and the
 # metrics)
@@ -94,7 +48,7 @@ sub depth {
 
 # gdb stops A once it has read the count of waiting requests, until told
 my $gate = "$PREFIX/gdb";
-$t->write_file_raw('gdb.cmd', <<"EOF2");
+my $gdb = Test::QueueWindow::hold($q, $pa, <<"EOF2");
 set pagination off
 set confirm off
 break rx_http_upstream_shared_waiting
@@ -107,13 +61,6 @@ delete
 detach
 quit
 EOF2
-my $gdb = fork // die "fork: $!";
-if (!$gdb) {
-    open STDOUT, '>', "$PREFIX/logs/gdb.out";
-    open STDERR, '>&', \*STDOUT;
-    { exec $GDB, '-nx', '-batch', '-x', "$PREFIX/gdb.cmd", '-p', $pa };
-    POSIX::_exit(127);
-}
 ok $t->wait_for(sub { -e "$gate.armed" }, 30), 'gdb attached to worker A'
     or diag $t->read_file('logs/gdb.out');
 
