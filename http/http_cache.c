@@ -180,6 +180,8 @@ lock_node(rx_http_cache_t *cache, const uint8_t md5[16], cache_root_t **root,
  * http_cache_unlink.c), marked in the index until that completed. Without
  * memory for the mark the worker unlinks it itself: a file removed late
  * could be a newer one. */
+static void unlinked(void *cache, const uint8_t md5[16]);
+
 static void
 unlink_entry(rx_http_cache_t *cache, cache_root_t *root,
     const uint8_t md5[16])
@@ -199,7 +201,7 @@ unlink_entry(rx_http_cache_t *cache, cache_root_t *root,
     g->pid = getpid();
     g->next = root->gone;
     root->gone = g;
-    if (!rx_http_cache_unlink(file, cache, md5)) {
+    if (!rx_http_cache_unlink(file, unlinked, cache, md5)) {
         root->gone = g->next;            /* made already */
         rx_shm_zone_free_locked(cache->zone, g);
     }
@@ -253,8 +255,10 @@ gone_locked(rx_http_cache_t *cache, const uint8_t md5[16], bool own_one)
     return live;
 }
 
-void
-rx_http_cache_unlinked(rx_http_cache_t *cache, const uint8_t md5[16])
+/* An entry's unlink completed (http_cache_unlink.c's done hook): its own
+ * mark goes. */
+static void
+unlinked(void *cache, const uint8_t md5[16])
 {
     (void) gone_locked(cache, md5, true);
 }

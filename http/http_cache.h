@@ -248,14 +248,15 @@ char *rx_http_cache_file_name(rx_pool_t *pool, const rx_http_cache_t *cache,
     const uint8_t md5[16]);
 /* http_cache_unlink.c: removes a cache file without waiting for it (on
  * the ring in a worker; directly in the master's loader, or when a worker
- * has no free slot). True: on the ring, and for an entry's file (cache
- * and md5 given) rx_http_cache_unlinked is called once it completed. */
-bool rx_http_cache_unlink(const char *file, rx_http_cache_t *cache,
-    const uint8_t *md5);
+ * has no free slot). True: on the ring, and done (when given) is called
+ * with data and md5 once it completed. */
+typedef void (*rx_http_cache_unlinked_pt)(void *data, const uint8_t md5[16]);
+bool rx_http_cache_unlink(const char *file, rx_http_cache_unlinked_pt done,
+    void *data, const uint8_t *md5);
 /* http_cache.c: the marks of entries' unlinks in flight (any worker's): a
- * completion clears its own; a store asks before renaming into place
+ * completion clears its own (a done hook of http_cache.c's); a store asks
+ * before renaming into place
  * (true: an old file's unlink of that name is pending, wait). */
-void rx_http_cache_unlinked(rx_http_cache_t *cache, const uint8_t md5[16]);
 bool rx_http_cache_unlinking(rx_http_cache_t *cache, const uint8_t md5[16]);
 /* Counts a request's final $upstream_cache_status in its cache. */
 void rx_http_cache_count(rx_http_cache_t *cache, rx_uint_t status);

@@ -177,7 +177,7 @@ store_teardown(void *data)
     }
     rx_http_temp_free(&st->tf);
     if (drop) {
-        (void) rx_http_cache_unlink(st->tf.name, NULL, NULL);
+        (void) rx_http_cache_unlink(st->tf.name, NULL, NULL, NULL);
     }
 }
 

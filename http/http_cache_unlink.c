@@ -30,9 +30,10 @@
 typedef struct {
     rx_uint_t         n;                     /* unlinks submitted */
     char             *path[UNLINK_BATCH];    /* in the slot's pool */
-    /* an entry's file: its cache and key, whose mark the completion
-     * clears (NULL: a store's temporary file, no mark) */
-    rx_http_cache_t  *cache[UNLINK_BATCH];
+    /* an entry's file: called with its data and key once the unlink
+     * completed (NULL: a store's temporary file, nothing to tell) */
+    rx_http_cache_unlinked_pt done[UNLINK_BATCH];
+    void             *data[UNLINK_BATCH];
     uint8_t           md5[UNLINK_BATCH][16];
 } batch_t;
 
@@ -54,8 +55,8 @@ unlink_done(rx_conn_t *c, const rx_cqe_t *cqe)
         rx_log_error(RX_LOG_CRIT, &c->log, -cqe->res, "unlink() \"%s\" "
                      "failed", i < b->n ? b->path[i] : "?");
     }
-    if (i < b->n && b->cache[i]) {
-        rx_http_cache_unlinked(b->cache[i], b->md5[i]);
+    if (i < b->n && b->done[i]) {
+        b->done[i](b->data[i], b->md5[i]);
     }
     if (c->inflight == 0) {
         if (c == open_batch) {
@@ -109,8 +110,8 @@ batch_slot(void)
 }
 
 bool
-rx_http_cache_unlink(const char *file, rx_http_cache_t *cache,
-    const uint8_t *md5)
+rx_http_cache_unlink(const char *file, rx_http_cache_unlinked_pt done,
+    void *data, const uint8_t *md5)
 {
     rx_conn_t *c;
     batch_t   *b;
@@ -135,8 +136,9 @@ rx_http_cache_unlink(const char *file, rx_http_cache_t *cache,
     memcpy(p, file, len);
     b = c->data;
     b->path[b->n] = p;
-    b->cache[b->n] = cache;
-    if (cache) {
+    b->done[b->n] = done;
+    b->data[b->n] = data;
+    if (done) {
         memcpy(b->md5[b->n], md5, 16);
     }
     c->inflight++;
