@@ -351,6 +351,12 @@ tls_write_step(rx_tls_conn_t *t)
 
     if (!t->app_pending || !t->handshaked) {
         tls_flush(t);
+        if (!t->in_flight && t->out_len == 0) {
+            /* the handshake's flights went out: a connection waiting for
+             * its request holds no output buffers either */
+            rx_tls_out_put(&t->out, &t->out_cap);
+            rx_tls_out_put(&t->flight, &t->flight_cap);
+        }
         return;
     }
     if (t->ktls_tx) {
