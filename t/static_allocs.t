@@ -26,7 +26,7 @@ plan(skip_all => 'gdb not found (Debian: apt-get install gdb): it counts '
     . 'the worker\'s allocations') unless $gdb;
 my %arg = (x86_64 => ['$rdi', '$rsi'], aarch64 => ['$x0', '$x1']);
 chomp(my $arch = `uname -m`);
-plan(skip_all => "no register names for $arch's first arguments here")
+plan(skip_all => "no register names for the first arguments on $arch here")
     unless $arg{$arch};
 my ($a0, $a1) = @{ $arg{$arch} };
 
