@@ -12,6 +12,26 @@ struct rx_pool_block_s {
     rx_uint_t         failed; /* times an allocation did not fit */
 };
 
+/*
+ * Spare pools: a request's pool is created and destroyed at every request,
+ * and glibc serves 4 KiB chunks (above its per-thread cache) from its bins
+ * at a cost that showed in a small static response's profile (two mallocs
+ * and two frees each: the pool and its second block). Pools from
+ * rx_pool_create_spare (flagged by `spare`) go back to this stack on
+ * destroy, reset, with up to SPARE_BLOCKS blocks; a larger one, or one
+ * beyond SPARES_MAX, is freed. Not under AddressSanitizer, which must see
+ * every pool freed to catch a use after it.
+ */
+#define SPARES_MAX    64
+#define SPARE_BLOCKS  2
+
+/* Pools destroyed in this process: a measure of activity for whoever
+ * tidies the heap after a burst (event/mem_tidy.c). */
+static rx_uint_t ndestroyed;
+
+static rx_pool_t *spares[SPARES_MAX];
+static rx_uint_t  nspares;
+
 struct rx_pool_large_s {
     rx_pool_large_t  *next;
     void             *alloc;
@@ -58,10 +78,11 @@ pool_init(rx_pool_t *pool, size_t size, rx_slab_t *slab, rx_log_t *log)
     pool->blocks = b;
     pool->large = NULL;
     pool->cleanup = NULL;
-    pool->block_size = size;
+    pool->block_size = (uint32_t) size;
     pool->max = rx_min(size - head, (size_t) 4096);
     pool->log = log;
     pool->slab = slab;
+    pool->spare = 0;
     return pool;
 }
 
@@ -78,6 +99,61 @@ rx_pool_create(size_t size, rx_log_t *log)
         return NULL;
     }
     return pool_init(pool, size, NULL, log);
+}
+
+rx_pool_t *
+rx_pool_create_spare(rx_log_t *log)
+{
+    rx_pool_t *pool;
+
+    if (nspares) {
+        pool = spares[--nspares];
+        pool->log = log;
+        return pool;
+    }
+    pool = rx_pool_create(RX_POOL_DEFAULT_SIZE, log);
+#ifndef __SANITIZE_ADDRESS__
+    if (pool) {
+        pool->spare = 1;
+    }
+#endif
+    return pool;
+}
+
+rx_uint_t
+rx_pool_spares_release(void)
+{
+    rx_uint_t n = nspares;
+
+    while (nspares) {
+        rx_pool_t *pool = spares[--nspares];
+
+        pool->spare = 0;
+        rx_pool_destroy(pool);
+        ndestroyed--;         /* not activity: mem_tidy calls this */
+    }
+    return n;
+}
+
+/* Keeps a spare pool, reset, for the next rx_pool_create_spare; false
+ * when it is to be freed. */
+static bool
+keep_spare(rx_pool_t *pool)
+{
+    rx_pool_block_t *b;
+    rx_uint_t        n = 0;
+
+    if (!pool->spare || nspares == SPARES_MAX) {
+        return false;
+    }
+    for (b = pool->blocks; b; b = b->next) {
+        if (++n > SPARE_BLOCKS) {
+            return false;
+        }
+    }
+    rx_pool_reset(pool);
+    spares[nspares++] = pool;
+    return true;
 }
 
 rx_pool_t *
@@ -116,10 +192,6 @@ free_large(rx_pool_t *pool)
     pool->large = NULL;
 }
 
-/* Pools destroyed in this process: a measure of activity for whoever
- * tidies the heap after a burst (event/mem_tidy.c). */
-static rx_uint_t ndestroyed;
-
 rx_uint_t
 rx_pool_destroyed(void)
 {
@@ -135,6 +207,9 @@ rx_pool_destroy(rx_pool_t *pool)
         return;
     }
     ndestroyed++;
+    if (keep_spare(pool)) {
+        return;
+    }
     run_cleanups(pool);
     free_large(pool);
     /* the first block lives inside the pool's own allocation */

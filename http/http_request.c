@@ -157,7 +157,7 @@ rx_http_create_request(rx_http_connection_t *hc)
     rx_pool_t         *pool;
     rx_http_request_t *r;
 
-    pool = rx_pool_create(4096, &hc->conn->log);
+    pool = rx_pool_create_spare(&hc->conn->log);
     if (pool == NULL) {
         return NULL;
     }

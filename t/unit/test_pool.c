@@ -517,6 +517,66 @@ test_bufs(void)
     rx_pool_destroy(pool);
 }
 
+static int spare_cleanups;
+
+static void
+count_cleanup(void *data)
+{
+    (void) data;
+    spare_cleanups++;
+}
+
+/* rx_pool_create_spare: a destroyed pool comes back reset, its cleanups
+ * run and its large allocations freed; one of more than two blocks is
+ * freed instead (ASan keeps none: it must see each pool freed). */
+static void
+test_spares(void)
+{
+    rx_pool_t         *a, *b, *c;
+    rx_pool_cleanup_t *cln;
+    char              *p = NULL, *first;
+    int                i;
+
+    a = rx_pool_create_spare(NULL);
+    if (!ok(a != NULL, "rx_pool_create_spare")) {
+        return;
+    }
+    first = rx_palloc(a, 16);
+    for (i = 0; i < 6; i++) {           /* into a second block */
+        (void) rx_palloc(a, 1000);
+    }
+    ok(rx_palloc(a, 100000) != NULL, "a large allocation in a spare pool");
+    cln = rx_pool_cleanup_add(a, 0);
+    cln->handler = count_cleanup;
+    rx_pool_destroy(a);
+    is_int(spare_cleanups, 1, "destroying a spare pool runs its cleanups");
+    b = rx_pool_create_spare(NULL);
+#ifdef __SANITIZE_ADDRESS__
+    ok(b != NULL, "under ASan a spare pool is a new one");
+#else
+    ok(b == a, "the next spare pool is the one destroyed");
+    p = rx_palloc(b, 16);
+    ok(p == first && b->large == NULL && b->cleanup == NULL,
+       "it comes back reset: the first allocation at the same place, no "
+       "large allocation, no cleanup");
+#endif
+    for (i = 0; i < 12; i++) {          /* into a third block */
+        (void) rx_palloc(b, 1000);
+    }
+    rx_pool_destroy(b);
+    is_int(rx_pool_spares_release(), 0,
+           "a pool of three blocks is freed, not kept");
+    c = rx_pool_create_spare(NULL);
+    rx_pool_destroy(c);
+#ifdef __SANITIZE_ADDRESS__
+    is_int(rx_pool_spares_release(), 0, "under ASan none is kept");
+#else
+    is_int(rx_pool_spares_release(), 1, "a pool of one block is kept");
+#endif
+    (void) p;
+    (void) first;
+}
+
 int
 main(void)
 {
@@ -527,5 +587,6 @@ main(void)
     test_reset();
     test_array();
     test_bufs();
+    test_spares();
     return done();
 }
