@@ -90,6 +90,10 @@ void *rx_http_v2_calloc(size_t n, size_t size);
 void *rx_http_v2_realloc(void *p, size_t n);
 void rx_http_v2_free(void *p);
 nghttp2_mem *rx_http_v2_nghttp2_mem(void);
+/* A connection's send buffer of size bytes, from the worker's few spare
+ * ones when one fits (malloc'd otherwise), and given back to them. */
+void *rx_http_v2_out_alloc(size_t size);
+void rx_http_v2_out_free(void *p, size_t size);
 
 /* http_v2.c */
 void rx_http_v2_schedule_send(rx_http_v2_conn_t *h2);
