@@ -70,6 +70,12 @@ struct rx_http_v2_stream_s {
     bool                     deferred;   /* the data provider waits */
     bool                     closed;     /* nghttp2 closed it */
     bool                     client_reset;  /* by the client's RST_STREAM */
+    bool                     req_ended;  /* the request's END_STREAM came */
+    bool                     last_send;  /* the send in progress carries
+                                            the response's last bytes */
+    bool                     end_sent;   /* END_STREAM went on its last
+                                            DATA frame, before the request
+                                            heard that its send went */
     /* the response bytes vc gave, until nghttp2 took them all */
     const struct iovec      *iov;
     int                      niov;

@@ -30,6 +30,14 @@ static const rx_transport_t v2_stream_transport = {
 
 static void sent_posted(rx_posted_t *p);
 
+/* Copies n bytes to p; returns the end of the copy. */
+static char *
+put(char *p, const void *data, size_t n)
+{
+    memcpy(p, data, n);
+    return p + n;
+}
+
 /* Makes room for n more bytes in a malloc'd buffer. RX_OK or RX_ERROR. */
 static rx_int_t
 reserve(char **buf, size_t len, size_t *size, size_t n)
@@ -246,14 +254,6 @@ stream_connection(rx_http_v2_stream_t *st)
     return vc;
 }
 
-/* Copies n bytes to p; returns the end of the copy. */
-static char *
-put(char *p, const void *data, size_t n)
-{
-    memcpy(p, data, n);
-    return p + n;
-}
-
 /* The request's header as HTTP/1.1 text, made in one block of its exact
  * size (one allocation and one copy of each piece: the growing appends
  * it replaces cost ~3 % of a worker's instructions); NULL when memory
@@ -314,6 +314,7 @@ rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
         return;
     }
     st->chunked = !end_stream && !st->has_length;
+    st->req_ended = end_stream;
     text = request_text(st, method, path, authority, &len);
     rx_http_v2_free(st->fields);
     st->fields = NULL;
@@ -357,6 +358,7 @@ rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
 void
 rx_http_v2_stream_end(rx_http_v2_stream_t *st)
 {
+    st->req_ended = true;
     if (st->chunked && st->started) {
         (void) deliver(st, "0\r\n\r\n", 5);
     }
@@ -373,6 +375,12 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
     st->closed = true;
     if (st->vc == NULL) {
         rx_http_v2_stream_free(st);
+        return;
+    }
+    if (st->end_sent && error == NGHTTP2_NO_ERROR && !st->client_reset) {
+        /* the response's last DATA frame ended the stream, as the
+         * request's END_STREAM had: the request ends as usual, once it
+         * hears its send went (sent_posted); closed() frees st */
         return;
     }
     hc = st->vc->data;
@@ -431,6 +439,27 @@ st_shutdown_write(rx_conn_t *c)
     (void) c;                            /* the stream ends in request_done */
 }
 
+/* Whether a send of size bytes carries the rest of the response: its
+ * last buffer was queued (response_done) and the send holds every byte
+ * queued (not a part that IOV_BATCH or limit_rate cut off). Its last DATA
+ * frame then ends the stream, as nginx's does, instead of an empty DATA
+ * frame with END_STREAM after the request's end (9 bytes and a frame of
+ * nghttp2's work per response). */
+static bool
+last_send(rx_http_request_t *r, size_t size)
+{
+    rx_chain_t *cl;
+    size_t      queued = 0;
+
+    if (r == NULL || !r->response_done) {
+        return false;
+    }
+    for (cl = r->out; cl; cl = cl->next) {
+        queued += (size_t) (cl->buf->last - cl->buf->pos);
+    }
+    return queued == size;
+}
+
 static void
 st_send(rx_conn_t *c, const struct iovec *iov, int niov)
 {
@@ -446,6 +475,7 @@ st_send(rx_conn_t *c, const struct iovec *iov, int niov)
     while (niov-- > 0) {
         st->iov_left += iov[niov].iov_len;
     }
+    st->last_send = last_send(hc->r, st->iov_left);
     c->sending = true;
     if (st->iov_left == 0) {
         st->niov = 0;                    /* nothing to frame: done at once */
@@ -490,6 +520,13 @@ read_data(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
     length = rx_min(rx_min(length, st->chunk_size), st->iov_left);
     if (length) {
         *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+        /* the response's last bytes end the stream with them, when the
+         * request's side is closed too (its body all came: nothing the
+         * request may still wait for is cut off by the stream's close) */
+        if (st->last_send && length == st->iov_left && st->req_ended) {
+            *flags |= NGHTTP2_DATA_FLAG_EOF;
+            st->end_sent = true;
+        }
         return (ssize_t) length;
     }
     if (st->eof) {
@@ -687,6 +724,9 @@ submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
                          rx_http_v2_module))->chunk_size;
     st->responded = true;
     st->with_body = !r->header_only;
+    /* a HEADERS without a body ends the stream: the request ends as
+     * usual, not as one whose client closed (see end_sent) */
+    st->end_sent = r->header_only && st->req_ended;
     if (nghttp2_submit_response(st->h2->session, st->id, nva, n,
                                 r->header_only ? NULL : &prd) != 0) {
         return RX_ERROR;
