@@ -9,7 +9,6 @@
  * send_header) and DATA frames (the transport's send), so the phases,
  * filters, body owner, upstreams and logs run as for HTTP/1.1.
  */
-#include <ctype.h>
 #include "http_v2_int.h"
 #include "clock.h"
 
@@ -152,6 +151,7 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
                                      * (size_t) cscf->large_client_header_buffers_num;
     const char              *n = (const char *) name;
     rx_int_t                 rc = RX_OK;
+    char                    *p;
 
     /* HPACK bombs: what the fields decode to is bounded as an HTTP/1.1
      * header is, by large_client_header_buffers */
@@ -165,11 +165,16 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
         if (namelen == 6 && memcmp(n, ":scheme", 6) == 0) {
             return 0;
         }
-        rc = append(&st->head, &st->head_len, &st->head_size, n, namelen);
-        rc |= append(&st->head, &st->head_len, &st->head_size, "", 1);
-        rc |= append(&st->head, &st->head_len, &st->head_size, value, valuelen);
-        rc |= append(&st->head, &st->head_len, &st->head_size, "", 1);
-        return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        if (reserve(&st->head, st->head_len, &st->head_size,
+                    namelen + valuelen + 2) != RX_OK) {
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+        p = put(st->head + st->head_len, n, namelen);
+        *p++ = '\0';
+        p = put(p, value, valuelen);
+        *p++ = '\0';
+        st->head_len = (size_t) (p - st->head);
+        return 0;
     }
     if (namelen == 6 && memcmp(n, "cookie", 6) == 0) {
         /* crumbs become one Cookie line (RFC 9113 section 8.2.3) */
@@ -697,7 +702,10 @@ list_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
             return RX_ERROR;
         }
         for (j = 0; j < h[i].key.len; j++) {
-            k[j] = (char) tolower((unsigned char) h[i].key.data[j]);
+            char ch = h[i].key.data[j];
+
+            /* ASCII only, without tolower()'s call and locale per byte */
+            k[j] = ch >= 'A' && ch <= 'Z' ? (char) (ch | 0x20) : ch;
         }
         k[j] = '\0';
         nv(&nva[(*n)++], k, h[i].value.data, h[i].value.len);
