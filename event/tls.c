@@ -307,10 +307,13 @@ tls_encrypt(rx_tls_conn_t *t)
         const char         *src = stage_buf;
 
         len = 0;
-        if (v->iov_len - t->app_off >= sizeof(stage_buf)) {
-            /* a whole record in one iovec: encrypted from where it is */
+        if (v->iov_len - t->app_off >= sizeof(stage_buf)
+            || t->app_i + 1 == t->app_niov) {
+            /* a whole record in one iovec, or the send's last bytes (an
+             * HTTP/2 connection's frames are one iovec): encrypted from
+             * where they are, not copied to stage_buf first */
             src = (char *) v->iov_base + t->app_off;
-            len = sizeof(stage_buf);
+            len = rx_min(v->iov_len - t->app_off, sizeof(stage_buf));
             t->app_off += len;
             if (t->app_off == v->iov_len) {
                 t->app_i++;

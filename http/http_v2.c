@@ -560,7 +560,7 @@ gather(rx_http_v2_conn_t *h2)
 
     h2->out_len = h2->out_sent = 0;
     if (h2->out == NULL) {
-        h2->out = malloc(OUT_SIZE);
+        h2->out = rx_http_v2_out_alloc(OUT_SIZE);
         if (h2->out == NULL) {
             return NGHTTP2_ERR_NOMEM;
         }
@@ -586,9 +586,9 @@ idle(rx_http_v2_conn_t *h2)
         }
         return;
     }
-    /* everything went: an idle connection keeps no send buffer (the
-     * heap's, not mapped: the next connection that sends reuses it) */
-    free(h2->out);
+    /* everything went: an idle connection keeps no send buffer (it goes
+     * to the worker's few spares: the next connection that sends takes it) */
+    rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
     h2->out_size = h2->out_len = h2->out_sent = 0;
     /* before its first stream a connection has client_header_timeout,
@@ -696,7 +696,7 @@ on_free(rx_conn_t *c)
     }
     nghttp2_session_del(h2->session);
     h2->session = NULL;
-    free(h2->out);
+    rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
     rx_http_stat_accepted(-1);
 }

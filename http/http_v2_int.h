@@ -70,6 +70,12 @@ struct rx_http_v2_stream_s {
     bool                     deferred;   /* the data provider waits */
     bool                     closed;     /* nghttp2 closed it */
     bool                     client_reset;  /* by the client's RST_STREAM */
+    bool                     req_ended;  /* the request's END_STREAM came */
+    bool                     last_send;  /* the send in progress carries
+                                            the response's last bytes */
+    bool                     end_sent;   /* END_STREAM went on its last
+                                            DATA frame, before the request
+                                            heard that its send went */
     /* the response bytes vc gave, until nghttp2 took them all */
     const struct iovec      *iov;
     int                      niov;
@@ -90,6 +96,10 @@ void *rx_http_v2_calloc(size_t n, size_t size);
 void *rx_http_v2_realloc(void *p, size_t n);
 void rx_http_v2_free(void *p);
 nghttp2_mem *rx_http_v2_nghttp2_mem(void);
+/* A connection's send buffer of size bytes, from the worker's few spare
+ * ones when one fits (malloc'd otherwise), and given back to them. */
+void *rx_http_v2_out_alloc(size_t size);
+void rx_http_v2_out_free(void *p, size_t size);
 
 /* http_v2.c */
 void rx_http_v2_schedule_send(rx_http_v2_conn_t *h2);
