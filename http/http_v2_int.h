@@ -125,5 +125,11 @@ void rx_http_v2_stream_free(rx_http_v2_stream_t *st);
  * request went before they were taken. */
 bool rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst,
     size_t length);
+/* The framing's send_header (http_v2_header.c): the response's header as
+ * fields, which rx_http_v2_stream_submit sends as HEADERS with the body's
+ * DATA provider. */
+rx_int_t rx_http_v2_send_header(rx_http_request_t *r);
+rx_int_t rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva,
+    size_t n);
 
 #endif /* RX_HTTP_V2_INT_H */

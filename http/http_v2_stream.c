@@ -12,11 +12,11 @@
 #include "http_v2_int.h"
 #include "clock.h"
 
-static rx_int_t send_header(rx_http_request_t *r);
 static void request_done(rx_http_request_t *r);
 static void closed(rx_http_connection_t *hc);
 
-static const rx_http_framing_t v2_framing = { send_header, request_done, closed };
+static const rx_http_framing_t v2_framing = { rx_http_v2_send_header,
+                                               request_done, closed };
 
 static void st_start_read(rx_conn_t *c);
 static void st_stop_read(rx_conn_t *c);
@@ -574,148 +574,9 @@ rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
 
 /* ---- the framing: the response header, the end of the request --------- */
 
-/* Connection-specific fields have no place in HTTP/2 (RFC 9113 8.2.2). */
-static bool
-hop_by_hop(const rx_str_t *k)
-{
-    static const char *const names[] = { "connection", "keep-alive",
-        "proxy-connection", "transfer-encoding", "upgrade" };
-    rx_uint_t i;
-
-    for (i = 0; i < rx_nelems(names); i++) {
-        if (k->len == strlen(names[i]) && strncasecmp(k->data, names[i], k->len) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static void
-nv(nghttp2_nv *v, const char *name, const char *value, size_t vlen)
-{
-    v->name = (uint8_t *) name;
-    v->namelen = strlen(name);
-    v->value = (uint8_t *) value;
-    v->valuelen = vlen;
-    v->flags = NGHTTP2_NV_FLAG_NONE;
-}
-
-/* n in decimal, at least min digits, at p; returns its length (the hot
- * path formats without printf: ~3 % of a worker's CPU went to it). */
-static size_t
-decimal(char *p, uint64_t n, size_t min)
-{
-    char    tmp[24], *t = tmp + sizeof(tmp);
-    size_t  len;
-
-    do {
-        *--t = (char) ('0' + n % 10);
-        n /= 10;
-    } while (n || (size_t) (tmp + sizeof(tmp) - t) < min);
-    len = (size_t) (tmp + sizeof(tmp) - t);
-    memcpy(p, t, len);
-    return len;
-}
-
-/* :status, server, date: the fields every response has. */
-static rx_int_t
-fixed_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
-{
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_http_headers_out_t   *ho = &r->headers_out;
-    char                    *status = rx_pnalloc(r->pool, 4);
-
-    if (status == NULL) {
-        return RX_ERROR;
-    }
-    nv(&nva[(*n)++], ":status", status,
-       decimal(status, ho->status ? ho->status : RX_HTTP_OK, 3));
-    if (!(ho->server && !ho->server->deleted)) {
-        const char *sv = clcf->server_tokens ? RINGX_VER : RINGX_NAME;
-
-        nv(&nva[(*n)++], "server", sv, strlen(sv));
-    }
-    nv(&nva[(*n)++], "date", rx_http_time, strlen(rx_http_time));
-    return RX_OK;
-}
-
-/* content-type (with its charset), content-length, last-modified: the
- * fields the request layer keeps apart from the list. */
-static rx_int_t
-entity_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
-{
-    rx_http_headers_out_t *ho = &r->headers_out;
-    char                  *p;
-
-    if (ho->content_type.len) {
-        size_t len = ho->content_type.len;
-
-        p = rx_pnalloc(r->pool, len + ho->charset.len + 10);
-        if (p == NULL) {
-            return RX_ERROR;
-        }
-        memcpy(p, ho->content_type.data, len);
-        if (ho->charset.len) {
-            memcpy(p + len, "; charset=", 10);
-            memcpy(p + len + 10, ho->charset.data, ho->charset.len);
-            len += 10 + ho->charset.len;
-        }
-        nv(&nva[(*n)++], "content-type", p, len);
-    }
-    if (ho->content_length_n >= 0) {
-        p = rx_pnalloc(r->pool, 24);
-        if (p == NULL) {
-            return RX_ERROR;
-        }
-        nv(&nva[(*n)++], "content-length", p,
-           decimal(p, (uint64_t) ho->content_length_n, 1));
-    }
-    if (ho->last_modified_time != -1) {
-        p = rx_pnalloc(r->pool, 64);
-        if (p == NULL) {
-            return RX_ERROR;
-        }
-        rx_http_date(p, ho->last_modified_time);
-        nv(&nva[(*n)++], "last-modified", p, strlen(p));
-    }
-    return RX_OK;
-}
-
-/* The list's fields, names in lower case (RFC 9113 8.2.2), without the
- * connection-specific ones. */
-static rx_int_t
-list_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
-{
-    rx_http_headers_out_t *ho = &r->headers_out;
-    rx_table_elt_t        *h = ho->headers.elts;
-    size_t                 i, j;
-
-    for (i = 0; i < ho->headers.nelts; i++) {
-        char *k;
-
-        if (h[i].deleted || h[i].key.len == 0 || hop_by_hop(&h[i].key)) {
-            continue;
-        }
-        k = rx_pnalloc(r->pool, h[i].key.len + 1);
-        if (k == NULL) {
-            return RX_ERROR;
-        }
-        for (j = 0; j < h[i].key.len; j++) {
-            char ch = h[i].key.data[j];
-
-            /* ASCII only, without tolower()'s call and locale per byte */
-            k[j] = ch >= 'A' && ch <= 'Z' ? (char) (ch | 0x20) : ch;
-        }
-        k[j] = '\0';
-        nv(&nva[(*n)++], k, h[i].value.data, h[i].value.len);
-    }
-    return RX_OK;
-}
-
 /* HEADERS (and the data provider of the body that follows) submitted. */
-static rx_int_t
-submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
+rx_int_t
+rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
 {
     rx_http_v2_stream_t   *st = r->hc->framing_data;
     nghttp2_data_provider  prd;
@@ -741,24 +602,6 @@ submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
     }
     rx_http_v2_schedule_send(st->h2);
     return RX_OK;
-}
-
-/* The framing's send_header: the response header as a HEADERS frame. */
-static rx_int_t
-send_header(rx_http_request_t *r)
-{
-    nghttp2_nv *nva;
-    size_t      n = 0;
-
-    nva = rx_palloc(r->pool, (r->headers_out.headers.nelts + 6)
-                             * sizeof(nghttp2_nv));
-    if (nva == NULL
-        || fixed_fields(r, nva, &n) != RX_OK
-        || entity_fields(r, nva, &n) != RX_OK
-        || list_fields(r, nva, &n) != RX_OK) {
-        return RX_ERROR;
-    }
-    return submit(r, nva, n);
 }
 
 /* The response is sent: the stream ends (END_STREAM after its last DATA)
