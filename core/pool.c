@@ -159,6 +159,7 @@ rx_pool_spares_release(void)
     return n + spare_blocks_release();
 }
 
+#ifndef __SANITIZE_ADDRESS__
 /* The class of `size`, or one that holds none (given that size), or NULL. */
 static block_class_t *
 block_class(size_t size)
@@ -179,6 +180,7 @@ block_class(size_t size)
     }
     return free_class;
 }
+#endif
 
 void *
 rx_spare_block_get(size_t size, rx_log_t *log)
