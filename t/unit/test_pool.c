@@ -583,8 +583,7 @@ test_spares(void)
 static void
 test_spare_blocks(void)
 {
-    char *a, *b, *c, *big;
-    int   i;
+    char *a, *b, *c;
 
     a = rx_spare_block_get(1024, NULL);
     b = rx_spare_block_get(608, NULL);
@@ -607,9 +606,8 @@ test_spare_blocks(void)
     rx_spare_block_put(a, 1024);
     rx_spare_block_put(b, 608);
     rx_spare_block_put(c, 512);
-    big = malloc(8192);
-    rx_spare_block_put(big, 8192);       /* freed: over 4 KiB */
-    for (i = 0; i < 3; i++) {            /* a fifth size: freed */
+    rx_spare_block_put(malloc(8192), 8192);   /* freed: over 4 KiB */
+    for (int i = 0; i < 3; i++) {             /* a fifth size: freed */
         rx_spare_block_put(malloc(100 + i), (size_t) (100 + i));
     }
     is_int(rx_pool_spares_release(), 4,
