@@ -75,8 +75,14 @@ set pagination off
 set confirm off
 break *malloc if $a0 >= 2048
 break *calloc if $a0 * $a1 >= 2048
+break *malloc if $a0 >= 512 && $a0 < 2048
+break *calloc if $a0 * $a1 >= 512 && $a0 * $a1 < 2048
+break *realloc if $a1 >= 512
 ignore 1 1000000
 ignore 2 1000000
+ignore 3 1000000
+ignore 4 1000000
+ignore 5 1000000
 break rx_http_request_log_error
 shell touch $gate
 continue
@@ -111,11 +117,12 @@ EOF
         $hits{$n} = $1 if defined $n && /already hit (\d+) time/;
     }
     return { bodies => \@bodies, miss => $miss, out => $out,
-             malloc => $hits{1} // 0, calloc => $hits{2} // 0 };
+             malloc => $hits{1} // 0, calloc => $hits{2} // 0,
+             small => ($hits{3} // 0) + ($hits{4} // 0) + ($hits{5} // 0) };
 }
 
 my $r = count_allocs('/small.txt');
-ok($r && $r->{out} =~ /^3\s+breakpoint/m, 'gdb counted on the worker')
+ok($r && $r->{out} =~ /^6\s+breakpoint/m, 'gdb counted on the worker')
     or diag($r ? $r->{out} : 'no connection');
 is(join('', @{ $r->{bodies} }), $small x $N,
    "$N keepalive responses of a 30 B file, whole");
@@ -124,6 +131,12 @@ is($r->{miss} && $r->{miss}{status}, 404, 'the 404 that stopped gdb went out');
 # worker gives them back): the first request may allocate a pool again
 cmp_ok($r->{malloc} + $r->{calloc}, '<=', 2,
        "30 B: no request pool malloc'd per request ($N requests)")
+    or diag($r->{out});
+# the connection's input buffer (client_header_buffer_size) and parser
+# come from spares (core/pool.c, rx_spare_block_get) when it leaves its
+# idle wait: no malloc, calloc or realloc of 512 B to 2 KiB per request
+cmp_ok($r->{small}, '<=', 4,
+       "30 B: no input buffer or parser allocated per request ($N requests)")
     or diag($r->{out});
 
 $r = count_allocs('/mid.bin');

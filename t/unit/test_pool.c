@@ -577,6 +577,45 @@ test_spares(void)
     (void) first;
 }
 
+/* rx_spare_block_get/put: a block put back is the next one got of its
+ * size, never one of another size; at most four sizes are kept at once,
+ * blocks over 4 KiB never; rx_pool_spares_release frees them all. */
+static void
+test_spare_blocks(void)
+{
+    char *a, *b, *c;
+
+    a = rx_spare_block_get(1024, NULL);
+    b = rx_spare_block_get(608, NULL);
+    if (!ok(a && b, "rx_spare_block_get")) {
+        return;
+    }
+    memset(a, 'a', 1024);
+    memset(b, 'b', 608);
+    rx_spare_block_put(a, 1024);
+    rx_spare_block_put(b, 608);
+    c = rx_spare_block_get(512, NULL);
+#ifdef __SANITIZE_ADDRESS__
+    ok(c != NULL, "under ASan a block is a new one");
+    rx_spare_block_put(c, 512);
+    is_int(rx_pool_spares_release(), 0, "under ASan none is kept");
+#else
+    ok(c != a && c != b, "a block of another size is not a spare one");
+    ok(rx_spare_block_get(1024, NULL) == a, "the 1024 B block comes back");
+    ok(rx_spare_block_get(608, NULL) == b, "the 608 B block comes back");
+    rx_spare_block_put(a, 1024);
+    rx_spare_block_put(b, 608);
+    rx_spare_block_put(c, 512);
+    rx_spare_block_put(malloc(8192), 8192);   /* freed: over 4 KiB */
+    for (int i = 0; i < 3; i++) {             /* a fifth size: freed */
+        rx_spare_block_put(malloc(100 + i), (size_t) (100 + i));
+    }
+    is_int(rx_pool_spares_release(), 4,
+           "kept: the three blocks and one of a fourth size, then freed");
+    is_int(rx_pool_spares_release(), 0, "none is left after the release");
+#endif
+}
+
 int
 main(void)
 {
@@ -588,5 +627,6 @@ main(void)
     test_array();
     test_bufs();
     test_spares();
+    test_spare_blocks();
     return done();
 }
