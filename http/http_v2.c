@@ -358,7 +358,8 @@ create_session(rx_http_v2_conn_t *h2)
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_max_settings(opt, 32);
     /* nghttp2's per-stream allocations from the worker's free lists */
-    if (nghttp2_session_server_new3(&s, cb, h2, opt, rx_http_v2_nghttp2_mem())
+    rx_http_v2_mem_init(h2);
+    if (nghttp2_session_server_new3(&s, cb, h2, opt, &h2->mem)
         != 0) {
         s = NULL;
     }
@@ -591,6 +592,8 @@ idle(rx_http_v2_conn_t *h2)
     rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
     h2->out_size = h2->out_len = h2->out_sent = 0;
+    /* nor the pages of nghttp2's frame buffer */
+    rx_http_v2_mem_idle(h2);
     /* before its first stream a connection has client_header_timeout,
      * as nginx (keepalive_timeout 0 must not end it before any request) */
     rx_timer_add(&c->timer, h2->requests ? clcf->keepalive_timeout

@@ -9,7 +9,7 @@
 #       N concurrent requests; out: {"responses": [{"status", "headers",
 #       "body_len", "body"(first 200 bytes), "sha1"}], "goaway": code|null,
 #       "then": the response to --then (a request on the same connection
-#       after the others ended or were reset)}
+#       after the others ended or were reset; with its "headers")}
 #       --frame-size: the body in DATA frames of at most N bytes;
 #       --window: our SETTINGS_INITIAL_WINDOW_SIZE (the response is paced);
 #       --reset-after: RST_STREAM CANCEL once N bytes of a response came
@@ -239,6 +239,9 @@ def then_request(s, c, a):
                 continue
             if isinstance(e, h2.events.ResponseReceived):
                 r["status"] = int(dict(e.headers)[":status"])
+                r["headers"] = {(k.decode("latin-1") if isinstance(k, bytes) else k):
+                                (v.decode("latin-1") if isinstance(v, bytes) else v)
+                                for k, v in e.headers}
             elif isinstance(e, h2.events.DataReceived):
                 r["body"] += e.data
             elif isinstance(e, h2.events.StreamEnded):
