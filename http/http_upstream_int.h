@@ -123,6 +123,9 @@ struct rx_http_upstream_srv_conf_s {
     rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
     rx_http_upstream_conn_t  *idle_tail;
     rx_uint_t                 nidle;
+    /* the pool's excess over keepalive is closed at the end of the loop
+     * turn (http_upstream_keepalive.c) */
+    rx_posted_t               trim;
     /* this worker's counters (http_metrics.h); NULL: not collected */
     struct rx_http_metrics_ups_s *metrics;
 };

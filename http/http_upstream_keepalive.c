@@ -6,6 +6,13 @@
  * noticed at once and the connection dropped before a request picks it.
  * keepalive_requests, keepalive_time and keepalive_timeout bound a
  * connection's life as in nginx.
+ *
+ * A connection put back to a full pool goes in all the same, and the
+ * least recently used ones beyond `keepalive` close at the end of the loop
+ * turn (rx_post): a request that needs a connection in the same turn (the
+ * completions of one turn often finish some exchanges and start others)
+ * takes one instead of connecting while another closes. Between turns the
+ * pool holds at most `keepalive`, as nginx's does.
  */
 #include "http.h"
 #include "http_upstream.h"
@@ -29,13 +36,10 @@ void
 rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_srv_conf_t *us = uc->us;
-    rx_http_upstream_conn_t     *i;
 
-    for (i = us->idle_head; i; i = i->next) {
-        if (i == uc) {
-            unlink_idle(us, uc);
-            return;
-        }
+    /* on the list: linked to a neighbour, or its only member */
+    if (uc->prev || uc->next || us->idle_head == uc) {
+        unlink_idle(us, uc);
     }
 }
 
@@ -65,6 +69,20 @@ idle_timeout(rx_timer_t *t)
     rx_conn_close(c);         /* on_free takes it off the list */
 }
 
+/* The end of the loop turn: the least recently used beyond keepalive go
+ * (closing one takes it off the list at once, in on_free). */
+static void
+trim(rx_posted_t *p)
+{
+    rx_http_upstream_srv_conf_t *us = p->data;
+    rx_http_upstream_conn_t     *uc;
+
+    while (us->nidle > us->keepalive && (uc = us->idle_tail) != NULL
+           && uc->c->state == RX_CONN_ACTIVE) {
+        rx_conn_close(uc->c);
+    }
+}
+
 bool
 rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
 {
@@ -79,9 +97,6 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
         || rx_http_upstream_give_back(uc)) {
         rx_conn_close(c);
         return false;
-    }
-    if (us->nidle >= us->keepalive) {
-        rx_conn_close(us->idle_tail->c);   /* the least recently used */
     }
     uc->prev = NULL;
     uc->next = us->idle_head;
@@ -99,6 +114,11 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
      * keepalive_timeout, and a full connection table may close it right
      * here (so it comes after everything that arms the connection) */
     rx_conn_set_idle(c, true);
+    if (us->nidle > us->keepalive) {
+        us->trim.handler = trim;
+        us->trim.data = us;
+        rx_post(&us->trim);
+    }
     return true;
 }
 
