@@ -125,7 +125,7 @@ struct rx_http_upstream_srv_conf_s {
     rx_uint_t                 nidle;
     /* at the end of the loop turn (http_upstream_keepalive.c): the
      * connects left to it, then the pool's excess over keepalive closed */
-    rx_posted_t               trim;
+    rx_posted_t               turn;
     rx_http_upstream_t       *dhead;       /* deferred connects, FIFO */
     rx_http_upstream_t       *dtail;
     rx_uint_t                 ndeferred;

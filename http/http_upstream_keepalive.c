@@ -103,9 +103,9 @@ turn_end(rx_posted_t *p)
 static void
 post_turn_end(rx_http_upstream_srv_conf_t *us)
 {
-    us->trim.handler = turn_end;
-    us->trim.data = us;
-    rx_post(&us->trim);
+    us->turn.handler = turn_end;
+    us->turn.data = us;
+    rx_post(&us->turn);
 }
 
 bool

@@ -5,7 +5,7 @@
  * the connection dropped, the peer released (and the exchange stopped when
  * the client goes or the request's pool does). Every file of the exchange
  * (http_upstream.c, _body.c, _tunnel.c, _ssl.c, _queue.c) goes through
- * these; they call nothing of the exchange back.
+ * these; they call nothing of http_upstream.c's state machine back.
  */
 #include "http.h"
 #include "http_upstream.h"
