@@ -3,10 +3,12 @@
 # the completions of one turn finish exchanges and start others, the
 # connections the finished ones put back serve the new ones, even beyond
 # `keepalive`; only at the end of the turn does the pool go back down to
-# `keepalive` (the least recently used close). Before, a connection put
-# back to a full pool closed another at once, and a request later in the
-# same turn connected anew: a close and a connect for nothing, a quarter
-# of the proxy's CPU under load (keepalive 32 for 50 clients).
+# `keepalive` (the least recently used close); a request that comes
+# before the answers in the turn connects at its end, served by what the
+# answers put back. Before, a connection put back to a full pool closed
+# another at once, and a request in the same turn connected anew: a close
+# and a connect for nothing (opening and closing upstream connections is
+# a quarter of the proxy's CPU under load, keepalive 32 for 50 clients).
 #
 # To put two answers and two new requests into one turn the worker is
 # stopped (SIGSTOP) while they arrive, and continued.
@@ -48,6 +50,7 @@ $t->run;
 my $P = $t->port(0);
 my ($worker) = $t->worker_pids;
 ok $worker, 'one worker';
+END { kill 'CONT', $worker if $worker }     # never left stopped
 
 sub req { "GET $_[0] HTTP/1.1\r\nHost: localhost\r\n\r\n" }
 
