@@ -26,12 +26,6 @@ BEGIN {
 
 my $N = 300;
 
-sub rss_kb {
-    my ($t, $pid) = @_;
-    my $st = $t->proc_status($pid) or return 0;
-    return (($st->{VmRSS} // '0') =~ /(\d+)/)[0];
-}
-
 sub whole {
     my ($answer, $body) = @_;
     return ($answer // '') =~ /^HTTP\/1\.1 200 .*\r\n\r\n\Q$body\E$/s;
@@ -77,12 +71,12 @@ EOF
     ok(whole(do { local $/; <$warm> }, $body), "$method: answers");
     close $warm;
     sleep 1;
-    my $rss0 = rss_kb($t, $worker);
+    my $rss0 = $t->rss_kb($worker);
 
     my @conns = grep { defined } map { $connect->() } 1 .. $N;
     is(scalar @conns, $N, "$method: $N TLS connections shook hands");
     sleep 1;                          # the worker has sent every flight
-    my $rss = rss_kb($t, $worker);
+    my $rss = $t->rss_kb($worker);
     my $per = int(($rss - $rss0) * 1024 / $N);
     note("$method: worker RSS $rss0 kB before, $rss kB with $N handshaken "
          . "connections: $per B each");

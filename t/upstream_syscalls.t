@@ -58,20 +58,11 @@ SKIP: {
     skip 'the kernel refused io_uring: the worker runs epoll', 5
         if $t->log_contains(qr/uses epoll instead/);
 
-    my $out = $t->prefix . '/strace.out';
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        exec 'strace', '-q', '-o', $out, '-p', $w;
-        exit 127;
-    }
-    # strace writes nothing until it attached: a first call tells
     my $url = "http://127.0.0.1:$P/len/30";
-    Test::Ringx::wait_for(sub { `curl -s -o /dev/null $url`; -s $out }, 10);
-    my $got = `curl -s --max-time 30 ${\ join ' ', ($url) x $N}`;
-    kill 'INT', $pid;
-    waitpid $pid, 0;
-    my ($text, %calls) = ($t->read_file($out) // '');
-    $calls{$1}++ while $text =~ /^(\w+)\(/mg;
+    my ($got, $calls) = $t->syscalls_during($w, $url, sub {
+        `curl -s --max-time 30 ${\ join ' ', ($url) x $N}`;
+    });
+    my %calls = %$calls;
     skip 'strace could not attach to the worker (ptrace refused)', 5
         unless %calls;
 
