@@ -417,6 +417,82 @@ rx_ring_close_quiet(int fd)
 #endif
 }
 
+/*
+ * The connection's last send and its close, linked in one submission, so
+ * that the FIN leaves with the last bytes (MSG_MORE holds them for it)
+ * within the io_uring_enter that sends them. MSG_WAITALL: a short send is
+ * retried by the kernel until all is sent, or fails and breaks the link
+ * (io_uring/net.c, io_net_retry), so the close never cuts the data. The
+ * close posts nothing when it succeeds (CQE_SKIP_SUCCESS); when the send
+ * fails or falls short it completes with -ECANCELED (close_ud) and fd is
+ * still open. Only with DEFER_TASKRUN: the close, queued behind the send's
+ * completion as task work, then runs only inside rx_ring_wait(), after the
+ * send's CQE is posted, so the worker dispatches that CQE before it can
+ * act on the fd again. False, with nothing queued, when it cannot: the
+ * epoll backend, no DEFER_TASKRUN or CQE_SKIP, a backlog, or no room left
+ * for both entries in one submission.
+ */
+bool
+rx_ring_sendmsg_close(int fd, struct msghdr *msg, int flags,
+    uint64_t send_ud, uint64_t close_ud)
+{
+#ifdef IORING_FEAT_CQE_SKIP
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll || !ring_ready || !rx_ring_features.defer_taskrun
+        || !(ring.features & IORING_FEAT_CQE_SKIP) || backlog_n != 0) {
+        return false;
+    }
+    if (io_uring_sq_space_left(&ring) < 2 && submit() < 0) {
+        return false;
+    }
+    if (io_uring_sq_space_left(&ring) < 2) {
+        return false;
+    }
+    flags |= MSG_MORE | MSG_WAITALL;
+    sqe = io_uring_get_sqe(&ring);
+    if (msg->msg_iovlen == 1) {
+        io_uring_prep_send(sqe, fd, msg->msg_iov[0].iov_base,
+                           msg->msg_iov[0].iov_len, flags);
+    } else {
+        io_uring_prep_sendmsg(sqe, fd, msg, (unsigned) flags);
+    }
+    io_uring_sqe_set_data64(sqe, send_ud);
+    sqe->flags |= IOSQE_IO_LINK;
+    sqe = io_uring_get_sqe(&ring);
+    io_uring_prep_close(sqe, fd);
+    io_uring_sqe_set_data64(sqe, close_ud);
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    return true;
+#else
+    (void) fd; (void) msg; (void) flags; (void) send_ud; (void) close_ud;
+    return false;
+#endif
+}
+
+/* A cancel whose success posts nothing (CQE_SKIP_SUCCESS where the kernel
+ * has it); a failure (the target is gone) comes back as RX_OP_NONE, which
+ * the loop drops. */
+void
+rx_ring_cancel_quiet(uint64_t target_ud)
+{
+    struct io_uring_sqe *sqe;
+
+    if (rx_ring_epoll) {
+        rx_epoll_prep(RX_EOP_CANCEL, -1, rx_op_pack(RX_OP_NONE, 0, 0))->off =
+            (int64_t) target_ud;
+        return;
+    }
+    sqe = get_sqe();
+    io_uring_prep_cancel64(sqe, target_ud, 0);
+    io_uring_sqe_set_data64(sqe, rx_op_pack(RX_OP_NONE, 0, 0));
+#ifdef IORING_FEAT_CQE_SKIP
+    if (ring.features & IORING_FEAT_CQE_SKIP) {
+        sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    }
+#endif
+}
+
 void
 rx_ring_cancel(uint64_t target_ud, uint64_t ud)
 {
