@@ -545,6 +545,9 @@ conf_handler(rx_conf_t *cf, rx_int_t last)
                     name->data);
                 return RX_CONF_ERROR;
             }
+            if (cf->cycle && cf->cycle->modules_used) {
+                cf->cycle->modules_used[i] = 1;     /* rx_module_active */
+            }
             rv = cmd->set(cf, cmd, command_conf(cf, m, cmd));
             if (rv == RX_CONF_OK) {
                 return RX_CONF_OK;

@@ -81,7 +81,8 @@ create_cycle(rx_cycle_t *old)
         goto failed;
     }
     cycle->conf_ctx = rx_pcalloc(pool, rx_modules_n * sizeof(void *));
-    if (cycle->conf_ctx == NULL) {
+    cycle->modules_used = rx_pcalloc(pool, rx_modules_n);
+    if (cycle->conf_ctx == NULL || cycle->modules_used == NULL) {
         goto failed;
     }
     return cycle;

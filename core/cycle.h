@@ -100,6 +100,9 @@ struct rx_cycle_s {
     rx_uint_t        budget_upstream_idle;
     rx_uint_t        budget_cached_files;
     rx_cycle_t      *old_cycle;
+    /* One flag per entry of rx_modules: this configuration names one of
+     * the module's directives (core/conf.c sets it; rx_module_active). */
+    uint8_t         *modules_used;
 };
 
 typedef struct {

@@ -29,6 +29,11 @@ struct rx_module_s {
     /* In each worker on USR1, before the log files are reopened: what a
      * module buffers for a file goes to the old one. */
     void (*reopen)(rx_cycle_t *cycle);
+    /* Set by rx_modules_preinit from core/modules.c's on-demand list: the
+     * module acts only through its directives, so a cycle whose
+     * configuration names none of them leaves its phase handlers and
+     * filters out (rx_module_active). */
+    bool on_demand;
 };
 
 /* Context of core modules: a main conf created before parsing and checked
@@ -63,5 +68,9 @@ void rx_modules_reopen(rx_cycle_t *cycle);
 /* Sets index/ctx_index of every module once at start-up. */
 void rx_modules_preinit(void);
 rx_uint_t rx_modules_count(unsigned type);
+/* Whether m registers its phase handlers and filters in cycle: always,
+ * unless it is on demand and cycle's configuration names none of its
+ * directives (core/conf.c marks cycle->modules_used as it dispatches). */
+bool rx_module_active(const rx_cycle_t *cycle, const rx_module_t *m);
 
 #endif /* RX_MODULE_H */

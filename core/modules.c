@@ -236,10 +236,76 @@ const rx_module_flag_t rx_module_flags[] = {
     { NULL, false, false }
 };
 
+/*
+ * Modules that act only through their directives: with none of them in a
+ * configuration (in no http, server or location block) the module's conf
+ * is its default everywhere, and there its phase handlers decline and its
+ * filters pass the response on untouched. Such a cycle leaves them out
+ * (http_block.c skips the postconfiguration, http_response.c the
+ * init_filters), so a request pays nothing for them; a cycle that names
+ * one directive of a module anywhere keeps all of it, with its per-request
+ * check of the location's conf. Their variables work without them
+ * ($realip_remote_addr, $limit_req_status, $slice_range, $uid_got ...
+ * read the request or the conf, not state the handler leaves). An entry
+ * here must have a postconfiguration that only registers handlers.
+ * Not listed, they act with no directive of theirs: index, static,
+ * access_log (on by default), metrics (decides itself), postpone
+ * (subrequests), chunked.
+ */
+static rx_module_t *const on_demand[] = {
+    &rx_http_realip_module,     /* from: no address is trusted */
+#if (RX_HTTP_REWRITE)
+    &rx_http_rewrite_module,    /* no script */
+#endif
+#if (RX_HTTP_LIMIT_REQ)
+    &rx_http_limit_req_module,  /* no limit_req */
+#endif
+#if (RX_HTTP_LIMIT_CONN)
+    &rx_http_limit_conn_module, /* no limit_conn */
+#endif
+#if (RX_HTTP_ACCESS)
+    &rx_http_access_module,     /* no allow/deny rules */
+#endif
+#if (RX_HTTP_AUTH_BASIC)
+    &rx_http_auth_basic_module, /* no realm */
+#endif
+    &rx_http_auth_request_module, /* no uri */
+    &rx_http_slice_filter_module, /* slice 0: no $slice_range context */
+    &rx_http_headers_module,    /* no add_header, expires, add_trailer */
+#if (RX_HTTP_USERID)
+    &rx_http_userid_module,     /* userid off */
+#endif
+#if (RX_HTTP_GUNZIP && RX_HTTP_GZIP)
+    &rx_http_gunzip_module,     /* gunzip off */
+#endif
+    &rx_http_addition_filter_module, /* nothing to add */
+#if (RX_HTTP_SUB)
+    &rx_http_sub_filter_module, /* no pairs */
+#endif
+    &rx_http_charset_module,    /* charset off */
+    &rx_http_ssi_filter_module, /* ssi off */
+#if (RX_HTTP_GZIP)
+    &rx_http_gzip_module,       /* gzip off */
+#endif
+    &rx_http_try_files_module,  /* no try_files */
+    &rx_http_mirror_module,     /* no mirror */
+#if (RX_HTTP_DAV)
+    &rx_http_dav_module,        /* dav_methods off */
+#endif
+    &rx_http_autoindex_module,  /* autoindex off */
+#if (RX_HTTP_GZIP)
+    &rx_http_gzip_static_module, /* gzip_static off */
+#endif
+};
+
 void
 rx_modules_preinit(void)
 {
     rx_uint_t i, core = 0, event = 0, http = 0;
+
+    for (i = 0; i < rx_nelems(on_demand); i++) {
+        on_demand[i]->on_demand = true;
+    }
 
     for (i = 0; i < rx_modules_n; i++) {
         rx_modules[i]->index = i;
@@ -272,4 +338,11 @@ rx_modules_count(unsigned type)
         n += rx_modules[i]->type == type;
     }
     return n;
+}
+
+bool
+rx_module_active(const rx_cycle_t *cycle, const rx_module_t *m)
+{
+    return !m->on_demand || cycle == NULL || cycle->modules_used == NULL
+           || cycle->modules_used[m->index];
 }

@@ -12,6 +12,50 @@ struct rx_pool_block_s {
     rx_uint_t         failed; /* times an allocation did not fit */
 };
 
+/*
+ * Spare pools: a request's pool is created and destroyed at every request,
+ * and glibc serves 4 KiB chunks (above its per-thread cache) from its bins
+ * at a cost that showed in a small static response's profile (two mallocs
+ * and two frees each: the pool and its second block). Pools from
+ * rx_pool_create_spare (flagged by `spare`) go back to this stack on
+ * destroy, reset, with up to SPARE_BLOCKS blocks; a larger one, or one
+ * beyond SPARES_MAX, is freed. Not under AddressSanitizer, which must see
+ * every pool freed to catch a use after it.
+ */
+#define SPARES_MAX    64
+#define SPARE_BLOCKS  2
+
+/* Pools destroyed in this process: a measure of activity for whoever
+ * tidies the heap after a burst (event/mem_tidy.c). */
+static rx_uint_t ndestroyed;
+
+static rx_pool_t *spares[SPARES_MAX];
+static rx_uint_t  nspares;
+
+/*
+ * Spare blocks: a keep-alive connection's input buffer and HTTP parser are
+ * malloc'd when a request starts arriving and freed when the connection
+ * waits idle again (an idle one holds neither), once per request: a
+ * realloc, a calloc and two frees in a small response's profile. Freed
+ * blocks of up to BLOCK_MAX bytes are kept here, a stack per size (one of
+ * BLOCK_CLASSES sizes at a time: a class that holds none takes the next
+ * size asked for), BLOCKS_MAX each, for the next rx_spare_block_get; the
+ * quiet tick frees them with the spare pools. Not under AddressSanitizer.
+ */
+#define BLOCK_CLASSES  4
+#define BLOCKS_MAX     32
+#define BLOCK_MAX      4096
+
+typedef struct {
+    size_t     size;
+    rx_uint_t  n;
+    void      *blocks[BLOCKS_MAX];
+} block_class_t;
+
+static block_class_t block_classes[BLOCK_CLASSES];
+
+static rx_uint_t spare_blocks_release(void);
+
 struct rx_pool_large_s {
     rx_pool_large_t  *next;
     void             *alloc;
@@ -58,10 +102,11 @@ pool_init(rx_pool_t *pool, size_t size, rx_slab_t *slab, rx_log_t *log)
     pool->blocks = b;
     pool->large = NULL;
     pool->cleanup = NULL;
-    pool->block_size = size;
+    pool->block_size = (uint32_t) size;
     pool->max = rx_min(size - head, (size_t) 4096);
     pool->log = log;
     pool->slab = slab;
+    pool->spare = 0;
     return pool;
 }
 
@@ -78,6 +123,130 @@ rx_pool_create(size_t size, rx_log_t *log)
         return NULL;
     }
     return pool_init(pool, size, NULL, log);
+}
+
+rx_pool_t *
+rx_pool_create_spare(rx_log_t *log)
+{
+    rx_pool_t *pool;
+
+    if (nspares) {
+        pool = spares[--nspares];
+        pool->log = log;
+        return pool;
+    }
+    pool = rx_pool_create(RX_POOL_DEFAULT_SIZE, log);
+#ifndef __SANITIZE_ADDRESS__
+    if (pool) {
+        pool->spare = 1;
+    }
+#endif
+    return pool;
+}
+
+rx_uint_t
+rx_pool_spares_release(void)
+{
+    rx_uint_t n = nspares;
+
+    while (nspares) {
+        rx_pool_t *pool = spares[--nspares];
+
+        pool->spare = 0;
+        rx_pool_destroy(pool);
+        ndestroyed--;         /* not activity: mem_tidy calls this */
+    }
+    return n + spare_blocks_release();
+}
+
+#ifndef __SANITIZE_ADDRESS__
+/* The class of `size`, or one that holds none (given that size), or NULL. */
+static block_class_t *
+block_class(size_t size)
+{
+    block_class_t *free_class = NULL;
+    rx_uint_t      i;
+
+    for (i = 0; i < BLOCK_CLASSES; i++) {
+        if (block_classes[i].size == size) {
+            return &block_classes[i];
+        }
+        if (block_classes[i].n == 0 && free_class == NULL) {
+            free_class = &block_classes[i];
+        }
+    }
+    if (free_class) {
+        free_class->size = size;
+    }
+    return free_class;
+}
+#endif
+
+void *
+rx_spare_block_get(size_t size, rx_log_t *log)
+{
+#ifndef __SANITIZE_ADDRESS__
+    block_class_t *bc;
+
+    for (rx_uint_t i = 0; i < BLOCK_CLASSES; i++) {
+        bc = &block_classes[i];
+        if (bc->size == size && bc->n) {
+            return bc->blocks[--bc->n];
+        }
+    }
+#endif
+    return rx_alloc(size, log);
+}
+
+void
+rx_spare_block_put(void *p, size_t size)
+{
+#ifndef __SANITIZE_ADDRESS__
+    block_class_t *bc;
+
+    if (p && size <= BLOCK_MAX && (bc = block_class(size)) != NULL
+        && bc->n < BLOCKS_MAX)
+    {
+        bc->blocks[bc->n++] = p;
+        return;
+    }
+#endif
+    free(p);
+}
+
+static rx_uint_t
+spare_blocks_release(void)
+{
+    rx_uint_t i, n = 0;
+
+    for (i = 0; i < BLOCK_CLASSES; i++) {
+        while (block_classes[i].n) {
+            free(block_classes[i].blocks[--block_classes[i].n]);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Keeps a spare pool, reset, for the next rx_pool_create_spare; false
+ * when it is to be freed. */
+static bool
+keep_spare(rx_pool_t *pool)
+{
+    rx_pool_block_t *b;
+    rx_uint_t        n = 0;
+
+    if (!pool->spare || nspares == SPARES_MAX) {
+        return false;
+    }
+    for (b = pool->blocks; b; b = b->next) {
+        if (++n > SPARE_BLOCKS) {
+            return false;
+        }
+    }
+    rx_pool_reset(pool);
+    spares[nspares++] = pool;
+    return true;
 }
 
 rx_pool_t *
@@ -116,10 +285,6 @@ free_large(rx_pool_t *pool)
     pool->large = NULL;
 }
 
-/* Pools destroyed in this process: a measure of activity for whoever
- * tidies the heap after a burst (event/mem_tidy.c). */
-static rx_uint_t ndestroyed;
-
 rx_uint_t
 rx_pool_destroyed(void)
 {
@@ -135,6 +300,9 @@ rx_pool_destroy(rx_pool_t *pool)
         return;
     }
     ndestroyed++;
+    if (keep_spare(pool)) {
+        return;
+    }
     run_cleanups(pool);
     free_large(pool);
     /* the first block lives inside the pool's own allocation */

@@ -39,6 +39,7 @@ tidy_handler(rx_timer_t *t)
      * resident (kept when one holds data now: rare, timers run after the
      * completions are handled) */
     (void) rx_buf_ring_drop_pages(w->recv_bufs);
+    (void) rx_pool_spares_release();  /* the requests' pools kept for reuse */
     mi = mallinfo2();
     if (mi.fordblks >= TIDY_MIN_FREE) {
         /* whole free pages inside the heap go (MADV_DONTNEED), and the

@@ -307,10 +307,13 @@ tls_encrypt(rx_tls_conn_t *t)
         const char         *src = stage_buf;
 
         len = 0;
-        if (v->iov_len - t->app_off >= sizeof(stage_buf)) {
-            /* a whole record in one iovec: encrypted from where it is */
+        if (v->iov_len - t->app_off >= sizeof(stage_buf)
+            || t->app_i + 1 == t->app_niov) {
+            /* a whole record in one iovec, or the send's last bytes (an
+             * HTTP/2 connection's frames are one iovec): encrypted from
+             * where they are, not copied to stage_buf first */
             src = (char *) v->iov_base + t->app_off;
-            len = sizeof(stage_buf);
+            len = rx_min(v->iov_len - t->app_off, sizeof(stage_buf));
             t->app_off += len;
             if (t->app_off == v->iov_len) {
                 t->app_i++;
@@ -351,6 +354,12 @@ tls_write_step(rx_tls_conn_t *t)
 
     if (!t->app_pending || !t->handshaked) {
         tls_flush(t);
+        if (!t->in_flight && t->out_len == 0) {
+            /* the handshake's flights went out: a connection waiting for
+             * its request holds no output buffers either */
+            rx_tls_out_put(&t->out, &t->out_cap);
+            rx_tls_out_put(&t->flight, &t->flight_cap);
+        }
         return;
     }
     if (t->ktls_tx) {

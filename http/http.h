@@ -747,7 +747,7 @@ const char *rx_http_request_body_file_name(rx_http_request_t *r);
 void rx_http_request_body_complete(rx_http_request_t *r);
 
 /* Installs the filter chains in their documented order (http_response.c). */
-void rx_http_init_filters(void);
+rx_uint_t rx_http_init_filters(const rx_cycle_t *cycle);
 
 /* A content handler that found nothing to do after going asynchronous
  * hands the request to the next content handler. */

@@ -184,7 +184,10 @@ http_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
     }
     for (i = 0; i < rx_modules_n; i++) {
         const rx_http_module_t *m = http_module_ctx(i);
-        if (m && m->postconfiguration && m->postconfiguration(cf) != RX_OK) {
+        /* an on-demand module this configuration does not name registers
+         * no phase handler (core/modules.c) */
+        if (m && m->postconfiguration && rx_module_active(cf->cycle, rx_modules[i])
+            && m->postconfiguration(cf) != RX_OK) {
             rv = RX_CONF_ERROR;
             goto done;
         }
@@ -194,7 +197,6 @@ http_block(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         rv = RX_CONF_ERROR;
         goto done;
     }
-    rx_http_init_filters();
     if (cmcf->upstreams) {
         rx_http_core_loc_conf_t *clcf =
             ctx->loc_conf[rx_http_core_module.ctx_index];

@@ -190,10 +190,17 @@ on_op(rx_conn_t *c, const rx_cqe_t *cqe)
     r->op_handler(r, cqe);
 }
 
+/* The input buffer goes back to the spare blocks (core/pool.c) when it is
+ * of the usual size, client_header_buffer_size, for the next request on
+ * any connection: an idle connection holds none. */
 void
 rx_http_conn_release_input(rx_http_connection_t *hc)
 {
-    free(hc->in);
+    if (hc->in && hc->in_size == rx_http_conn_srv_conf(hc)->client_header_buffer_size) {
+        rx_spare_block_put(hc->in, hc->in_size);
+    } else {
+        free(hc->in);
+    }
     hc->in = NULL;
     hc->in_len = hc->in_size = hc->in_parsed = 0;
     if (hc->parser) {
@@ -207,9 +214,10 @@ static rx_int_t
 append_input(rx_http_connection_t *hc, const char *data, size_t len)
 {
     if (hc->in_len + len > hc->in_size) {
-        size_t size = rx_max(hc->in_size * 2, rx_max(hc->in_len + len,
-                             rx_http_conn_srv_conf(hc)->client_header_buffer_size));
-        char  *grown = realloc(hc->in, size);
+        size_t first = rx_http_conn_srv_conf(hc)->client_header_buffer_size;
+        size_t size = rx_max(hc->in_size * 2, rx_max(hc->in_len + len, first));
+        char  *grown = hc->in == NULL && size == first
+                       ? rx_spare_block_get(size, NULL) : realloc(hc->in, size);
 
         if (grown == NULL) {
             rx_log_error(RX_LOG_ALERT, &hc->conn->log, errno,

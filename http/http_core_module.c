@@ -252,12 +252,31 @@ rx_module_t rx_http_core_module = {
 };
 
 
-/* In each worker: HTTP takes the connections this worker accepts. */
+/* In each worker: HTTP takes the connections this worker accepts, with
+ * the output filters of the cycle it runs. The info line says how many
+ * phase handlers and filter modules a request meets (core/modules.c
+ * leaves out the on-demand ones a configuration does not name). */
 static rx_int_t
 http_init_process(rx_cycle_t *cycle)
 {
+    rx_http_conf_ctx_t       *ctx = cycle->conf_ctx
+                                    ? cycle->conf_ctx[rx_http_module.index]
+                                    : NULL;
+    rx_http_core_main_conf_t *cmcf;
+    rx_uint_t                 filters, handlers = 0, i;
+
     rx_event_init_connection = rx_http_init_connection;
     rx_http_stat_worker_slot(rx_worker_index);
+    filters = rx_http_init_filters(cycle);
+    if (ctx != NULL) {
+        cmcf = ctx->main_conf[rx_http_core_module.ctx_index];
+        for (i = 0; i < RX_HTTP_PHASES; i++) {
+            handlers += cmcf->phases[i].nelts;
+        }
+        rx_log_error(RX_LOG_INFO, cycle->log, 0, "http: %lu phase handlers, "
+                     "%lu filter modules", (unsigned long) handlers,
+                     (unsigned long) filters);
+    }
     return RX_OK;
 }
 

@@ -492,11 +492,15 @@ rx_http_parser_create_request(rx_log_t *log, const rx_http_parse_handlers_t *h,
     rx_uint_t large_num)
 {
     size_t max_url = large_size, max_header_line = large_size;
-    rx_http_parser_t *p = rx_calloc(sizeof(rx_http_parser_t), log);
+    /* from the spare blocks: a keep-alive connection's parser is freed
+     * while it waits idle and made again for each request */
+    rx_http_parser_t *p = rx_spare_block_get(sizeof(rx_http_parser_t), log);
 
     if (p == NULL) {
         return NULL;
     }
+    /* reason_buf is written before it is read (rx_http_parser_reason) */
+    memset(p, 0, offsetof(rx_http_parser_t, reason_buf));
     if (request_settings.on_message_complete == NULL) {
         request_settings.on_message_begin = on_message_begin;
         request_settings.on_method = on_method;

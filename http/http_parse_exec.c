@@ -55,7 +55,7 @@ nginx_reason(rx_http_parser_t *p, llhttp_errno_t err, const char *end)
 void
 rx_http_parser_free(rx_http_parser_t *p)
 {
-    free(p);
+    rx_spare_block_put(p, sizeof(rx_http_parser_t));
 }
 
 /* The next LF in [s, end) that no CR precedes, or NULL. */

@@ -157,7 +157,7 @@ rx_http_create_request(rx_http_connection_t *hc)
     rx_pool_t         *pool;
     rx_http_request_t *r;
 
-    pool = rx_pool_create(4096, &hc->conn->log);
+    pool = rx_pool_create_spare(&hc->conn->log);
     if (pool == NULL) {
         return NULL;
     }
@@ -371,15 +371,21 @@ rx_http_on_header(void *data, const char *k, size_t kl, const char *v, size_t vl
     if (h == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    h->key.data = rx_pstrdup_c(r->pool, k, kl);
-    h->key.len = kl;
-    h->value.data = rx_pstrdup_c(r->pool, v, vl);
-    h->value.len = vl;
-    h->lowcase_key = rx_pnalloc(r->pool, kl + 1);
-    h->deleted = false;
-    if (h->key.data == NULL || h->value.data == NULL || h->lowcase_key == NULL) {
+    /* the name, the value and the lower-cased name, each NUL-terminated,
+     * in one allocation from the request's pool */
+    h->key.data = rx_pnalloc(r->pool, 2 * (kl + 1) + vl + 1);
+    if (h->key.data == NULL) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
+    memcpy(h->key.data, k, kl);
+    h->key.data[kl] = '\0';
+    h->key.len = kl;
+    h->lowcase_key = h->key.data + kl + 1;
+    h->value.data = h->lowcase_key + kl + 1;
+    memcpy(h->value.data, v, vl);
+    h->value.data[vl] = '\0';
+    h->value.len = vl;
+    h->deleted = false;
     for (i = 0; i < kl; i++) {
         h->lowcase_key[i] = (char) tolower((unsigned char) k[i]);
     }
@@ -388,7 +394,9 @@ rx_http_on_header(void *data, const char *k, size_t kl, const char *v, size_t vl
     for (i = 0; i < rx_nelems(headers_in_table); i++) {
         const rx_http_header_t *t = &headers_in_table[i];
 
-        if (strcmp(h->lowcase_key, t->name) != 0) {
+        /* the first byte tells most names apart before a strcmp */
+        if (t->name[0] != h->lowcase_key[0]
+            || strcmp(h->lowcase_key, t->name) != 0) {
             continue;
         }
         if (t->handler) {
@@ -543,7 +551,9 @@ find_host(rx_http_request_t *r)
         r->headers_in.server = r->host;
     } else if (r->headers_in.host) {
         r->headers_in.server = r->headers_in.host->value;
-        if (!rx_http_validate_host(&r->headers_in.server, r->pool, true)) {
+        /* the value is the request's own (a copy in its pool): it is
+         * copied again only to lower its case */
+        if (!rx_http_validate_host(&r->headers_in.server, r->pool, false)) {
             rx_http_request_log_error(r, RX_LOG_INFO, 0, "client sent invalid "
                                       "host header");
             return RX_HTTP_BAD_REQUEST;

@@ -11,24 +11,30 @@
 rx_http_output_header_filter_pt rx_http_top_header_filter;
 rx_http_output_body_filter_pt   rx_http_top_body_filter;
 
-/* Called once per configuration load: the serialiser and the writer end
- * both chains, and every filter module puts itself on top of them, from
- * the last in core/modules.c to the first. */
-void
-rx_http_init_filters(void)
+/* Called in each worker as it starts (the chains are the process's, and
+ * a worker runs one cycle: a reload that fails half-way leaves the
+ * master's running cycle and its future workers alone): the serialiser
+ * and the writer end both chains, and every filter module active in the
+ * cycle (core/modules.c's on-demand list) puts itself on top of them, from
+ * the last in core/modules.c to the first. Returns how many did. */
+rx_uint_t
+rx_http_init_filters(const rx_cycle_t *cycle)
 {
     rx_http_filters_t top = { rx_http_header_filter, rx_http_write_filter };
-    rx_uint_t         i;
+    rx_uint_t         i, n = 0;
 
     for (i = rx_modules_n; i-- > 0; ) {
         const rx_http_module_t *ctx = rx_modules[i]->ctx;
 
-        if (rx_modules[i]->type == RX_HTTP_MODULE && ctx->init_filters) {
+        if (rx_modules[i]->type == RX_HTTP_MODULE && ctx->init_filters
+            && rx_module_active(cycle, rx_modules[i])) {
             ctx->init_filters(&top);
+            n++;
         }
     }
     rx_http_top_header_filter = top.header;
     rx_http_top_body_filter = top.body;
+    return n;
 }
 
 rx_int_t

@@ -37,33 +37,6 @@ static void next_upstream(rx_http_upstream_t *u, rx_uint_t ft);
 
 static const rx_conn_ops_t upstream_ops = { on_read, on_sent, on_free, on_op };
 
-/* The client went away: the exchange stops (its memory stays until the
- * request's pool goes). */
-void
-rx_http_upstream_abort(rx_http_request_t *r)
-{
-    rx_http_upstream_t *u = r->upstream;
-
-    if (u == NULL) {
-        return;
-    }
-    rx_http_upstream_queue_remove(u);
-    rx_http_upstream_lookup_cancel(u);
-    rx_http_upstream_end(u);
-    r->tunnel_read = NULL;
-}
-
-/* The request's pool is destroyed: nothing in flight reads its memory. */
-void
-rx_http_upstream_cleanup(void *data)
-{
-    rx_http_upstream_t *u = data;
-
-    rx_http_upstream_abort(u->r);
-    rx_http_upstream_tunnel_free(u);
-    rx_http_upstream_free_body(u);
-}
-
 static void lookup_done(rx_http_upstream_t *u, rx_int_t status);
 
 /* The client's body is in (or streams): the exchange begins, with a lookup
@@ -318,8 +291,18 @@ connect_peer(rx_http_upstream_t *u)
     u->peer = peer;
     u->state->peer = peer->name;
     rx_http_upstream_set_log_upstream(u, &peer->name);
-    if (!use_pooled(u, peer)) {
+    if (!use_pooled(u, peer) && !rx_http_upstream_keepalive_defer(u)) {
         open_connection(u, peer);
+    }
+}
+
+/* The end of the loop turn for a deferred connect: the pool may hold a
+ * connection to the peer now. */
+void
+rx_http_upstream_connect_now(rx_http_upstream_t *u)
+{
+    if (!use_pooled(u, u->peer)) {
+        open_connection(u, u->peer);
     }
 }
 

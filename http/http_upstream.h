@@ -204,6 +204,10 @@ struct rx_http_upstream_s {
     /* the upstream queue (http_upstream_queue.c) */
     rx_http_upstream_t              *qnext;
     rx_http_upstream_t              *qprev;
+    /* a connect left to the end of the loop turn, in the group's list
+     * (http_upstream_keepalive.c) */
+    rx_http_upstream_t              *dnext;
+    unsigned                         deferred:1;
     /* what the queue calls: a connection may be free, or none came */
     void                           (*queue_resume)(rx_http_upstream_t *u);
     void                           (*queue_failed)(rx_http_upstream_t *u,

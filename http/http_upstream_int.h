@@ -123,6 +123,12 @@ struct rx_http_upstream_srv_conf_s {
     rx_http_upstream_conn_t  *idle_head;   /* most recently used first */
     rx_http_upstream_conn_t  *idle_tail;
     rx_uint_t                 nidle;
+    /* at the end of the loop turn (http_upstream_keepalive.c): the
+     * connects left to it, then the pool's excess over keepalive closed */
+    rx_posted_t               turn;
+    rx_http_upstream_t       *dhead;       /* deferred connects, FIFO */
+    rx_http_upstream_t       *dtail;
+    rx_uint_t                 ndeferred;
     /* this worker's counters (http_metrics.h); NULL: not collected */
     struct rx_http_metrics_ups_s *metrics;
 };
@@ -221,6 +227,14 @@ bool rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
 /* Closes the idle connections that rx_http_upstream_give_back() names. */
 void rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us);
+/* A request that found no idle connection to its peer: true when its
+ * connect waits for the end of the loop turn (a connection put back in
+ * the meantime serves it instead), then rx_http_upstream_connect_now()
+ * runs; false: connect now. undefer: it ends before (any state). */
+bool rx_http_upstream_keepalive_defer(rx_http_upstream_t *u);
+void rx_http_upstream_keepalive_undefer(rx_http_upstream_t *u);
+/* http_upstream.c: u's peer is chosen: a pooled connection or a new one */
+void rx_http_upstream_connect_now(rx_http_upstream_t *u);
 
 /* http_upstream_shared.c: the counts, across workers, and what they say */
 rx_int_t rx_http_upstream_init_shared(rx_conf_t *cf,

@@ -6,6 +6,16 @@
  * noticed at once and the connection dropped before a request picks it.
  * keepalive_requests, keepalive_time and keepalive_timeout bound a
  * connection's life as in nginx.
+ *
+ * The completions of one loop turn often finish some exchanges and start
+ * others: a connection put back to a full pool goes in all the same, and a
+ * request that finds no idle connection (in a group without max_conns,
+ * round robin) connects at the end of the turn, not at once. At the end of
+ * the turn (rx_post) the deferred requests take what the turn put back and
+ * connect only for the rest, then the least recently used connections
+ * beyond `keepalive` close: no close of one connection while another opens
+ * for the same peer. Between turns the pool holds at most `keepalive`, as
+ * nginx's does.
  */
 #include "http.h"
 #include "http_upstream.h"
@@ -29,13 +39,10 @@ void
 rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc)
 {
     rx_http_upstream_srv_conf_t *us = uc->us;
-    rx_http_upstream_conn_t     *i;
 
-    for (i = us->idle_head; i; i = i->next) {
-        if (i == uc) {
-            unlink_idle(us, uc);
-            return;
-        }
+    /* on the list: linked to a neighbour, or its only member */
+    if (uc->prev || uc->next || us->idle_head == uc) {
+        unlink_idle(us, uc);
     }
 }
 
@@ -65,6 +72,85 @@ idle_timeout(rx_timer_t *t)
     rx_conn_close(c);         /* on_free takes it off the list */
 }
 
+/* The end of the loop turn: the connects deferred until now (one deferred
+ * again meanwhile, a failed try's next, waits for the next turn's end),
+ * then the least recently used beyond keepalive go (closing one takes it
+ * off the list at once, in on_free). */
+static void
+turn_end(rx_posted_t *p)
+{
+    rx_http_upstream_srv_conf_t *us = p->data;
+    rx_http_upstream_conn_t     *uc;
+    rx_http_upstream_t          *u;
+    rx_uint_t                    n = us->ndeferred;
+
+    while (n-- > 0 && (u = us->dhead) != NULL) {
+        us->dhead = u->dnext;
+        if (us->dhead == NULL) {
+            us->dtail = NULL;
+        }
+        us->ndeferred--;
+        u->dnext = NULL;
+        u->deferred = 0;
+        rx_http_upstream_connect_now(u);
+    }
+    while (us->nidle > us->keepalive && (uc = us->idle_tail) != NULL
+           && uc->c->state == RX_CONN_ACTIVE) {
+        rx_conn_close(uc->c);
+    }
+}
+
+static void
+post_turn_end(rx_http_upstream_srv_conf_t *us)
+{
+    us->turn.handler = turn_end;
+    us->turn.data = us;
+    rx_post(&us->turn);
+}
+
+bool
+rx_http_upstream_keepalive_defer(rx_http_upstream_t *u)
+{
+    rx_http_upstream_srv_conf_t *us = u->us;
+
+    /* max_conns and the balancers that count connections pick a peer
+     * by what is open now: those connect at once */
+    if (us->keepalive == 0 || us->shared || us->balancer || u->deferred) {
+        return false;
+    }
+    u->deferred = 1;
+    u->dnext = NULL;
+    if (us->dtail) us->dtail->dnext = u; else us->dhead = u;
+    us->dtail = u;
+    us->ndeferred++;
+    post_turn_end(us);
+    return true;
+}
+
+void
+rx_http_upstream_keepalive_undefer(rx_http_upstream_t *u)
+{
+    rx_http_upstream_srv_conf_t *us = u->us;
+    rx_http_upstream_t          *prev = NULL, *i;
+
+    if (!u->deferred) {
+        return;
+    }
+    for (i = us->dhead; i && i != u; i = i->dnext) {
+        prev = i;
+    }
+    if (i == NULL) {
+        return;
+    }
+    if (prev) prev->dnext = u->dnext; else us->dhead = u->dnext;
+    if (us->dtail == u) {
+        us->dtail = prev;
+    }
+    us->ndeferred--;
+    u->dnext = NULL;
+    u->deferred = 0;
+}
+
 bool
 rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
 {
@@ -79,9 +165,6 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
         || rx_http_upstream_give_back(uc)) {
         rx_conn_close(c);
         return false;
-    }
-    if (us->nidle >= us->keepalive) {
-        rx_conn_close(us->idle_tail->c);   /* the least recently used */
     }
     uc->prev = NULL;
     uc->next = us->idle_head;
@@ -99,6 +182,9 @@ rx_http_upstream_keepalive_put(rx_http_upstream_conn_t *uc)
      * keepalive_timeout, and a full connection table may close it right
      * here (so it comes after everything that arms the connection) */
     rx_conn_set_idle(c, true);
+    if (us->nidle > us->keepalive) {
+        post_turn_end(us);
+    }
     return true;
 }
 

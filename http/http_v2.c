@@ -358,7 +358,8 @@ create_session(rx_http_v2_conn_t *h2)
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_max_settings(opt, 32);
     /* nghttp2's per-stream allocations from the worker's free lists */
-    if (nghttp2_session_server_new3(&s, cb, h2, opt, rx_http_v2_nghttp2_mem())
+    rx_http_v2_mem_init(h2);
+    if (nghttp2_session_server_new3(&s, cb, h2, opt, &h2->mem)
         != 0) {
         s = NULL;
     }
@@ -560,7 +561,7 @@ gather(rx_http_v2_conn_t *h2)
 
     h2->out_len = h2->out_sent = 0;
     if (h2->out == NULL) {
-        h2->out = malloc(OUT_SIZE);
+        h2->out = rx_http_v2_out_alloc(OUT_SIZE);
         if (h2->out == NULL) {
             return NGHTTP2_ERR_NOMEM;
         }
@@ -586,11 +587,13 @@ idle(rx_http_v2_conn_t *h2)
         }
         return;
     }
-    /* everything went: an idle connection keeps no send buffer (the
-     * heap's, not mapped: the next connection that sends reuses it) */
-    free(h2->out);
+    /* everything went: an idle connection keeps no send buffer (it goes
+     * to the worker's few spares: the next connection that sends takes it) */
+    rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
     h2->out_size = h2->out_len = h2->out_sent = 0;
+    /* nor the pages of nghttp2's frame buffer */
+    rx_http_v2_mem_idle(h2);
     /* before its first stream a connection has client_header_timeout,
      * as nginx (keepalive_timeout 0 must not end it before any request) */
     rx_timer_add(&c->timer, h2->requests ? clcf->keepalive_timeout
@@ -696,7 +699,7 @@ on_free(rx_conn_t *c)
     }
     nghttp2_session_del(h2->session);
     h2->session = NULL;
-    free(h2->out);
+    rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
     rx_http_stat_accepted(-1);
 }

@@ -13,10 +13,20 @@
 typedef struct rx_http_v2_conn_s   rx_http_v2_conn_t;
 typedef struct rx_http_v2_stream_s rx_http_v2_stream_t;
 
+/* A block of the session's mapped for it (http_v2_mem.c): its frame
+ * buffer, given back to the kernel while the connection is idle. */
+#define RX_HTTP_V2_MAPS  2
+typedef struct {
+    void                    *p;
+    size_t                   size;
+} rx_http_v2_map_t;
+
 struct rx_http_v2_conn_s {
     rx_conn_t               *conn;       /* the client's */
     rx_http_connection_t    *hc;         /* its HTTP/1 side: server names */
     nghttp2_session         *session;
+    nghttp2_mem              mem;        /* the session's allocator */
+    rx_http_v2_map_t         maps[RX_HTTP_V2_MAPS];
     rx_http_v2_srv_conf_t   *conf;       /* the default server's */
     rx_http_v2_stream_t     *streams;    /* live streams, a list */
     rx_http_v2_stream_t     *recv_st;    /* the last one a header block
@@ -70,6 +80,12 @@ struct rx_http_v2_stream_s {
     bool                     deferred;   /* the data provider waits */
     bool                     closed;     /* nghttp2 closed it */
     bool                     client_reset;  /* by the client's RST_STREAM */
+    bool                     req_ended;  /* the request's END_STREAM came */
+    bool                     last_send;  /* the send in progress carries
+                                            the response's last bytes */
+    bool                     end_sent;   /* END_STREAM went on its last
+                                            DATA frame, before the request
+                                            heard that its send went */
     /* the response bytes vc gave, until nghttp2 took them all */
     const struct iovec      *iov;
     int                      niov;
@@ -84,12 +100,20 @@ struct rx_http_v2_stream_s {
 };
 
 /* http_v2_mem.c: per-worker free lists by size class (see there); the
- * streams' memory and, through rx_http_v2_nghttp2_mem(), nghttp2's */
+ * streams' memory and, through each session's h2->mem, nghttp2's */
 void *rx_http_v2_alloc(size_t n);
 void *rx_http_v2_calloc(size_t n, size_t size);
 void *rx_http_v2_realloc(void *p, size_t n);
 void rx_http_v2_free(void *p);
-nghttp2_mem *rx_http_v2_nghttp2_mem(void);
+/* The session's allocator in h2->mem (nghttp2's memory through the free
+ * lists, its large blocks mapped and known to the connection), and what
+ * an idle connection gives back of them. */
+void rx_http_v2_mem_init(rx_http_v2_conn_t *h2);
+void rx_http_v2_mem_idle(rx_http_v2_conn_t *h2);
+/* A connection's send buffer of size bytes, from the worker's few spare
+ * ones when one fits (malloc'd otherwise), and given back to them. */
+void *rx_http_v2_out_alloc(size_t size);
+void rx_http_v2_out_free(void *p, size_t size);
 
 /* http_v2.c */
 void rx_http_v2_schedule_send(rx_http_v2_conn_t *h2);
@@ -115,5 +139,11 @@ void rx_http_v2_stream_free(rx_http_v2_stream_t *st);
  * request went before they were taken. */
 bool rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst,
     size_t length);
+/* The framing's send_header (http_v2_header.c): the response's header as
+ * fields, which rx_http_v2_stream_submit sends as HEADERS with the body's
+ * DATA provider. */
+rx_int_t rx_http_v2_send_header(rx_http_request_t *r);
+rx_int_t rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva,
+    size_t n);
 
 #endif /* RX_HTTP_V2_INT_H */

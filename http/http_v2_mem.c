@@ -180,45 +180,192 @@ rx_http_v2_realloc(void *p, size_t n)
     return q;
 }
 
+/* ---- connections' send buffers ------------------------------------------ */
+
+/* A connection frees its send buffer whenever it has no stream left, so
+ * an idle connection holds none; under h2load -m 10 that is every ten
+ * requests, and an 80 KiB chunk malloc'd and freed that often splits and
+ * merges the heap's free chunks (unlink_chunk: ~4 % of a worker's CPU,
+ * and it slows every other malloc). A few spare buffers kept per worker
+ * serve the connections that come back, without holding one per idle
+ * connection. */
+#define SPARE_OUT     16
+
+static struct {
+    void     *buf[SPARE_OUT];
+    size_t    size[SPARE_OUT];
+    unsigned  n;
+} spare;
+
+void *
+rx_http_v2_out_alloc(size_t size)
+{
+    unsigned i;
+
+    for (i = spare.n; i-- > 0; ) {
+        if (spare.size[i] == size) {
+            void *p = spare.buf[i];
+
+            spare.n--;
+            spare.buf[i] = spare.buf[spare.n];
+            spare.size[i] = spare.size[spare.n];
+            UNPOISON(p, size);
+            return p;
+        }
+    }
+    return malloc(size);
+}
+
+void
+rx_http_v2_out_free(void *p, size_t size)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (spare.n == SPARE_OUT) {
+        free(p);
+        return;
+    }
+    POISON(p, size);                     /* ASan: a use after it is caught */
+    spare.buf[spare.n] = p;
+    spare.size[spare.n] = size;
+    spare.n++;
+}
+
 /* ---- nghttp2's allocator (nghttp2_mem) --------------------------------- */
+
+/*
+ * nghttp2's memory is a session's (its user data is the connection), so
+ * that the session's large blocks, its 16 KiB frame buffer above all, are
+ * known to the connection: mapped at a page boundary with no header in
+ * them, and given back to the kernel while the connection is idle
+ * (rx_http_v2_mem_idle). An idle connection otherwise kept the buffer's
+ * first page, where every frame it sent began: 4 KiB of its ~31.
+ */
+
+static rx_http_v2_map_t *
+map_of(rx_http_v2_conn_t *h2, const void *p)
+{
+    rx_uint_t i;
+
+    for (i = 0; p != NULL && i < RX_HTTP_V2_MAPS; i++) {
+        if (h2->maps[i].p == p) {
+            return &h2->maps[i];
+        }
+    }
+    return NULL;
+}
+
+static void *
+map_new(rx_http_v2_conn_t *h2, size_t size)
+{
+    rx_http_v2_map_t *m = map_of(h2, NULL);
+    rx_uint_t         i;
+    void             *p;
+
+    if (!MAP_BLOCKS || size < MAP_MIN || size > ((size_t) -1) / 2) {
+        return NULL;
+    }
+    for (i = 0; m == NULL && i < RX_HTTP_V2_MAPS; i++) {
+        if (h2->maps[i].p == NULL) {
+            m = &h2->maps[i];
+        }
+    }
+    if (m == NULL) {
+        return NULL;                 /* the blocks with a header take it */
+    }
+    size = (size + 4095) & ~(size_t) 4095;
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+             -1, 0);
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+    m->p = p;
+    m->size = size;
+    return p;
+}
+
+void
+rx_http_v2_mem_idle(rx_http_v2_conn_t *h2)
+{
+    rx_uint_t i;
+
+    /* nothing waits in them: the session has sent every frame */
+    for (i = 0; i < RX_HTTP_V2_MAPS; i++) {
+        if (h2->maps[i].p) {
+            (void) madvise(h2->maps[i].p, h2->maps[i].size, MADV_DONTNEED);
+        }
+    }
+}
 
 static void *
 mem_malloc(size_t size, void *ud)
 {
-    (void) ud;
-    return rx_http_v2_alloc(size);
+    void *p = map_new(ud, size);
+
+    return p ? p : rx_http_v2_alloc(size);
 }
 
 static void
 mem_free(void *p, void *ud)
 {
-    (void) ud;
+    rx_http_v2_map_t *m = map_of(ud, p);
+
+    if (m) {
+        munmap(m->p, m->size);
+        m->p = NULL;
+        m->size = 0;
+        return;
+    }
     rx_http_v2_free(p);
 }
 
 static void *
 mem_calloc(size_t n, size_t size, void *ud)
 {
-    (void) ud;
-    return rx_http_v2_calloc(n, size);
+    void *p;
+
+    if (size && n > ((size_t) -1) / size) {
+        return NULL;
+    }
+    p = map_new(ud, n * size);           /* mapped pages come zeroed */
+    return p ? p : rx_http_v2_calloc(n, size);
 }
 
 static void *
 mem_realloc(void *p, size_t size, void *ud)
 {
-    (void) ud;
+    rx_http_v2_map_t *m = map_of(ud, p);
+    void             *q;
+
     if (size == 0) {
-        rx_http_v2_free(p);
+        mem_free(p, ud);
         return NULL;
     }
-    return rx_http_v2_realloc(p, size);
+    if (p == NULL) {
+        return mem_malloc(size, ud);     /* nghttp2's buffers start so */
+    }
+    if (m == NULL) {
+        return rx_http_v2_realloc(p, size);
+    }
+    if (size <= m->size && size > m->size / 4) {
+        return p;
+    }
+    q = mem_malloc(size, ud);
+    if (q == NULL) {
+        return NULL;                     /* p stays valid, as realloc's */
+    }
+    memcpy(q, p, rx_min(size, m->size));
+    mem_free(p, ud);
+    return q;
 }
 
-static nghttp2_mem v2_mem = { NULL, mem_malloc, mem_free, mem_calloc,
-                              mem_realloc };
-
-nghttp2_mem *
-rx_http_v2_nghttp2_mem(void)
+void
+rx_http_v2_mem_init(rx_http_v2_conn_t *h2)
 {
-    return &v2_mem;
+    h2->mem.mem_user_data = h2;
+    h2->mem.malloc = mem_malloc;
+    h2->mem.free = mem_free;
+    h2->mem.calloc = mem_calloc;
+    h2->mem.realloc = mem_realloc;
 }

@@ -9,15 +9,14 @@
  * send_header) and DATA frames (the transport's send), so the phases,
  * filters, body owner, upstreams and logs run as for HTTP/1.1.
  */
-#include <ctype.h>
 #include "http_v2_int.h"
 #include "clock.h"
 
-static rx_int_t send_header(rx_http_request_t *r);
 static void request_done(rx_http_request_t *r);
 static void closed(rx_http_connection_t *hc);
 
-static const rx_http_framing_t v2_framing = { send_header, request_done, closed };
+static const rx_http_framing_t v2_framing = { rx_http_v2_send_header,
+                                               request_done, closed };
 
 static void st_start_read(rx_conn_t *c);
 static void st_stop_read(rx_conn_t *c);
@@ -30,12 +29,20 @@ static const rx_transport_t v2_stream_transport = {
 
 static void sent_posted(rx_posted_t *p);
 
-/* Appends to a malloc'd buffer. RX_OK or RX_ERROR. */
-static rx_int_t
-append(char **buf, size_t *len, size_t *size, const void *data, size_t n)
+/* Copies n bytes to p; returns the end of the copy. */
+static char *
+put(char *p, const void *data, size_t n)
 {
-    if (*len + n > *size) {
-        size_t size2 = rx_max(*size * 2, rx_max(*len + n, (size_t) 512));
+    memcpy(p, data, n);
+    return p + n;
+}
+
+/* Makes room for n more bytes in a malloc'd buffer. RX_OK or RX_ERROR. */
+static rx_int_t
+reserve(char **buf, size_t len, size_t *size, size_t n)
+{
+    if (len + n > *size) {
+        size_t size2 = rx_max(*size * 2, rx_max(len + n, (size_t) 512));
         char  *grown = rx_http_v2_realloc(*buf, size2);
 
         if (grown == NULL) {
@@ -44,8 +51,42 @@ append(char **buf, size_t *len, size_t *size, const void *data, size_t n)
         *buf = grown;
         *size = size2;
     }
+    return RX_OK;
+}
+
+/* Appends to a malloc'd buffer. RX_OK or RX_ERROR. */
+static rx_int_t
+append(char **buf, size_t *len, size_t *size, const void *data, size_t n)
+{
+    if (reserve(buf, *len, size, n) != RX_OK) {
+        return RX_ERROR;
+    }
     memcpy(*buf + *len, data, n);
     *len += n;
+    return RX_OK;
+}
+
+/* "name: value\r\n" appended to a malloc'd buffer, in one reservation
+ * (a field's four pieces were four appends). RX_OK or RX_ERROR. */
+static rx_int_t
+append_line(char **buf, size_t *len, size_t *size, const void *name,
+    size_t namelen, const void *value, size_t valuelen)
+{
+    char *p;
+
+    if (reserve(buf, *len, size, namelen + valuelen + 4) != RX_OK) {
+        return RX_ERROR;
+    }
+    p = *buf + *len;
+    memcpy(p, name, namelen);
+    p += namelen;
+    *p++ = ':';
+    *p++ = ' ';
+    memcpy(p, value, valuelen);
+    p += valuelen;
+    *p++ = '\r';
+    *p++ = '\n';
+    *len = (size_t) (p - *buf);
     return RX_OK;
 }
 
@@ -110,6 +151,7 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
                                      * (size_t) cscf->large_client_header_buffers_num;
     const char              *n = (const char *) name;
     rx_int_t                 rc = RX_OK;
+    char                    *p;
 
     /* HPACK bombs: what the fields decode to is bounded as an HTTP/1.1
      * header is, by large_client_header_buffers */
@@ -123,11 +165,16 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
         if (namelen == 6 && memcmp(n, ":scheme", 6) == 0) {
             return 0;
         }
-        rc = append(&st->head, &st->head_len, &st->head_size, n, namelen);
-        rc |= append(&st->head, &st->head_len, &st->head_size, "", 1);
-        rc |= append(&st->head, &st->head_len, &st->head_size, value, valuelen);
-        rc |= append(&st->head, &st->head_len, &st->head_size, "", 1);
-        return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        if (reserve(&st->head, st->head_len, &st->head_size,
+                    namelen + valuelen + 2) != RX_OK) {
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+        p = put(st->head + st->head_len, n, namelen);
+        *p++ = '\0';
+        p = put(p, value, valuelen);
+        *p++ = '\0';
+        st->head_len = (size_t) (p - st->head);
+        return 0;
     }
     if (namelen == 6 && memcmp(n, "cookie", 6) == 0) {
         /* crumbs become one Cookie line (RFC 9113 section 8.2.3) */
@@ -151,10 +198,8 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     if (st->fields == NULL) {
         st->fields_len = st->fields_size = 0;
     }
-    rc = append(&st->fields, &st->fields_len, &st->fields_size, n, namelen);
-    rc |= append(&st->fields, &st->fields_len, &st->fields_size, ": ", 2);
-    rc |= append(&st->fields, &st->fields_len, &st->fields_size, value, valuelen);
-    rc |= append(&st->fields, &st->fields_len, &st->fields_size, "\r\n", 2);
+    rc = append_line(&st->fields, &st->fields_len, &st->fields_size, n,
+                     namelen, value, valuelen);
     return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
@@ -214,14 +259,59 @@ stream_connection(rx_http_v2_stream_t *st)
     return vc;
 }
 
+/* The request's header as HTTP/1.1 text, made in one block of its exact
+ * size (one allocation and one copy of each piece: the growing appends
+ * it replaces cost ~3 % of a worker's instructions); NULL when memory
+ * is short. */
+static char *
+request_text(rx_http_v2_stream_t *st, const char *method, const char *path,
+    const char *authority, size_t *len)
+{
+    size_t  mlen = strlen(method), plen = strlen(path);
+    size_t  alen = authority && !st->has_host ? strlen(authority) : 0;
+    size_t  size;
+    char   *text, *p;
+
+    size = mlen + 1 + plen + 11 + st->fields_len + 2;
+    size += alen ? 6 + alen + 2 : 0;
+    size += st->cookie_len ? 8 + st->cookie_len + 2 : 0;
+    size += st->chunked ? 28 : 0;
+    text = rx_http_v2_alloc(size);
+    if (text == NULL) {
+        return NULL;
+    }
+    p = put(text, method, mlen);
+    p = put(p, " ", 1);
+    p = put(p, path, plen);
+    p = put(p, " HTTP/1.1\r\n", 11);
+    if (alen) {
+        p = put(p, "host: ", 6);
+        p = put(p, authority, alen);
+        p = put(p, "\r\n", 2);
+    }
+    if (st->fields_len) {
+        p = put(p, st->fields, st->fields_len);
+    }
+    if (st->cookie_len) {
+        p = put(p, "cookie: ", 8);
+        p = put(p, st->cookie, st->cookie_len);
+        p = put(p, "\r\n", 2);
+    }
+    if (st->chunked) {
+        p = put(p, "transfer-encoding: chunked\r\n", 28);
+    }
+    p = put(p, "\r\n", 2);
+    *len = (size_t) (p - text);
+    return text;
+}
+
 void
 rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
 {
     const char *method = pseudo(st, ":method"), *path = pseudo(st, ":path");
     const char *authority = pseudo(st, ":authority");
-    char       *text = NULL;
-    size_t      len = 0, size = 0;
-    rx_int_t    rc;
+    char       *text;
+    size_t      len = 0;
 
     if (method == NULL || path == NULL || stream_connection(st) == NULL) {
         nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE, st->id,
@@ -229,32 +319,12 @@ rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
         return;
     }
     st->chunked = !end_stream && !st->has_length;
-    rc = append(&text, &len, &size, method, strlen(method));
-    rc |= append(&text, &len, &size, " ", 1);
-    rc |= append(&text, &len, &size, path, strlen(path));
-    rc |= append(&text, &len, &size, " HTTP/1.1\r\n", 11);
-    if (authority && !st->has_host) {
-        rc |= append(&text, &len, &size, "host: ", 6);
-        rc |= append(&text, &len, &size, authority, strlen(authority));
-        rc |= append(&text, &len, &size, "\r\n", 2);
-    }
-    if (st->fields_len) {
-        rc |= append(&text, &len, &size, st->fields, st->fields_len);
-    }
-    if (st->cookie_len) {
-        rc |= append(&text, &len, &size, "cookie: ", 8);
-        rc |= append(&text, &len, &size, st->cookie, st->cookie_len);
-        rc |= append(&text, &len, &size, "\r\n", 2);
-    }
-    if (st->chunked) {
-        rc |= append(&text, &len, &size, "transfer-encoding: chunked\r\n", 28);
-    }
-    rc |= append(&text, &len, &size, "\r\n", 2);
+    st->req_ended = end_stream;
+    text = request_text(st, method, path, authority, &len);
     rx_http_v2_free(st->fields);
     st->fields = NULL;
     st->fields_len = st->fields_size = 0;
-    if (rc != RX_OK) {
-        rx_http_v2_free(text);
+    if (text == NULL) {
         rx_conn_close(st->vc);
         return;
     }
@@ -293,6 +363,7 @@ rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
 void
 rx_http_v2_stream_end(rx_http_v2_stream_t *st)
 {
+    st->req_ended = true;
     if (st->chunked && st->started) {
         (void) deliver(st, "0\r\n\r\n", 5);
     }
@@ -309,6 +380,12 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
     st->closed = true;
     if (st->vc == NULL) {
         rx_http_v2_stream_free(st);
+        return;
+    }
+    if (st->end_sent && error == NGHTTP2_NO_ERROR && !st->client_reset) {
+        /* the response's last DATA frame ended the stream, as the
+         * request's END_STREAM had: the request ends as usual, once it
+         * hears its send went (sent_posted); closed() frees st */
         return;
     }
     hc = st->vc->data;
@@ -367,6 +444,27 @@ st_shutdown_write(rx_conn_t *c)
     (void) c;                            /* the stream ends in request_done */
 }
 
+/* Whether a send of size bytes carries the rest of the response: its
+ * last buffer was queued (response_done) and the send holds every byte
+ * queued (not a part that IOV_BATCH or limit_rate cut off). Its last DATA
+ * frame then ends the stream, as nginx's does, instead of an empty DATA
+ * frame with END_STREAM after the request's end (9 bytes and a frame of
+ * nghttp2's work per response). */
+static bool
+last_send(rx_http_request_t *r, size_t size)
+{
+    rx_chain_t *cl;
+    size_t      queued = 0;
+
+    if (r == NULL || !r->response_done) {
+        return false;
+    }
+    for (cl = r->out; cl; cl = cl->next) {
+        queued += (size_t) (cl->buf->last - cl->buf->pos);
+    }
+    return queued == size;
+}
+
 static void
 st_send(rx_conn_t *c, const struct iovec *iov, int niov)
 {
@@ -382,6 +480,7 @@ st_send(rx_conn_t *c, const struct iovec *iov, int niov)
     while (niov-- > 0) {
         st->iov_left += iov[niov].iov_len;
     }
+    st->last_send = last_send(hc->r, st->iov_left);
     c->sending = true;
     if (st->iov_left == 0) {
         st->niov = 0;                    /* nothing to frame: done at once */
@@ -426,6 +525,13 @@ read_data(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
     length = rx_min(rx_min(length, st->chunk_size), st->iov_left);
     if (length) {
         *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+        /* the response's last bytes end the stream with them, when the
+         * request's side is closed too (its body all came: nothing the
+         * request may still wait for is cut off by the stream's close) */
+        if (st->last_send && length == st->iov_left && st->req_ended) {
+            *flags |= NGHTTP2_DATA_FLAG_EOF;
+            st->end_sent = true;
+        }
         return (ssize_t) length;
     }
     if (st->eof) {
@@ -468,145 +574,9 @@ rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
 
 /* ---- the framing: the response header, the end of the request --------- */
 
-/* Connection-specific fields have no place in HTTP/2 (RFC 9113 8.2.2). */
-static bool
-hop_by_hop(const rx_str_t *k)
-{
-    static const char *const names[] = { "connection", "keep-alive",
-        "proxy-connection", "transfer-encoding", "upgrade" };
-    rx_uint_t i;
-
-    for (i = 0; i < rx_nelems(names); i++) {
-        if (k->len == strlen(names[i]) && strncasecmp(k->data, names[i], k->len) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static void
-nv(nghttp2_nv *v, const char *name, const char *value, size_t vlen)
-{
-    v->name = (uint8_t *) name;
-    v->namelen = strlen(name);
-    v->value = (uint8_t *) value;
-    v->valuelen = vlen;
-    v->flags = NGHTTP2_NV_FLAG_NONE;
-}
-
-/* n in decimal, at least min digits, at p; returns its length (the hot
- * path formats without printf: ~3 % of a worker's CPU went to it). */
-static size_t
-decimal(char *p, uint64_t n, size_t min)
-{
-    char    tmp[24], *t = tmp + sizeof(tmp);
-    size_t  len;
-
-    do {
-        *--t = (char) ('0' + n % 10);
-        n /= 10;
-    } while (n || (size_t) (tmp + sizeof(tmp) - t) < min);
-    len = (size_t) (tmp + sizeof(tmp) - t);
-    memcpy(p, t, len);
-    return len;
-}
-
-/* :status, server, date: the fields every response has. */
-static rx_int_t
-fixed_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
-{
-    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
-                                       rx_http_core_module);
-    rx_http_headers_out_t   *ho = &r->headers_out;
-    char                    *status = rx_pnalloc(r->pool, 4);
-
-    if (status == NULL) {
-        return RX_ERROR;
-    }
-    nv(&nva[(*n)++], ":status", status,
-       decimal(status, ho->status ? ho->status : RX_HTTP_OK, 3));
-    if (!(ho->server && !ho->server->deleted)) {
-        const char *sv = clcf->server_tokens ? RINGX_VER : RINGX_NAME;
-
-        nv(&nva[(*n)++], "server", sv, strlen(sv));
-    }
-    nv(&nva[(*n)++], "date", rx_http_time, strlen(rx_http_time));
-    return RX_OK;
-}
-
-/* content-type (with its charset), content-length, last-modified: the
- * fields the request layer keeps apart from the list. */
-static rx_int_t
-entity_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
-{
-    rx_http_headers_out_t *ho = &r->headers_out;
-    char                  *p;
-
-    if (ho->content_type.len) {
-        size_t len = ho->content_type.len;
-
-        p = rx_pnalloc(r->pool, len + ho->charset.len + 10);
-        if (p == NULL) {
-            return RX_ERROR;
-        }
-        memcpy(p, ho->content_type.data, len);
-        if (ho->charset.len) {
-            memcpy(p + len, "; charset=", 10);
-            memcpy(p + len + 10, ho->charset.data, ho->charset.len);
-            len += 10 + ho->charset.len;
-        }
-        nv(&nva[(*n)++], "content-type", p, len);
-    }
-    if (ho->content_length_n >= 0) {
-        p = rx_pnalloc(r->pool, 24);
-        if (p == NULL) {
-            return RX_ERROR;
-        }
-        nv(&nva[(*n)++], "content-length", p,
-           decimal(p, (uint64_t) ho->content_length_n, 1));
-    }
-    if (ho->last_modified_time != -1) {
-        p = rx_pnalloc(r->pool, 64);
-        if (p == NULL) {
-            return RX_ERROR;
-        }
-        rx_http_date(p, ho->last_modified_time);
-        nv(&nva[(*n)++], "last-modified", p, strlen(p));
-    }
-    return RX_OK;
-}
-
-/* The list's fields, names in lower case (RFC 9113 8.2.2), without the
- * connection-specific ones. */
-static rx_int_t
-list_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
-{
-    rx_http_headers_out_t *ho = &r->headers_out;
-    rx_table_elt_t        *h = ho->headers.elts;
-    size_t                 i, j;
-
-    for (i = 0; i < ho->headers.nelts; i++) {
-        char *k;
-
-        if (h[i].deleted || h[i].key.len == 0 || hop_by_hop(&h[i].key)) {
-            continue;
-        }
-        k = rx_pnalloc(r->pool, h[i].key.len + 1);
-        if (k == NULL) {
-            return RX_ERROR;
-        }
-        for (j = 0; j < h[i].key.len; j++) {
-            k[j] = (char) tolower((unsigned char) h[i].key.data[j]);
-        }
-        k[j] = '\0';
-        nv(&nva[(*n)++], k, h[i].value.data, h[i].value.len);
-    }
-    return RX_OK;
-}
-
 /* HEADERS (and the data provider of the body that follows) submitted. */
-static rx_int_t
-submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
+rx_int_t
+rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
 {
     rx_http_v2_stream_t   *st = r->hc->framing_data;
     nghttp2_data_provider  prd;
@@ -623,30 +593,15 @@ submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
                          rx_http_v2_module))->chunk_size;
     st->responded = true;
     st->with_body = !r->header_only;
+    /* a HEADERS without a body ends the stream: the request ends as
+     * usual, not as one whose client closed (see end_sent) */
+    st->end_sent = r->header_only && st->req_ended;
     if (nghttp2_submit_response(st->h2->session, st->id, nva, n,
                                 r->header_only ? NULL : &prd) != 0) {
         return RX_ERROR;
     }
     rx_http_v2_schedule_send(st->h2);
     return RX_OK;
-}
-
-/* The framing's send_header: the response header as a HEADERS frame. */
-static rx_int_t
-send_header(rx_http_request_t *r)
-{
-    nghttp2_nv *nva;
-    size_t      n = 0;
-
-    nva = rx_palloc(r->pool, (r->headers_out.headers.nelts + 6)
-                             * sizeof(nghttp2_nv));
-    if (nva == NULL
-        || fixed_fields(r, nva, &n) != RX_OK
-        || entity_fields(r, nva, &n) != RX_OK
-        || list_fields(r, nva, &n) != RX_OK) {
-        return RX_ERROR;
-    }
-    return submit(r, nva, n);
 }
 
 /* The response is sent: the stream ends (END_STREAM after its last DATA)

@@ -75,6 +75,20 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     return RX_CONF_OK;
 }
 
+/* A zeroed response state (r->ctx) with room for one range; NULL when out
+ * of memory. */
+static rx_http_static_ctx_t *
+ctx_new(rx_http_request_t *r)
+{
+    rx_http_static_ctx_t *ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+
+    if (ctx) {
+        ctx->ranges = &ctx->one;
+        ctx->fd = -1;
+    }
+    return ctx;
+}
+
 /* If-Range: ranges apply only while the validator still matches. */
 static bool
 if_range_holds(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
@@ -138,6 +152,13 @@ plan_ranges(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     ctx->nranges = 0;
     if (r->headers_in.range == NULL || !if_range_holds(r, ctx)) {
         goto whole;
+    }
+    if (scf->max_ranges > 1) {
+        ctx->ranges = rx_palloc(r->pool, (size_t) scf->max_ranges
+                                         * sizeof(rx_http_range_t));
+        if (ctx->ranges == NULL) {
+            return RX_ERROR;
+        }
     }
     rc = rx_http_parse_range(&r->headers_in.range->value, ctx->size,
                              ctx->ranges, (rx_uint_t) scf->max_ranges,
@@ -235,32 +256,26 @@ etag(char *buf, unsigned long mtime, unsigned long size)
     return (size_t) (p - buf);
 }
 
-/* The response's state, from the open file: r->ctx, and the strong ETag
- * nginx makes of mtime and size ("mtime-size" in hex). NULL when out of
- * memory. */
-static rx_http_static_ctx_t *
-serve_ctx(rx_http_request_t *r, const rx_str_t *path,
+/* The response's state ctx (r->ctx, path set) from the open file, and
+ * the strong ETag nginx makes of mtime and size ("mtime-size" in hex).
+ * RX_ERROR when out of memory. */
+static rx_int_t
+serve_ctx(rx_http_request_t *r, rx_http_static_ctx_t *ctx,
     const rx_http_open_file_t *of)
 {
-    rx_http_static_ctx_t *ctx = rx_pcalloc(r->pool, sizeof(*ctx));
-
-    if (ctx == NULL) {
-        return NULL;
-    }
     r->ctx = ctx;
     r->op_handler = rx_http_static_op;
-    ctx->path = *path;
     ctx->fd = of->fd;
     ctx->size = of->size;
     ctx->mtime = of->mtime;
     ctx->nonblock = of->nonblock;
     ctx->etag.data = rx_pnalloc(r->pool, 48);
     if (ctx->etag.data == NULL) {
-        return NULL;
+        return RX_ERROR;
     }
     ctx->etag.len = etag(ctx->etag.data, (unsigned long) ctx->mtime,
                          (unsigned long) ctx->size);
-    return ctx;
+    return RX_OK;
 }
 
 /* 200 with the validators (Last-Modified, ETag unless `etag off`) and the
@@ -285,15 +300,14 @@ set_validators(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
 
 /*
  * Answers r with the open file of, as static does: validators,
- * conditional requests, ranges, then the body (static_send.c). path
- * names the file in logs. Returns as a content handler does. gzip_static
- * serves its .gz through this too.
+ * conditional requests, ranges, then the body (static_send.c). ctx is
+ * fresh from ctx_new with its path set (static_handler's own, so that a
+ * request makes one). Returns as a content handler does.
  */
-rx_int_t
-rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
+static rx_int_t
+serve(rx_http_request_t *r, rx_http_static_ctx_t *ctx,
     const rx_http_open_file_t *of)
 {
-    rx_http_static_ctx_t *ctx;
     rx_uint_t             status;
     rx_int_t              rc;
     bool                  empty;
@@ -305,8 +319,7 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     if (rc != RX_OK) {
         return rc;
     }
-    ctx = serve_ctx(r, path, of);
-    if (ctx == NULL || set_validators(r, ctx) != RX_OK) {
+    if (serve_ctx(r, ctx, of) != RX_OK || set_validators(r, ctx) != RX_OK) {
         return RX_ERROR;
     }
     status = rx_http_test_preconditions(r, &ctx->etag, ctx->mtime);
@@ -331,11 +344,25 @@ rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
     return rx_http_static_send_body(r, ctx);
 }
 
+/* path names the file in logs. gzip_static serves its .gz through this. */
+rx_int_t
+rx_http_static_serve(rx_http_request_t *r, const rx_str_t *path,
+    const rx_http_open_file_t *of)
+{
+    rx_http_static_ctx_t *ctx = ctx_new(r);
+
+    if (ctx == NULL) {
+        return RX_ERROR;
+    }
+    ctx->path = *path;
+    return serve(r, ctx, of);
+}
+
 rx_int_t
 rx_http_static_send_file(rx_http_request_t *r, int fd, int64_t start,
     int64_t end, const rx_str_t *path)
 {
-    rx_http_static_ctx_t *ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    rx_http_static_ctx_t *ctx = ctx_new(r);
 
     if (ctx == NULL) {
         return RX_ERROR;
@@ -365,10 +392,14 @@ rx_http_static_send_multipart(rx_http_request_t *r, int fd, int64_t base,
     int64_t size, const rx_http_range_t *ranges, rx_uint_t n,
     const rx_str_t *path)
 {
-    rx_http_static_ctx_t *ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    rx_http_static_ctx_t *ctx = ctx_new(r);
     rx_uint_t             i;
 
     if (ctx == NULL || n < 2 || n > STATIC_MAX_RANGES) {
+        return RX_ERROR;
+    }
+    ctx->ranges = rx_palloc(r->pool, n * sizeof(rx_http_range_t));
+    if (ctx->ranges == NULL) {
         return RX_ERROR;
     }
     r->ctx = ctx;
@@ -441,7 +472,7 @@ on_open(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
                                   "file", ctx->path.data);
         return RX_HTTP_NOT_FOUND;
     }
-    return rx_http_static_serve(r, &ctx->path, of);
+    return serve(r, ctx, of);
 }
 
 /* The open completed (open_file_ctx): answer. */
@@ -472,7 +503,7 @@ static_handler(rx_http_request_t *r)
     }
     /* the body stays until the file is found: a 404 may go on to an
      * error_page location that reads it (rx_http_static_serve drops it) */
-    ctx = rx_pcalloc(r->pool, sizeof(*ctx));
+    ctx = ctx_new(r);
     if (ctx == NULL || rx_http_map_uri_to_path(r, &ctx->path, 0) != RX_OK) {
         return RX_ERROR;
     }
@@ -480,7 +511,6 @@ static_handler(rx_http_request_t *r)
     if (ctx->of == NULL) {
         return RX_ERROR;
     }
-    ctx->fd = -1;
     r->ctx = ctx;
     rc = rx_http_open_file(r, &ctx->path, ctx->of, static_opened);
     return rc == RX_OK ? on_open(r, ctx) : rc;

@@ -22,7 +22,10 @@ typedef struct {
     rx_str_t          etag;
     char             *buf;             /* one chunk, reused */
     size_t            buf_size;
-    rx_http_range_t   ranges[STATIC_MAX_RANGES];
+    /* nranges of them: &one, or an array from the pool when the request
+     * asks for several (64 inline would be 1 KiB of every response) */
+    rx_http_range_t  *ranges;
+    rx_http_range_t   one;
     rx_uint_t         nranges;
     rx_uint_t         range;           /* the one being sent */
     /* the file offset of the representation's first byte (a cache

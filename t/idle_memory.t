@@ -19,12 +19,6 @@ use Test::Ringx;
 
 my $N = 400;
 
-sub rss_kb {
-    my ($t, $pid) = @_;
-    my $st = $t->proc_status($pid) or return 0;
-    return (($st->{VmRSS} // '0') =~ /(\d+)/)[0];
-}
-
 # Sends one GET on each connection, all of them first, then reads every
 # answer: how many came back whole with the file's bytes.
 sub burst {
@@ -63,7 +57,7 @@ EOF
     my $first = $t->http_get($port, '/f.txt');
     like($first, qr/^HTTP\/1\.1 200 /, "$method: answers");
     sleep 2;                         # the first request's tidy is done
-    my $rss0 = rss_kb($t, $worker);
+    my $rss0 = $t->rss_kb($worker);
 
     my @conns = grep { defined } map { $t->raw($port) } 1 .. $N;
     is(scalar @conns, $N, "$method: $N connections open");
@@ -72,7 +66,7 @@ EOF
 
     my $bound = $rss0 + $N + 256;    # 1 KiB a connection, and some slack
     my $rss;
-    Test::Ringx::wait_for(sub { ($rss = rss_kb($t, $worker)) < $bound }, 10);
+    Test::Ringx::wait_for(sub { ($rss = $t->rss_kb($worker)) < $bound }, 10);
     note("$method: worker RSS $rss0 kB before, $rss kB with $N idle "
          . "connections held after the burst");
     SKIP: {

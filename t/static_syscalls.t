@@ -68,22 +68,10 @@ SKIP: {
     my $trace = sub {
         my ($path, @curl) = @_;
         my $port = $path =~ s/^:(\d)// ? $t->port($1) : $t->port(0);
-        (my $name = $path) =~ s{\W}{_}g;
-        my $out = $t->prefix . "/strace$name.out";
-        my $pid = fork // die "fork: $!";
-        if (!$pid) {
-            exec 'strace', '-q', '-o', $out, '-p', $w;
-            exit 127;
-        }
-        # strace writes nothing until it attached: a first call tells
         my $url = "http://127.0.0.1:$port$path";
-        Test::Ringx::wait_for(sub { `curl -s -o /dev/null $url`; -s $out }, 10);
-        my $got = `curl -s --max-time 30 @curl ${\ join ' ', ($url) x $N}`;
-        kill 'INT', $pid;
-        waitpid $pid, 0;
-        my ($text, %calls) = ($t->read_file($out) // '');
-        $calls{$1}++ while $text =~ /^(\w+)\(/mg;
-        return ($got, \%calls);
+        return $t->syscalls_during($w, $url, sub {
+            `curl -s --max-time 30 @curl ${\ join ' ', ($url) x $N}`;
+        });
     };
 
     my ($got, $calls) = $trace->('/small.txt');

@@ -9,7 +9,7 @@
 #       N concurrent requests; out: {"responses": [{"status", "headers",
 #       "body_len", "body"(first 200 bytes), "sha1"}], "goaway": code|null,
 #       "then": the response to --then (a request on the same connection
-#       after the others ended or were reset)}
+#       after the others ended or were reset; with its "headers")}
 #       --frame-size: the body in DATA frames of at most N bytes;
 #       --window: our SETTINGS_INITIAL_WINDOW_SIZE (the response is paced);
 #       --reset-after: RST_STREAM CANCEL once N bytes of a response came
@@ -23,7 +23,8 @@
 #       --linger S: after the responses, S more seconds for RST_STREAM
 #       frames (a reset of a stream whose response ended: "reset" set,
 #       "ended" true); out also has "last_stream_id" of a GOAWAY, and each
-#       response "max_frame" (its largest DATA frame)
+#       response "max_frame" (its largest DATA frame), "data_frames" (how
+#       many DATA frames) and "empty_data" (how many of them were empty)
 #   h2client.py PORT ATTACK [--count N]
 #       rapid_reset | continuation | hpack_bomb | settings | ping |
 #       empty_data | streams | zero_window
@@ -144,7 +145,8 @@ def do_request(a):
         ids.append(sid)
         bodies[sid] = [body, 0]
     resp = {sid: {"status": None, "headers": {}, "body": b"", "ended": False, "reset": None,
-                  "max_frame": 0, "first_data": None, "last_data": None} for sid in ids}
+                  "max_frame": 0, "first_data": None, "last_data": None,
+                  "data_frames": 0, "empty_data": 0} for sid in ids}
     reset_ids = ids if a.reset_index is None else ids[a.reset_index:a.reset_index + 1]
     nframe = 0
     deadline = time.time() + 20
@@ -185,6 +187,8 @@ def do_request(a):
             elif isinstance(e, h2.events.DataReceived):
                 resp[e.stream_id]["body"] += e.data
                 resp[e.stream_id]["max_frame"] = max(resp[e.stream_id]["max_frame"], len(e.data))
+                resp[e.stream_id]["data_frames"] += 1
+                resp[e.stream_id]["empty_data"] += not e.data
                 received += len(e.data)
                 nframe += 1
                 if resp[e.stream_id]["first_data"] is None:
@@ -210,6 +214,8 @@ def do_request(a):
         events_all += ev
     out = {"responses": [{"status": resp[i]["status"], "headers": resp[i]["headers"],
                           "max_frame": resp[i]["max_frame"],
+                          "data_frames": resp[i]["data_frames"],
+                          "empty_data": resp[i]["empty_data"],
                           "first_data": resp[i]["first_data"], "last_data": resp[i]["last_data"],
                           "ended": resp[i]["ended"], "reset": resp[i]["reset"],
                           "body_len": len(resp[i]["body"]),
@@ -233,6 +239,9 @@ def then_request(s, c, a):
                 continue
             if isinstance(e, h2.events.ResponseReceived):
                 r["status"] = int(dict(e.headers)[":status"])
+                r["headers"] = {(k.decode("latin-1") if isinstance(k, bytes) else k):
+                                (v.decode("latin-1") if isinstance(v, bytes) else v)
+                                for k, v in e.headers}
             elif isinstance(e, h2.events.DataReceived):
                 r["body"] += e.data
             elif isinstance(e, h2.events.StreamEnded):

@@ -517,6 +517,105 @@ test_bufs(void)
     rx_pool_destroy(pool);
 }
 
+static int spare_cleanups;
+
+static void
+count_cleanup(void *data)
+{
+    (void) data;
+    spare_cleanups++;
+}
+
+/* rx_pool_create_spare: a destroyed pool comes back reset, its cleanups
+ * run and its large allocations freed; one of more than two blocks is
+ * freed instead (ASan keeps none: it must see each pool freed). */
+static void
+test_spares(void)
+{
+    rx_pool_t         *a, *b, *c;
+    rx_pool_cleanup_t *cln;
+    char              *p = NULL, *first;
+    int                i;
+
+    a = rx_pool_create_spare(NULL);
+    if (!ok(a != NULL, "rx_pool_create_spare")) {
+        return;
+    }
+    first = rx_palloc(a, 16);
+    for (i = 0; i < 6; i++) {           /* into a second block */
+        (void) rx_palloc(a, 1000);
+    }
+    ok(rx_palloc(a, 100000) != NULL, "a large allocation in a spare pool");
+    cln = rx_pool_cleanup_add(a, 0);
+    cln->handler = count_cleanup;
+    rx_pool_destroy(a);
+    is_int(spare_cleanups, 1, "destroying a spare pool runs its cleanups");
+    b = rx_pool_create_spare(NULL);
+#ifdef __SANITIZE_ADDRESS__
+    ok(b != NULL, "under ASan a spare pool is a new one");
+#else
+    ok(b == a, "the next spare pool is the one destroyed");
+    p = rx_palloc(b, 16);
+    ok(p == first && b->large == NULL && b->cleanup == NULL,
+       "it comes back reset: the first allocation at the same place, no "
+       "large allocation, no cleanup");
+#endif
+    for (i = 0; i < 12; i++) {          /* into a third block */
+        (void) rx_palloc(b, 1000);
+    }
+    rx_pool_destroy(b);
+    is_int(rx_pool_spares_release(), 0,
+           "a pool of three blocks is freed, not kept");
+    c = rx_pool_create_spare(NULL);
+    rx_pool_destroy(c);
+#ifdef __SANITIZE_ADDRESS__
+    is_int(rx_pool_spares_release(), 0, "under ASan none is kept");
+#else
+    is_int(rx_pool_spares_release(), 1, "a pool of one block is kept");
+#endif
+    (void) p;
+    (void) first;
+}
+
+/* rx_spare_block_get/put: a block put back is the next one got of its
+ * size, never one of another size; at most four sizes are kept at once,
+ * blocks over 4 KiB never; rx_pool_spares_release frees them all. */
+static void
+test_spare_blocks(void)
+{
+    char *a, *b, *c;
+
+    a = rx_spare_block_get(1024, NULL);
+    b = rx_spare_block_get(608, NULL);
+    if (!ok(a && b, "rx_spare_block_get")) {
+        return;
+    }
+    memset(a, 'a', 1024);
+    memset(b, 'b', 608);
+    rx_spare_block_put(a, 1024);
+    rx_spare_block_put(b, 608);
+    c = rx_spare_block_get(512, NULL);
+#ifdef __SANITIZE_ADDRESS__
+    ok(c != NULL, "under ASan a block is a new one");
+    rx_spare_block_put(c, 512);
+    is_int(rx_pool_spares_release(), 0, "under ASan none is kept");
+#else
+    ok(c != a && c != b, "a block of another size is not a spare one");
+    ok(rx_spare_block_get(1024, NULL) == a, "the 1024 B block comes back");
+    ok(rx_spare_block_get(608, NULL) == b, "the 608 B block comes back");
+    rx_spare_block_put(a, 1024);
+    rx_spare_block_put(b, 608);
+    rx_spare_block_put(c, 512);
+    rx_spare_block_put(malloc(8192), 8192);   /* freed: over 4 KiB */
+    for (int i = 0; i < 3; i++) {             /* a fifth size: freed */
+        rx_spare_block_put(malloc(100 + i), (size_t) (100 + i));
+    }
+    is_int(rx_pool_spares_release(), 4,
+           "kept: the three blocks and one of a fourth size, then freed");
+    is_int(rx_pool_spares_release(), 0, "none is left after the release");
+#endif
+}
+
 int
 main(void)
 {
@@ -527,5 +626,7 @@ main(void)
     test_reset();
     test_array();
     test_bufs();
+    test_spares();
+    test_spare_blocks();
     return done();
 }

@@ -64,6 +64,11 @@ package Test::Ringx;
 #   cpu_seconds(PID)        utime + stime of a process (from /proc), or undef
 #   proc_status(PID)        /proc/PID/status as a hashref (Cpus_allowed_list,
 #                           Uid ...), undef when gone
+#   rss_kb(PID)             a process's VmRSS in kB (0 when gone)
+#   syscalls_during(PID, URL, CODE)  strace -p PID while CODE runs, once a
+#                           curl of URL showed strace attached: (CODE's
+#                           result, {syscall name => count}); the counts are
+#                           empty when strace could not attach
 #   nice_of(PID)            the nice value (/proc/PID/stat), or undef
 #   live_environ(PID)       the environment a process sees now (libc's
 #                           `environ`, read through /proc/PID/mem; needs nm
@@ -916,6 +921,32 @@ sub proc_status {
     my %st = map { /^([^:]+):\s*(.*?)\s*$/ ? ($1, $2) : () } <$fh>;
     close $fh;
     return \%st;
+}
+
+sub rss_kb {
+    my ($self, $pid) = @_;
+    my $st = proc_status($self, $pid) or return 0;
+    return (($st->{VmRSS} // '0') =~ /(\d+)/)[0];
+}
+
+my $strace_runs = 0;
+
+sub syscalls_during {
+    my ($self, $pid, $url, $code) = @_;
+    my $out = $self->prefix . '/strace.' . ++$strace_runs . '.out';
+    my $kid = fork // die "fork: $!";
+    if (!$kid) {
+        exec 'strace', '-q', '-o', $out, '-p', $pid;
+        exit 127;
+    }
+    # strace writes nothing until it attached: a first call tells
+    wait_for(sub { `curl -s -o /dev/null $url`; -s $out }, 10);
+    my $got = $code->();
+    kill 'INT', $kid;
+    waitpid $kid, 0;
+    my ($text, %calls) = ($self->read_file($out) // '');
+    $calls{$1}++ while $text =~ /^(\w+)\(/mg;
+    return ($got, \%calls);
 }
 
 # The nice value of a process (field 19 of /proc/PID/stat).

@@ -206,8 +206,10 @@ sub _status {
 sub _len {
     my ($x) = @_;
     my $n = _num($x->{arg}, 0);
+    # ?xae=S: an X-Accel-Expires the cache keeps the response by
+    my @xae = defined $x->{q}{xae} ? (['X-Accel-Expires', $x->{q}{xae}]) : ();
     my @s = (['write', _head($x, 200, ['Content-Type', 'text/plain'],
-                                     ['Content-Length', $n])]);
+                                     ['Content-Length', $n], @xae)]);
     push @s, ['stream', _pattern_stream(0, $n)] unless _bodyless($x, 200);
     return @s;
 }
