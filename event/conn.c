@@ -5,7 +5,6 @@
  * wait for a first byte, idle keepalive ones, lingering closes) whose
  * oldest makes room when the table is full; the plain TCP transport.
  */
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include "event.h"
@@ -116,7 +115,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
     c->reusable = c->reclaimed = c->nonblocking = false;
-    c->close_linked = false;
+    c->sent_direct = 0;
     c->peer = c->local = NULL;
     c->listening = ls;
     c->number = ++w->connection_counter;
@@ -203,6 +202,7 @@ rx_conn_close(rx_conn_t *c)
         c->ops->on_free(c);
     }
     rx_timer_del(&c->timer);
+    rx_post_cancel(&c->sent_posted);
     c->data = NULL;
     if (c->inflight == 0) {
         /* freed at the end of this loop turn, never under the caller's
@@ -220,12 +220,7 @@ rx_conn_close(rx_conn_t *c)
      * that is in flight (a connection closed after its response), it is
      * cancelled by its user_data: the kernel finds it in one bucket of
      * its poll table, where a cancel by fd walks every bucket */
-    if (c->close_linked) {
-        /* the fd's number may be closed already (and taken by a new
-         * socket): the send is cancelled by its user_data, and with it
-         * the close linked to it; its recv was cancelled before */
-        rx_ring_cancel(rx_conn_ud(c, RX_OP_SEND), rx_conn_ud(c, RX_OP_CANCEL));
-    } else if (c->inflight == 1 && c->reading) {
+    if (c->inflight == 1 && c->reading) {
         rx_ring_cancel(rx_conn_ud(c, RX_OP_RECV), rx_conn_ud(c, RX_OP_CANCEL));
     } else {
         rx_ring_cancel_fd(c->fd, rx_conn_ud(c, RX_OP_CANCEL));
@@ -370,11 +365,8 @@ conn_addr(rx_conn_t *c, rx_sockaddr_t **slot, bool peer)
     }
     memset(&got, 0, sizeof(got));
     got.len = sizeof(got.u);
-    /* a socket closed with its last send has no number to ask (a wildcard
-     * listener's local address was taken before: rx_conn_send_last) */
-    if (c->fd == -1 || c->close_linked
-        || (peer ? getpeername(c->fd, &got.u.sa, &got.len)
-                 : getsockname(c->fd, &got.u.sa, &got.len)) == -1) {
+    if ((peer ? getpeername(c->fd, &got.u.sa, &got.len)
+              : getsockname(c->fd, &got.u.sa, &got.len)) == -1) {
         if (!peer) {
             return &c->listening->addr;
         }
@@ -486,24 +478,12 @@ handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
     }
 }
 
-/* The send of rx_conn_send_last completed: all of it, and the linked close
- * ran (it posts nothing: its count goes now, and the fd's number is no
- * longer ours), or less, and the close completes with -ECANCELED. */
-static void
-linked_send_done(rx_conn_t *c, int32_t res)
-{
-    c->close_linked = false;
-    if (res >= 0 && (uint32_t) res == c->linked_len) {
-        c->inflight--;
-        c->fd = -1;
-    }
-}
-
 void
 rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
 {
     uint32_t   slot = rx_op_slot(cqe->user_data) & RX_OP_SLOT_MASK;
     bool       more = (cqe->flags & RX_CQE_F_MORE) != 0;
+    ssize_t    res;
     rx_conn_t *c;
 
     if (slot >= w->nconns) {
@@ -532,9 +512,6 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
         handle_recv(w, c, cqe, more);
         break;
     case RX_OP_SEND:
-        if (c->close_linked) {
-            linked_send_done(c, cqe->res);
-        }
         if (c->transport->send_done) {
             /* the transport's own send (ciphertext): it decides when the
              * protocol's send is done */
@@ -544,8 +521,13 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
             break;
         }
         c->sending = false;
+        res = cqe->res;
+        if (res >= 0) {
+            res += c->sent_direct;   /* rx_conn_send_last's first part */
+        }
+        c->sent_direct = 0;
         if (c->state == RX_CONN_ACTIVE) {
-            c->ops->on_sent(c, cqe->res);
+            c->ops->on_sent(c, res);
         }
         break;
     case RX_OP_CONNECT:
@@ -573,7 +555,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
 void
 rx_conn_arm_recv(rx_conn_t *c)
 {
-    if (c->reading || c->read_eof || c->fd == -1 || c->close_linked) {
+    if (c->reading || c->read_eof) {
         return;
     }
     rx_ring_recv_multishot(c->fd, RX_RECV_GROUP, rx_conn_ud(c, RX_OP_RECV));
@@ -624,72 +606,80 @@ plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
     c->sending = true;
 }
 
-static bool
-addr_is_wildcard(const rx_sockaddr_t *a)
+/* rx_conn_send_last's direct send took every byte: the protocol hears it
+ * as from the ring, at the end of the turn (a close cancels it). */
+static void
+sent_direct_report(rx_posted_t *p)
 {
-    if (a->u.sa.sa_family == AF_INET) {
-        return a->u.sin.sin_addr.s_addr == htonl(INADDR_ANY);
+    rx_conn_t *c = p->data;
+    ssize_t    res = c->sent_direct;
+
+    c->sent_direct = 0;
+    c->sending = false;
+    if (c->state == RX_CONN_ACTIVE) {
+        c->ops->on_sent(c, res);
     }
-    if (a->u.sa.sa_family == AF_INET6) {
-        return memcmp(&a->u.sin6.sin6_addr, &in6addr_any, 16) == 0;
-    }
-    return false;
 }
 
 /*
- * The last send with the socket's close linked to it (ring.c,
- * rx_ring_sendmsg_close): the FIN rides on the last segment and leaves in
- * the same io_uring_enter, where the close a loop turn after the send's
- * completion kept the response waiting (MSG_MORE alone, reverted in
- * 6e9c72d). The multishot recv is cancelled in the same submission, as
- * its hold on the socket would keep the close from releasing it; the
- * cancel posts nothing. What the logs may still ask of the socket after
- * it is gone is taken now: a wildcard listener's local address. When the
- * ring cannot link, this is the transport's send.
+ * The last send of a connection that closes once it is done, made here on
+ * the worker's thread: sendmsg with MSG_MORE holds the last bytes in the
+ * socket, and shutdown(SHUT_WR) at once sets the FIN on that queued
+ * segment (tcp_send_fin), so data and FIN leave together now. The close
+ * linked to a ring send did the same a loop turn later (task work at the
+ * next wait, DEFER_TASKRUN), which cost latency. What the socket does not
+ * take (a full buffer, EAGAIN) goes through the ring's send without
+ * MSG_MORE, which pushes what was held; its count includes this part, and
+ * the close is the usual one. Any other error is left to that send to
+ * find and report. TLS, the PROXY protocol reader and the epoll backend
+ * keep the transport's send.
  */
 void
-rx_conn_send_last(rx_conn_t *c, struct msghdr *msg)
+rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov)
 {
-    size_t total = 0;
-    size_t i;
+    struct msghdr msg;
+    size_t        total = 0;
+    ssize_t       n;
+    int           i;
 
-    for (i = 0; i < msg->msg_iovlen; i++) {
-        total += msg->msg_iov[i].iov_len;
+    for (i = 0; i < niov; i++) {
+        total += iov[i].iov_len;
     }
-    if (c->transport != &rx_plain_transport || c->pp_read || c->fd == -1
-        || total == 0 || total > INT32_MAX) {
-        goto plain;
+    if (c->transport != &rx_plain_transport || c->pp_read || rx_ring_epoll
+        || c->sending || total == 0 || total > INT32_MAX) {
+        goto send;
     }
-    if (c->local == NULL && addr_is_wildcard(&c->listening->addr)) {
-        (void) rx_conn_local(c);
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov;
+    msg.msg_iovlen = (size_t) niov;
+    n = sendmsg(c->fd, &msg, MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == (ssize_t) total) {
+        (void) shutdown(c->fd, SHUT_WR);
+        c->sent_direct = (uint32_t) n;
+        c->sending = true;
+        c->sent_posted.handler = sent_direct_report;
+        c->sent_posted.data = c;
+        rx_post(&c->sent_posted);
+        return;
     }
-    if (!rx_ring_sendmsg_close(c->fd, msg, MSG_NOSIGNAL,
-                               rx_conn_ud(c, RX_OP_SEND),
-                               rx_conn_ud(c, RX_OP_CLOSE))) {
-        goto plain;
+    if (n > 0) {
+        c->sent_direct = (uint32_t) n;
+        while (n >= (ssize_t) iov->iov_len) {     /* n < total: stays in */
+            n -= (ssize_t) iov->iov_len;
+            iov++;
+            niov--;
+        }
+        iov->iov_base = (char *) iov->iov_base + n;
+        iov->iov_len -= (size_t) n;
     }
-    c->inflight += 2;                   /* the send, and the close */
-    c->sending = true;
-    c->close_linked = true;
-    c->linked_len = (uint32_t) total;
-    c->want_read = false;
-    if (c->reading) {
-        /* its final CQE comes with -ECANCELED */
-        rx_ring_cancel_quiet(rx_conn_ud(c, RX_OP_RECV));
-        c->reading = false;
-    }
-    return;
 
-plain:
-    c->transport->send(c, msg->msg_iov, (int) msg->msg_iovlen);
+send:
+    c->transport->send(c, iov, niov);
 }
 
 static void
 plain_shutdown_write(rx_conn_t *c)
 {
-    if (c->fd == -1 || c->close_linked) {
-        return;                  /* its close goes (or went) with its send */
-    }
     rx_ring_shutdown(c->fd, SHUT_WR, rx_conn_ud(c, RX_OP_CLOSE));
     c->inflight++;
 }

@@ -109,13 +109,9 @@ struct rx_conn_s {
     bool                   sending;
     bool                   nonblocking; /* O_NONBLOCK set on fd (sendfile) */
     bool                   free_queued; /* on the worker's free_later list */
-    /* Its last send is in flight with the socket's close linked behind
-     * it (rx_conn_send_last): the fd's number may already be closed, so
-     * nothing uses it by number until the send completes; linked_len is
-     * what the send must report for the close to have run. Both sit in
-     * padding: the connection is no larger. */
-    bool                   close_linked;
-    uint32_t               linked_len;
+    /* What rx_conn_send_last sent directly before the rest went through
+     * the ring (added to that send's count); in padding. */
+    uint32_t               sent_direct;
     rx_listening_t        *listening;
     rx_sockaddr_t         *peer;        /* NULL until rx_conn_peer() */
     rx_sockaddr_t         *local;       /* NULL until rx_conn_local() */
@@ -138,6 +134,8 @@ struct rx_conn_s {
     rx_conn_t             *reuse_prev;  /* the reusable list; reuse_next */
     rx_conn_t             *reuse_next;  /* also links the free_later list */
     rx_msec_t              start_msec;
+    /* rx_conn_send_last's direct send, reported at the end of the turn */
+    rx_posted_t            sent_posted;
 };
 
 /* The worker: its table, its timers, its state. The only global of the
@@ -243,12 +241,12 @@ void rx_conn_proxy_protocol_recv(rx_conn_t *c, const char *data, ssize_t len);
 void rx_conn_send_iov(rx_conn_t *c, const struct iovec *iov, int niov);
 /* The connection's last send: its protocol closes it as soon as this send
  * is done, reads nothing more and needs no lingering close. Over plain TCP
- * on io_uring the socket's close is linked to the send (the FIN leaves
- * with the last bytes, in the same submission); elsewhere it is the
- * transport's send. on_sent comes as usual; after a send that completed
- * whole the fd is the ring's (c->fd is -1) and the protocol's close frees
- * the slot. msg (the caller's, valid until on_sent) holds the iovecs. */
-void rx_conn_send_last(rx_conn_t *c, struct msghdr *msg);
+ * on io_uring it is sent at once (sendmsg) and the FIN queued behind it
+ * (shutdown), so both leave in one segment; elsewhere, or for what the
+ * socket did not take, it is the transport's send. on_sent comes as usual,
+ * never from inside this call. iov (the caller's, valid until on_sent)
+ * may be advanced past what was sent directly. */
+void rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov);
 
 /* accept.c */
 rx_int_t rx_accept_init(rx_worker_t *w);

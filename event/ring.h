@@ -78,13 +78,6 @@ void rx_ring_close(int fd, uint64_t ud);
  * backend (or no ring) closes at once. */
 void rx_ring_close_quiet(int fd);
 void rx_ring_cancel(uint64_t target_ud, uint64_t ud);
-/* A connection's last send (msg valid until its completion; MSG_MORE and
- * MSG_WAITALL are added) with the close of fd linked behind it: see
- * ring.c. False, nothing queued, when the ring cannot link them. */
-bool rx_ring_sendmsg_close(int fd, struct msghdr *msg, int flags,
-    uint64_t send_ud, uint64_t close_ud);
-/* Cancels target_ud; no completion comes back for it. */
-void rx_ring_cancel_quiet(uint64_t target_ud);
 void rx_ring_cancel_fd(int fd, uint64_t ud);
 void rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t ud);
 void rx_ring_shutdown(int fd, int how, uint64_t ud);

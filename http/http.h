@@ -245,7 +245,6 @@ struct rx_http_request_s {
     /* the send in flight (the request outlives it): kept here, not in the
      * connection, so that an idle keepalive connection stays small */
     struct iovec              send_iov[8];
-    struct msghdr             send_msg;  /* the last send (http_send.c) */
     rx_conn_t                *conn;
     rx_pool_t                *pool;
     void                    **main_conf;

@@ -123,10 +123,6 @@ end_on_connection(rx_http_connection_t *hc, rx_http_request_t *r,
         keepalive_next(hc, clcf);
         return;
     }
-    if (c->fd == -1) {
-        rx_http_conn_close(hc);       /* closed with its last send */
-        return;
-    }
     if (clcf->lingering_close == RX_HTTP_LINGERING_ALWAYS
         || (clcf->lingering_close == RX_HTTP_LINGERING_ON
             && (unread_body || hc->in_len > hc->in_parsed))) {

@@ -133,10 +133,7 @@ rx_http_connection_send(rx_http_connection_t *hc)
         return;
     }
     if (closes_after(r, cl)) {
-        memset(&r->send_msg, 0, sizeof(r->send_msg));
-        r->send_msg.msg_iov = r->send_iov;
-        r->send_msg.msg_iovlen = (size_t) n;
-        rx_conn_send_last(c, &r->send_msg);
+        rx_conn_send_last(c, r->send_iov, n);
     } else {
         c->transport->send(c, r->send_iov, n);
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # http_close_fin.t: a response that ends its connection (Connection: close)
-# goes out with the socket's close linked to its last send (event/conn.c,
-# rx_conn_send_last): the FIN rides on the last segment, as nginx's does
+# has its last send made at once with its FIN queued behind it (event/conn.c,
+# rx_conn_send_last: sendmsg MSG_MORE, shutdown SHUT_WR): the FIN rides on the last segment, as nginx's does
 # (its TCP_CORK is still on when it closes), and nothing is lost. Counted
 # by the client's own socket (TCP_INFO tcpi_segs_in: the SYN-ACK, the ACK
 # of the request, then the response with the FIN = 3; a FIN in a segment
@@ -9,7 +9,7 @@
 # Every byte of a large response to a slow reader, a lingering close (an
 # unread body, a pipelined request) still answered, the logs' addresses
 # on a wildcard listener after the socket is gone, a client that resets
-# during the linked send (the close falls back: the slot is freed), and
+# during the last send (the ring's send fails: the slot is freed), and
 # keep-alive untouched.
 
 use strict;
@@ -131,8 +131,8 @@ for my $events ('io_uring', 'epoll') {
         ok(body_of($resp) eq $BIG,
            "$events: $uri (320 KB) with Connection: close, every byte");
     }
-    # from memory: the last send is linked to the close and waits on a
-    # client that reads slowly through a small window (MSG_WAITALL)
+    # from memory: the socket takes part of the last send, the ring's send
+    # the rest, to a client that reads slowly through a small window
     for my $uri ('/bigmem/huge.txt', '/huge.txt') {
         ($resp) = one($port, "GET $uri HTTP/1.1\r\nHost: x\r\n"
                       . "Connection: close\r\n\r\n", 0.5);
@@ -154,8 +154,8 @@ for my $events ('io_uring', 'epoll') {
        . "Connection: close: the first response whole");
 
     # the client resets while the last send (the whole response here)
-    # waits: the send fails, the linked close is cancelled with it, and
-    # the connection closes as before: its slot is freed
+    # waits: the ring's send of the rest fails, and the connection closes
+    # as before: its slot is freed
     my $s = conn($t->port(1));
     setsockopt($s, SOL_SOCKET, SO_RCVBUF, pack('i', 4096));
     $s->syswrite("GET /bigmem/mid.txt HTTP/1.1\r\nHost: x\r\n"
