@@ -115,6 +115,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
     c->reusable = c->reclaimed = c->nonblocking = false;
+    c->sent_direct = 0;
     c->peer = c->local = NULL;
     c->listening = ls;
     c->number = ++w->connection_counter;
@@ -201,6 +202,7 @@ rx_conn_close(rx_conn_t *c)
         c->ops->on_free(c);
     }
     rx_timer_del(&c->timer);
+    rx_post_cancel(&c->sent_posted);
     c->data = NULL;
     if (c->inflight == 0) {
         /* freed at the end of this loop turn, never under the caller's
@@ -481,6 +483,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
 {
     uint32_t   slot = rx_op_slot(cqe->user_data) & RX_OP_SLOT_MASK;
     bool       more = (cqe->flags & RX_CQE_F_MORE) != 0;
+    ssize_t    res;
     rx_conn_t *c;
 
     if (slot >= w->nconns) {
@@ -518,8 +521,13 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
             break;
         }
         c->sending = false;
+        res = cqe->res;
+        if (res >= 0) {
+            res += c->sent_direct;   /* rx_conn_send_last's first part */
+        }
+        c->sent_direct = 0;
         if (c->state == RX_CONN_ACTIVE) {
-            c->ops->on_sent(c, cqe->res);
+            c->ops->on_sent(c, res);
         }
         break;
     case RX_OP_CONNECT:
@@ -596,6 +604,77 @@ plain_send(rx_conn_t *c, const struct iovec *iov, int niov)
 {
     rx_conn_send_iov(c, iov, niov);
     c->sending = true;
+}
+
+/* rx_conn_send_last's direct send took every byte: the protocol hears it
+ * as from the ring, at the end of the turn (a close cancels it). */
+static void
+sent_direct_report(rx_posted_t *p)
+{
+    rx_conn_t *c = p->data;
+    ssize_t    res = c->sent_direct;
+
+    c->sent_direct = 0;
+    c->sending = false;
+    if (c->state == RX_CONN_ACTIVE) {
+        c->ops->on_sent(c, res);
+    }
+}
+
+/*
+ * The last send of a connection that closes once it is done, made here on
+ * the worker's thread: sendmsg with MSG_MORE holds the last bytes in the
+ * socket, and shutdown(SHUT_WR) at once sets the FIN on that queued
+ * segment (tcp_send_fin), so data and FIN leave together now. The close
+ * linked to a ring send did the same a loop turn later (task work at the
+ * next wait, DEFER_TASKRUN), which cost latency. What the socket does not
+ * take (a full buffer, EAGAIN) goes through the ring's send without
+ * MSG_MORE, which pushes what was held; its count includes this part, and
+ * the close is the usual one. Any other error is left to that send to
+ * find and report. TLS, the PROXY protocol reader and the epoll backend
+ * keep the transport's send.
+ */
+void
+rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov)
+{
+    struct msghdr msg;
+    size_t        total = 0;
+    ssize_t       n;
+    int           i;
+
+    for (i = 0; i < niov; i++) {
+        total += iov[i].iov_len;
+    }
+    if (c->transport != &rx_plain_transport || c->pp_read || rx_ring_epoll
+        || c->sending || total == 0 || total > INT32_MAX) {
+        goto send;
+    }
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = iov;
+    msg.msg_iovlen = (size_t) niov;
+    n = sendmsg(c->fd, &msg, MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == (ssize_t) total) {
+        (void) shutdown(c->fd, SHUT_WR);
+        c->sent_direct = (uint32_t) n;
+        c->sending = true;
+        c->sent_posted.handler = sent_direct_report;
+        c->sent_posted.data = c;
+        rx_post(&c->sent_posted);
+        return;
+    }
+    if (n > 0) {
+        c->sent_direct = (uint32_t) n;
+        while (n >= (ssize_t) iov->iov_len) {     /* n < total: stays in */
+            n -= (ssize_t) iov->iov_len;
+            iov++;
+            niov--;
+        }
+        iov->iov_base = (char *) iov->iov_base + n;
+        iov->iov_len -= (size_t) n;
+    }
+
+send:
+    c->transport->send(c, iov, niov);
 }
 
 static void

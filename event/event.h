@@ -109,6 +109,9 @@ struct rx_conn_s {
     bool                   sending;
     bool                   nonblocking; /* O_NONBLOCK set on fd (sendfile) */
     bool                   free_queued; /* on the worker's free_later list */
+    /* What rx_conn_send_last sent directly before the rest went through
+     * the ring (added to that send's count); in padding. */
+    uint32_t               sent_direct;
     rx_listening_t        *listening;
     rx_sockaddr_t         *peer;        /* NULL until rx_conn_peer() */
     rx_sockaddr_t         *local;       /* NULL until rx_conn_local() */
@@ -131,6 +134,8 @@ struct rx_conn_s {
     rx_conn_t             *reuse_prev;  /* the reusable list; reuse_next */
     rx_conn_t             *reuse_next;  /* also links the free_later list */
     rx_msec_t              start_msec;
+    /* rx_conn_send_last's direct send, reported at the end of the turn */
+    rx_posted_t            sent_posted;
 };
 
 /* The worker: its table, its timers, its state. The only global of the
@@ -234,6 +239,14 @@ void rx_conn_proxy_protocol_recv(rx_conn_t *c, const char *data, ssize_t len);
 /* Sends the iovecs as they are through the ring (one RX_OP_SEND): the
  * plain transport's send, and TLS's once the kernel encrypts. */
 void rx_conn_send_iov(rx_conn_t *c, const struct iovec *iov, int niov);
+/* The connection's last send: its protocol closes it as soon as this send
+ * is done, reads nothing more and needs no lingering close. Over plain TCP
+ * on io_uring it is sent at once (sendmsg) and the FIN queued behind it
+ * (shutdown), so both leave in one segment; elsewhere, or for what the
+ * socket did not take, it is the transport's send. on_sent comes as usual,
+ * never from inside this call. iov (the caller's, valid until on_sent)
+ * may be advanced past what was sent directly. */
+void rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov);
 
 /* accept.c */
 rx_int_t rx_accept_init(rx_worker_t *w);

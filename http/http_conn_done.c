@@ -75,6 +75,25 @@ keepalive_next(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
     c->transport->start_read(c);
 }
 
+/* The rules of end_on_connection below, asked before the last send: true
+ * when the request's end closes the connection at once. A body still to
+ * read, or bytes of a next request, mean a lingering close: the client
+ * may still be sending, and a close with unread data would send an RST
+ * that can destroy the response in flight. */
+bool
+rx_http_conn_closes_at_end(rx_http_connection_t *hc, rx_http_request_t *r)
+{
+    rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
+                                       rx_http_core_module);
+
+    if (keepalive_allowed(hc, r) || hc->framing || r->after_response
+        || r->background || clcf->lingering_close == RX_HTTP_LINGERING_ALWAYS) {
+        return false;
+    }
+    return clcf->lingering_close != RX_HTTP_LINGERING_ON
+           || (r->body_read && hc->in_len <= hc->in_parsed);
+}
+
 /* The logged request leaves its connection: kept alive (after its unread
  * body is drained), lingering, or closed. */
 static void

@@ -35,6 +35,11 @@ void rx_http_conn_set_state(rx_http_connection_t *hc,
 void rx_http_conn_release_input(rx_http_connection_t *hc);
 /* Parses what is buffered: a request's header, its body, the next one. */
 void rx_http_conn_process_input(rx_http_connection_t *hc);
+/* http_conn_done.c: the request's end will close its connection at once
+ * (no keep-alive, no lingering close, nothing after the response), so
+ * its last send may take the close along (rx_conn_send_last). */
+bool rx_http_conn_closes_at_end(rx_http_connection_t *hc,
+    rx_http_request_t *r);
 /* The connection's one timer, whatever its state waits for. */
 void rx_http_conn_timer_handler(rx_timer_t *t);
 

@@ -7,6 +7,7 @@
  * client's response to its own buffers.
  */
 #include "http.h"
+#include "http_connection_int.h"
 
 #define IOV_BATCH  8     /* buffers per send; the rest go in the next one */
 _Static_assert(IOV_BATCH == sizeof(((rx_http_request_t *) 0)->send_iov)
@@ -73,6 +74,21 @@ rx_http_gone_end(rx_http_request_t *r)
     rx_http_connection_send(r->hc);
 }
 
+/* This send ends the response (rest: what it leaves of r->out) and the
+ * connection closes as soon as it is done: its close may go with it. No
+ * rate cuts it; HTTP/2's streams never get here. */
+static bool
+closes_after(rx_http_request_t *r, rx_chain_t *rest)
+{
+    for (; rest; rest = rest->next) {
+        if (rest->buf->last != rest->buf->pos) {
+            return false;
+        }
+    }
+    return r->response_done && !r->limit_rate
+           && rx_http_conn_closes_at_end(r->hc, r);
+}
+
 /* Sends what the request has queued, one send in flight at a time. */
 void
 rx_http_connection_send(rx_http_connection_t *hc)
@@ -116,7 +132,11 @@ rx_http_connection_send(rx_http_connection_t *hc)
         rx_timer_del(&c->timer);     /* waiting on the rate, not the client */
         return;
     }
-    c->transport->send(c, r->send_iov, n);
+    if (closes_after(r, cl)) {
+        rx_conn_send_last(c, r->send_iov, n);
+    } else {
+        c->transport->send(c, r->send_iov, n);
+    }
     clcf = rx_http_get_module_loc_conf(r, rx_http_core_module);
     rx_timer_add(&c->timer, clcf->send_timeout);
 }
