@@ -34,6 +34,7 @@ static void upstream_timer(rx_timer_t *t);
 static void connect_peer(rx_http_upstream_t *u);
 static void send_request(rx_http_upstream_t *u);
 static void next_upstream(rx_http_upstream_t *u, rx_uint_t ft);
+static void connect_now(rx_http_upstream_t *u);
 
 static const rx_conn_ops_t upstream_ops = { on_read, on_sent, on_free, on_op };
 
@@ -291,15 +292,16 @@ connect_peer(rx_http_upstream_t *u)
     u->peer = peer;
     u->state->peer = peer->name;
     rx_http_upstream_set_log_upstream(u, &peer->name);
-    if (!use_pooled(u, peer) && !rx_http_upstream_keepalive_defer(u)) {
+    if (!use_pooled(u, peer)
+        && !rx_http_upstream_keepalive_defer(u, connect_now)) {
         open_connection(u, peer);
     }
 }
 
 /* The end of the loop turn for a deferred connect: the pool may hold a
  * connection to the peer now. */
-void
-rx_http_upstream_connect_now(rx_http_upstream_t *u)
+static void
+connect_now(rx_http_upstream_t *u)
 {
     if (!use_pooled(u, u->peer)) {
         open_connection(u, u->peer);

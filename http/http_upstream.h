@@ -208,6 +208,8 @@ struct rx_http_upstream_s {
      * (http_upstream_keepalive.c) */
     rx_http_upstream_t              *dnext;
     unsigned                         deferred:1;
+    /* what the end of the turn calls for it (the exchange's connect) */
+    void                           (*deferred_connect)(rx_http_upstream_t *u);
     /* what the queue calls: a connection may be free, or none came */
     void                           (*queue_resume)(rx_http_upstream_t *u);
     void                           (*queue_failed)(rx_http_upstream_t *u,

@@ -229,12 +229,12 @@ void rx_http_upstream_keepalive_remove(rx_http_upstream_conn_t *uc);
 void rx_http_upstream_keepalive_give_back(rx_http_upstream_srv_conf_t *us);
 /* A request that found no idle connection to its peer: true when its
  * connect waits for the end of the loop turn (a connection put back in
- * the meantime serves it instead), then rx_http_upstream_connect_now()
- * runs; false: connect now. undefer: it ends before (any state). */
-bool rx_http_upstream_keepalive_defer(rx_http_upstream_t *u);
+ * the meantime serves it instead), then `connect` runs (the exchange's:
+ * the pool is below it and calls it only through this hook); false:
+ * connect now. undefer: it ends before (any state). */
+bool rx_http_upstream_keepalive_defer(rx_http_upstream_t *u,
+    void (*connect)(rx_http_upstream_t *u));
 void rx_http_upstream_keepalive_undefer(rx_http_upstream_t *u);
-/* http_upstream.c: u's peer is chosen: a pooled connection or a new one */
-void rx_http_upstream_connect_now(rx_http_upstream_t *u);
 
 /* http_upstream_shared.c: the counts, across workers, and what they say */
 rx_int_t rx_http_upstream_init_shared(rx_conf_t *cf,
@@ -311,8 +311,9 @@ rx_int_t rx_http_upstream_ssl_start(rx_http_upstream_t *u);
 bool rx_http_upstream_ssl_error(rx_http_upstream_t *u, ssize_t res);
 
 /* http_upstream.c: the exchange. run: it begins (the client's body is in,
- * or streams); finalize: it ends with rc for the request; abort: the
- * client went away; cleanup: the request's pool goes (a pool cleanup). */
+ * or streams); finalize (http_upstream_try.c): it ends with rc for the
+ * request; abort (http_upstream_stop.c): the client went away; cleanup
+ * (http_upstream_stop.c): the request's pool goes (a pool cleanup). */
 void rx_http_upstream_run(rx_http_upstream_t *u);
 void rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc);
 void rx_http_upstream_abort(rx_http_request_t *r);

@@ -92,7 +92,7 @@ turn_end(rx_posted_t *p)
         us->ndeferred--;
         u->dnext = NULL;
         u->deferred = 0;
-        rx_http_upstream_connect_now(u);
+        u->deferred_connect(u);
     }
     while (us->nidle > us->keepalive && (uc = us->idle_tail) != NULL
            && uc->c->state == RX_CONN_ACTIVE) {
@@ -109,7 +109,8 @@ post_turn_end(rx_http_upstream_srv_conf_t *us)
 }
 
 bool
-rx_http_upstream_keepalive_defer(rx_http_upstream_t *u)
+rx_http_upstream_keepalive_defer(rx_http_upstream_t *u,
+    void (*connect)(rx_http_upstream_t *u))
 {
     rx_http_upstream_srv_conf_t *us = u->us;
 
@@ -119,6 +120,7 @@ rx_http_upstream_keepalive_defer(rx_http_upstream_t *u)
         return false;
     }
     u->deferred = 1;
+    u->deferred_connect = connect;
     u->dnext = NULL;
     if (us->dtail) us->dtail->dnext = u; else us->dhead = u;
     us->dtail = u;

@@ -2,8 +2,7 @@
  * http_upstream_try.c: one try of an exchange, from the engine's side: its
  * phase (and the log's "while ..." that goes with it), its record for the
  * $upstream_* variables, the reset that starts a try afresh, and its end:
- * the connection dropped, the peer released (and the exchange stopped when
- * the client goes or the request's pool does). Every file of the exchange
+ * the connection dropped, the peer released. Every file of the exchange
  * (http_upstream.c, _body.c, _tunnel.c, _ssl.c, _queue.c) goes through
  * these; they call nothing of http_upstream.c's state machine back.
  */
@@ -170,31 +169,4 @@ rx_http_upstream_finalize(rx_http_upstream_t *u, rx_int_t rc)
         return;
     }
     rx_http_finalize_request(r, rc);
-}
-
-/* The client went away: the exchange stops (its memory stays until the
- * request's pool goes). */
-void
-rx_http_upstream_abort(rx_http_request_t *r)
-{
-    rx_http_upstream_t *u = r->upstream;
-
-    if (u == NULL) {
-        return;
-    }
-    rx_http_upstream_queue_remove(u);
-    rx_http_upstream_lookup_cancel(u);
-    rx_http_upstream_end(u);
-    r->tunnel_read = NULL;
-}
-
-/* The request's pool is destroyed: nothing in flight reads its memory. */
-void
-rx_http_upstream_cleanup(void *data)
-{
-    rx_http_upstream_t *u = data;
-
-    rx_http_upstream_abort(u->r);
-    rx_http_upstream_tunnel_free(u);
-    rx_http_upstream_free_body(u);
 }
