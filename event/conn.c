@@ -634,25 +634,37 @@ sent_direct_report(rx_posted_t *p)
  * find and report. TLS, the PROXY protocol reader and the epoll backend
  * keep the transport's send.
  */
+size_t
+rx_conn_send_inline(rx_conn_t *c, const struct iovec *iov, int niov,
+    int flags)
+{
+    struct msghdr msg;
+    ssize_t       n;
+
+    if (c->transport != &rx_plain_transport || c->sending) {
+        return 0;
+    }
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_iov = (struct iovec *) iov;
+    msg.msg_iovlen = (size_t) niov;
+    n = sendmsg(c->fd, &msg, flags | MSG_DONTWAIT | MSG_NOSIGNAL);
+    return n > 0 ? (size_t) n : 0;
+}
+
 void
 rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov)
 {
-    struct msghdr msg;
-    size_t        total = 0;
-    ssize_t       n;
-    int           i;
+    size_t  total = 0;
+    ssize_t n;
+    int     i;
 
     for (i = 0; i < niov; i++) {
         total += iov[i].iov_len;
     }
-    if (c->transport != &rx_plain_transport || c->pp_read || rx_ring_epoll
-        || c->sending || total == 0 || total > INT32_MAX) {
+    if (c->pp_read || rx_ring_epoll || total == 0 || total > INT32_MAX) {
         goto send;
     }
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = iov;
-    msg.msg_iovlen = (size_t) niov;
-    n = sendmsg(c->fd, &msg, MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+    n = (ssize_t) rx_conn_send_inline(c, iov, niov, MSG_MORE);
     if (n == (ssize_t) total) {
         (void) shutdown(c->fd, SHUT_WR);
         c->sent_direct = (uint32_t) n;

@@ -247,6 +247,12 @@ void rx_conn_send_iov(rx_conn_t *c, const struct iovec *iov, int niov);
  * never from inside this call. iov (the caller's, valid until on_sent)
  * may be advanced past what was sent directly. */
 void rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov);
+/* Offers iov to a plain connection's socket on the worker's thread
+ * (sendmsg, MSG_DONTWAIT, plus flags): the bytes it took; 0 when it took
+ * none or the connection is not a plain one free to send. Errors are left
+ * to the ring's send that follows, which reports them. */
+size_t rx_conn_send_inline(rx_conn_t *c, const struct iovec *iov, int niov,
+    int flags);
 
 /* accept.c */
 rx_int_t rx_accept_init(rx_worker_t *w);

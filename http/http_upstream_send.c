@@ -15,7 +15,6 @@
  * waited for) are saved. What the socket does not take at once, and any
  * error, goes to the ring's send as before, which reports it.
  */
-#include <sys/socket.h>
 #include "http.h"
 #include "http_upstream.h"
 #include "http_upstream_int.h"
@@ -85,22 +84,11 @@ from_file(rx_http_upstream_t *u, const rx_buf_t *b, int64_t off)
 static size_t
 send_inline(rx_http_upstream_t *u, rx_conn_t *c, int n)
 {
-    struct msghdr msg;
-    ssize_t       k;
+    size_t k = rx_conn_send_inline(c, u->iov, n, 0);
 
-    if (c->transport != &rx_plain_transport || c->sending) {
-        return 0;
-    }
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_iov = u->iov;
-    msg.msg_iovlen = (size_t) n;
-    k = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (k <= 0) {
-        return 0;
-    }
-    u->state->bytes_sent += k;
-    u->sent += k;
-    return (size_t) k;
+    u->state->bytes_sent += (int64_t) k;
+    u->sent += (int64_t) k;
+    return k;
 }
 
 /* Sends what is left of the request, from offset u->sent (the chain is
