@@ -68,6 +68,7 @@ tls_cleanup(void *data)
     rx_tls_conn_t *t = data;
 
     rx_post_cancel(&t->posted);
+    rx_post_cancel(&t->sent_posted);
     if (t->handshaked) {
         /* closed without close_notify (keepalive timeout, Connection:
          * close): the session stays resumable, as after a clean shutdown.
@@ -81,6 +82,7 @@ tls_cleanup(void *data)
 }
 
 static void posted_handler(rx_posted_t *p);
+static void sent_posted_handler(rx_posted_t *p);
 
 static void
 set_action(rx_tls_conn_t *t, bool handshaking)
@@ -127,6 +129,8 @@ tls_start(rx_conn_t *c, SSL_CTX *ctx, bool server)
     t->server = server;
     t->posted.handler = posted_handler;
     t->posted.data = t;
+    t->sent_posted.handler = sent_posted_handler;
+    t->sent_posted.data = t;
     c->tls = t;
     c->transport = &rx_tls_transport;
     set_action(t, true);
@@ -335,8 +339,10 @@ tls_encrypt(rx_tls_conn_t *t)
         if (len == 0) {
             continue;
         }
+        t->more = t->app_i < t->app_niov;
         ERR_clear_error();
         rc = SSL_write(t->ssl, src, (int) len);
+        t->more = false;
         if (rc <= 0) {
             rx_tls_fail_log(t, RX_LOG_INFO, true, "SSL_write() failed");
             return false;
@@ -377,6 +383,12 @@ tls_write_step(rx_tls_conn_t *t)
         return;
     }
     if (t->app_i == t->app_niov && t->out_len == 0 && !t->in_flight) {
+        if (t->in_send) {
+            /* it all went at once (rx_tls_send_direct): the protocol
+             * hears it from the end of the turn, not inside its send */
+            rx_post(&t->sent_posted);
+            return;
+        }
         /* an idle connection holds no output buffers (keepalive memory) */
         rx_tls_out_put(&t->out, &t->out_cap);
         rx_tls_out_put(&t->flight, &t->flight_cap);
@@ -400,7 +412,19 @@ tls_send(rx_conn_t *c, const struct iovec *iov, int niov)
     t->app_total = 0;
     t->app_pending = true;
     c->sending = true;
+    t->in_send = true;
     tls_write_step(t);
+    t->in_send = false;
+}
+
+static void
+sent_posted_handler(rx_posted_t *p)
+{
+    rx_tls_conn_t *t = p->data;
+
+    if (t->c->state == RX_CONN_ACTIVE && t->c->tls == t && t->app_pending) {
+        tls_write_step(t);
+    }
 }
 
 static void

@@ -18,6 +18,8 @@ struct rx_tls_conn_s {
     SSL                 *ssl;
     rx_conn_t           *c;
     rx_posted_t          posted;        /* deliver what waits inside */
+    rx_posted_t          sent_posted;   /* a send that went at once is
+                                           reported from here */
 
     /* ciphertext received: lent for one call, then what is kept */
     const char          *lent;
@@ -44,6 +46,8 @@ struct rx_tls_conn_s {
     size_t               app_off;
     size_t               app_total;
     bool                 app_pending;
+    bool                 in_send;       /* inside the protocol's send */
+    bool                 more;          /* more of it is encrypted next */
 
     unsigned             server:1;
     unsigned             detect_plain:1;
@@ -83,6 +87,11 @@ void rx_tls_release_kept(rx_tls_conn_t *t);
 /* Gives an output buffer back (to the worker's spares when it has the
  * usual size) and clears *buf and *cap. */
 void rx_tls_out_put(char **buf, size_t *cap);
+
+/* Sends len bytes of ciphertext at once from where OpenSSL wrote them
+ * (a non-blocking send on the worker's thread), when nothing is queued
+ * before them; the bytes the socket took (0: none). */
+size_t rx_tls_send_direct(rx_tls_conn_t *t, const char *data, size_t len);
 
 /* Sends t->out now with a non-blocking send (before kTLS takes over, or a
  * close_notify); what the socket does not take stays in t->out. true when

@@ -931,6 +931,9 @@ sub rss_kb {
 
 my $strace_runs = 0;
 
+# The system calls a process made while $code ran (strace attached first,
+# curl $url telling when): $code's result, the count of each call by name
+# and strace's text (its flags, sizes and results).
 sub syscalls_during {
     my ($self, $pid, $url, $code) = @_;
     my $out = $self->prefix . '/strace.' . ++$strace_runs . '.out';
@@ -946,7 +949,7 @@ sub syscalls_during {
     waitpid $kid, 0;
     my ($text, %calls) = ($self->read_file($out) // '');
     $calls{$1}++ while $text =~ /^(\w+)\(/mg;
-    return ($got, \%calls);
+    return ($got, \%calls, $text);
 }
 
 # The nice value of a process (field 19 of /proc/PID/stat).
