@@ -4,10 +4,11 @@
  *
  * OpenSSL reads and writes through a BIO of ours that never touches the
  * socket: ciphertext the ring received is lent to it for the length of a
- * call (what it does not take is kept), and what it writes is appended to
- * an output buffer that the ring sends. Two output buffers take turns:
- * one is with the kernel (the "flight"), the other collects, so nothing
- * moves under a send in flight. A protocol's send is gathered into
+ * call (what it does not take is kept), and what it writes goes to the
+ * socket at once when nothing waits before it (tls_bio.c,
+ * rx_tls_send_direct), else is appended to an output buffer that the ring
+ * sends. Two output buffers take turns: one is with the kernel (the
+ * "flight"), the other collects, so nothing moves under a send in flight. A protocol's send is gathered into
  * records of up to 16 KiB, encrypted a bounded amount at a time (memory
  * stays bounded whatever the protocol sends), and reported done once the
  * kernel took the last byte of its ciphertext.

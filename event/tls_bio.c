@@ -4,9 +4,10 @@
  * write keys to the kernel, the control records OpenSSL still writes, and
  * the probe for the "tls" ULP.
  *
- * The BIO never touches the socket, except to hand over to kTLS: what it
- * reads is ciphertext the ring received (lent for one call, then kept),
- * what it writes is appended to t->out for event/tls.c to send.
+ * What the BIO reads is ciphertext the ring received (lent for one call,
+ * then kept); what it writes goes to the socket at once when nothing is
+ * queued before it (rx_tls_send_direct), else is appended to t->out for
+ * event/tls.c to send; and it hands over to kTLS.
  */
 #include "event.h"
 #include "tls_conn.h"
