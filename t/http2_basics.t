@@ -139,5 +139,7 @@ is $req[-1]{body}, 'ABCDEFGHIJ', 'a small body: its bytes, in order';
 $t->stop;
 my @log = split /\n/, $t->read_file('logs/access.log') // '';
 ok scalar(grep { $_ eq 'GET /ret HTTP/2.0|200|17|h2c|HTTP/2.0' } @log), 'access log: $request says HTTP/2.0';
-ok scalar(grep { m{^GET /big.bin HTTP/2.0\|200\|300000\|h2\|} } @log), 'access log: a TLS stream and its body bytes';
+ok(scalar(grep { m{^GET /big.bin HTTP/2.0\|200\|300000\|h2\|} } @log), 'access log: a TLS stream and its body bytes')
+    or diag(join("\n", grep({ m{/big\.bin} } @log),
+                 grep({ /\[(?:alert|crit|error|warn)\]/ } split(/\n/, $t->read_file('logs/error.log') // ''))));
 done_testing;

@@ -12,6 +12,9 @@ measured 1 s after the last one opened. Modes:
              one GET each (answered), all held
   fresh      one at a time, connections that send nothing
   keepalive  one at a time, each after one GET (answered before the next)
+  h2         one at a time over TLS with ALPN h2 (python3-h2: Debian's
+             /usr/bin/python3), each after one GET on stream 1 (answered),
+             its window update sent: an idle HTTP/2 connection (#20)
 While they are held a GET on a new connection must be answered (the check),
 and after 2 s more the connections the server closed are counted. The last
 line is "IDLEJSON {...}" for benchlib.py record-idle. The server needs
@@ -111,11 +114,52 @@ def open_sequential(port, count, req):
     return socks, failed
 
 
+def open_h2(port, count, path):
+    """HTTP/2 over TLS, one connection at a time, one GET each."""
+    import ssl
+    import h2.config
+    import h2.connection
+    import h2.events
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["h2"])
+    socks, failed = [], 0
+    for _ in range(count):
+        try:
+            s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5),
+                                server_hostname="localhost")
+            if s.selected_alpn_protocol() != "h2":
+                raise OSError("no h2 by ALPN")
+            c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+            c.initiate_connection()
+            c.send_headers(1, [(":method", "GET"), (":path", path), (":scheme", "https"),
+                               (":authority", "localhost")], end_stream=True)
+            s.sendall(c.data_to_send())
+            done = False
+            while not done:
+                d = s.recv(65536)
+                if not d:
+                    raise OSError("closed before the answer")
+                for ev in c.receive_data(d):
+                    if isinstance(ev, h2.events.DataReceived):
+                        c.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                    if isinstance(ev, h2.events.StreamEnded):
+                        done = True
+                out = c.data_to_send()
+                if out:
+                    s.sendall(out)
+            socks.append(s)
+        except (OSError, ssl.SSLError):
+            failed += 1
+    return socks, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--pid", type=int, required=True, help="the server's master")
-    ap.add_argument("--mode", choices=("batched", "fresh", "keepalive"), default="batched")
+    ap.add_argument("--mode", choices=("batched", "fresh", "keepalive", "h2"), default="batched")
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--path", default="/small.txt")
     a = ap.parse_args()
@@ -128,6 +172,8 @@ def main():
     t0 = time.monotonic()
     if a.mode == "batched":
         socks, failed = open_batched(a.port, a.count, req)
+    elif a.mode == "h2":
+        socks, failed = open_h2(a.port, a.count, a.path)
     else:
         socks, failed = open_sequential(a.port, a.count, req if a.mode == "keepalive" else None)
     t_open = time.monotonic() - t0
@@ -135,7 +181,7 @@ def main():
     rss1, pss1, _ = mem(a.pid)
     t1 = time.monotonic()
     try:  # the server must still answer while the connections are held
-        st, _, _ = http_get(a.port, a.path, timeout=5)
+        st, _, _ = http_get(a.port, a.path, timeout=5, tls=a.mode == "h2")
         check = {"status": st, "ms": round((time.monotonic() - t1) * 1000, 2)}
     except OSError as e:
         check = {"status": 0, "error": str(e)}
