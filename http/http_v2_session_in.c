@@ -6,6 +6,7 @@
  * the header block being collected and a frame's fixed fields (ibuf).
  */
 #include <string.h>
+#include <stdio.h>
 #include "http_v2_session_int.h"
 
 static void frame_begin(rx_h2_session_t *s);
@@ -80,7 +81,7 @@ block_add(rx_h2_session_t *s, const uint8_t *p, uint32_t n)
     }
     if (s->block_len + n > s->block_size) {
         size = RX_H2_MIN(s->conf.max_header_block,
-                   RX_H2_MAX(RX_H2_MAX(2 * s->block_size, s->block_len + n), 1024u));
+                   RX_H2_MAX(RX_H2_MAX(2 * s->block_size, s->block_len + n), 512u));
         b = rx_h2_alloc(s, size);
         if (b == NULL) {
             return;
@@ -221,13 +222,7 @@ stream_open(rx_h2_session_t *s, int32_t id)
     if (s->nstreams >= s->conf.max_concurrent_streams
         || ((s->goaway_pending || s->goaway_sent) && id > s->goaway_last)) {
         code = RX_H2_REFUSED_STREAM;
-    } else if (s->cb.begin_headers) {
-        code = s->cb.begin_headers(s, id, s->ud);
-    }
-    if (code) {
-        s->block_flags |= RX_H2_BLOCK_REFUSED;
-        rx_h2_reset_stream(s, id, code);
-        return;
+        goto refused;
     }
     st = rx_h2_alloc(s, sizeof(*st));
     if (st == NULL) {
@@ -241,7 +236,20 @@ stream_open(rx_h2_session_t *s, int32_t id)
     st->next = s->streams;
     s->streams = st;
     s->nstreams++;
+    /* the caller may set the stream's user data in it: the stream exists */
+    code = s->cb.begin_headers ? s->cb.begin_headers(s, id, s->ud) : 0;
+    if (code) {
+        s->streams = st->next;           /* still the first */
+        s->nstreams--;
+        rx_h2_free(s, st, sizeof(*st));
+        goto refused;
+    }
     s->last_proc = id;
+    return;
+
+refused:
+    s->block_flags |= RX_H2_BLOCK_REFUSED;
+    rx_h2_reset_stream(s, id, code);
 }
 
 static void
@@ -273,8 +281,13 @@ headers_begin(rx_h2_session_t *s)
                          "sent trailers without END_STREAM");
         }
     } else if (hd->stream_id <= s->max_id) {
-        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent HEADERS frame with incorrect identifier");
+        static char why[96];
+
+        /* nginx's words, with both ids */
+        snprintf(why, sizeof(why), "sent HEADERS frame with incorrect "
+                 "identifier %d, the last was %d", (int) hd->stream_id,
+                 (int) s->max_id);
+        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, why);
         return;
     } else {
         stream_open(s, hd->stream_id);
@@ -489,6 +502,12 @@ settings_acked(rx_h2_session_t *s)
         st->recv_window = (int32_t) (st->recv_window + delta);
     }
     s->local_iws = s->conf.initial_window_size;
+    /* a smaller window: what was consumed under the default may now be
+     * due a WINDOW_UPDATE, and no more DATA may come to trigger it (the
+     * client's window went negative with our SETTINGS) */
+    for (st = s->streams; st; st = st->next) {
+        rx_h2_stream_consume(s, st, 0);
+    }
 }
 
 static void

@@ -100,6 +100,7 @@ rx_http_v2_stream_create(rx_http_v2_conn_t *h2, int32_t id)
     }
     st->h2 = h2;
     st->id = id;
+    st->content_length = -1;
     st->sent_post.handler = sent_posted;
     st->sent_post.data = st;
     st->next = h2->streams;
@@ -141,33 +142,23 @@ rx_http_v2_stream_free(rx_http_v2_stream_t *st)
 }
 
 /* Pseudo-header fields are kept in st->head ahead of a NUL: ":method",
- * ":path", ":authority" each once, as "name\0value\0" */
+ * ":path", ":authority" each once, as "name\0value\0" (http_v2_fields.c
+ * checked the field and counted its bytes) */
 int
 rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     size_t namelen, const uint8_t *value, size_t valuelen)
 {
-    rx_http_core_srv_conf_t *cscf = st->h2->hc->default_server;
-    size_t                   limit = cscf->large_client_header_buffers_size
-                                     * (size_t) cscf->large_client_header_buffers_num;
     const char              *n = (const char *) name;
     rx_int_t                 rc = RX_OK;
     char                    *p;
 
-    /* HPACK bombs: what the fields decode to is bounded as an HTTP/1.1
-     * header is, by large_client_header_buffers */
-    st->header_bytes += namelen + valuelen + 4;
-    if (st->header_bytes > limit) {
-        rx_http_log_error_action(st->h2->hc, RX_LOG_INFO, 0, NULL,
-            "client sent too large header in HTTP/2 stream %d", (int) st->id);
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    }
     if (n[0] == ':') {
         if (namelen == 6 && memcmp(n, ":scheme", 6) == 0) {
             return 0;
         }
         if (reserve(&st->head, st->head_len, &st->head_size,
                     namelen + valuelen + 2) != RX_OK) {
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            return -1;
         }
         p = put(st->head + st->head_len, n, namelen);
         *p++ = '\0';
@@ -183,7 +174,7 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
         }
         rc |= append(&st->cookie, &st->cookie_len, &st->cookie_size, value,
                      valuelen);
-        return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        return rc == RX_OK ? 0 : -1;
     }
     /* 100-continue is HTTP/1.1's: a stream's body just follows */
     if (namelen == 6 && memcmp(n, "expect", 6) == 0) {
@@ -200,7 +191,7 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     }
     rc = append_line(&st->fields, &st->fields_len, &st->fields_size, n,
                      namelen, value, valuelen);
-    return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    return rc == RX_OK ? 0 : -1;
 }
 
 /* The value of a pseudo-header field kept in st->head, or NULL. */
@@ -314,8 +305,8 @@ rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
     size_t      len = 0;
 
     if (method == NULL || path == NULL || stream_connection(st) == NULL) {
-        nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE, st->id,
-            method && path ? NGHTTP2_REFUSED_STREAM : NGHTTP2_PROTOCOL_ERROR);
+        rx_h2_submit_rst_stream(st->h2->session, st->id,
+            method && path ? RX_H2_REFUSED_STREAM : RX_H2_PROTOCOL_ERROR);
         return;
     }
     st->chunked = !end_stream && !st->has_length;
@@ -344,7 +335,7 @@ rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
         return;
     }
     if (st->vc->want_read) {
-        nghttp2_session_consume(st->h2->session, st->id, len);
+        rx_h2_session_consume(st->h2->session, st->id, len);
     } else {
         st->unconsumed += len;           /* opened when reading resumes */
     }
@@ -369,7 +360,7 @@ rx_http_v2_stream_end(rx_http_v2_stream_t *st)
     }
 }
 
-/* nghttp2 is done with the stream: a request still running was reset
+/* The session is done with the stream: a request still running was reset
  * by the client (or ended by an error) and ends as for a client that
  * closed. */
 void
@@ -382,7 +373,7 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
         rx_http_v2_stream_free(st);
         return;
     }
-    if (st->end_sent && error == NGHTTP2_NO_ERROR && !st->client_reset) {
+    if (st->end_sent && error == RX_H2_NO_ERROR && !st->client_reset) {
         /* the response's last DATA frame ended the stream, as the
          * request's END_STREAM had: the request ends as usual, once it
          * hears its send went (sent_posted); closed() frees st */
@@ -390,16 +381,16 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
     }
     hc = st->vc->data;
     if (hc && hc->r && !hc->r->logged) {
-        if (st->client_reset || error == NGHTTP2_NO_ERROR) {
+        if (st->client_reset || error == RX_H2_NO_ERROR) {
             rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "client %s "
-                "HTTP/2 stream %d (error %u)", error == NGHTTP2_NO_ERROR
+                "HTTP/2 stream %d (error %u)", error == RX_H2_NO_ERROR
                 ? "closed" : "reset", (int) st->id, (unsigned) error);
         } else {
-            /* nghttp2 reset it: the request broke a rule (content-length
-             * against its DATA, a window overflow) */
+            /* reset for a rule the request broke (content-length against
+             * its DATA, a window overflow) */
             rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "HTTP/2 stream "
                 "%d reset with %s: the client broke HTTP/2's rules", (int) st->id,
-                nghttp2_http2_strerror(error));
+                rx_h2_error_name(error));
         }
     }
     rx_conn_close(st->vc);               /* closed() frees st */
@@ -426,7 +417,7 @@ st_start_read(rx_conn_t *c)
 
     c->want_read = true;
     if (st->unconsumed && !st->closed) {
-        nghttp2_session_consume(st->h2->session, st->id, st->unconsumed);
+        rx_h2_session_consume(st->h2->session, st->id, st->unconsumed);
         st->unconsumed = 0;
         rx_http_v2_schedule_send(st->h2);
     }
@@ -489,7 +480,7 @@ st_send(rx_conn_t *c, const struct iovec *iov, int niov)
     }
     if (st->deferred && !st->closed) {
         st->deferred = false;
-        nghttp2_session_resume_data(st->h2->session, st->id);
+        rx_h2_session_resume_data(st->h2->session, st->id);
     }
     rx_http_v2_schedule_send(st->h2);
 }
@@ -511,45 +502,13 @@ sent_posted(rx_posted_t *p)
     vc->ops->on_sent(vc, (ssize_t) total);
 }
 
-/* The response's bytes of a DATA frame: nghttp2 is told how many (with
- * NO_COPY), and http_v2.c's send_data callback copies them with the
- * frame's header straight into the connection's send buffer
- * (rx_http_v2_stream_take), one copy instead of two. */
-static ssize_t
-read_data(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
-    uint32_t *flags, nghttp2_data_source *source, void *ud)
-{
-    rx_http_v2_stream_t *st = source->ptr;
-
-    (void) s; (void) id; (void) buf; (void) ud;
-    length = rx_min(rx_min(length, st->chunk_size), st->iov_left);
-    if (length) {
-        *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-        /* the response's last bytes end the stream with them, when the
-         * request's side is closed too (its body all came: nothing the
-         * request may still wait for is cut off by the stream's close) */
-        if (st->last_send && length == st->iov_left && st->req_ended) {
-            *flags |= NGHTTP2_DATA_FLAG_EOF;
-            st->end_sent = true;
-        }
-        return (ssize_t) length;
-    }
-    if (st->eof) {
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
-        return 0;
-    }
-    st->deferred = true;
-    return NGHTTP2_ERR_DEFERRED;
-}
-
-bool
-rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
+/* Copies length bytes of the send in progress to dst; the request hears
+ * that its send went (from the end of the loop turn) once all of it was
+ * taken. */
+static void
+take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
 {
     size_t copied = 0;
-
-    if (st->iov_left < length) {
-        return false;                    /* the request's buffers went */
-    }
 
     while (st->iov_index < st->niov && copied < length) {
         const struct iovec *v = &st->iov[st->iov_index];
@@ -569,26 +528,73 @@ rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
         st->niov = 0;
         rx_post(&st->sent_post);
     }
-    return true;
+}
+
+/* The session's data_source: a DATA frame's payload, copied once from
+ * the request's buffers straight into the connection's send buffer. The
+ * response's last bytes end the stream with them when the request's side
+ * is closed too (its body all came: nothing the request may still wait
+ * for is cut off by the stream's close). */
+ssize_t
+rx_http_v2_stream_source(rx_h2_session_t *s, int32_t id, void *sud,
+    uint8_t *dst, size_t max, bool *eof, void *ud)
+{
+    rx_http_v2_stream_t *st = sud;
+    size_t               length;
+
+    (void) s; (void) id; (void) ud;
+    if (st == NULL) {
+        return RX_H2_SOURCE_ERR;         /* its request went */
+    }
+    length = rx_min(rx_min(max, st->chunk_size), st->iov_left);
+    if (length) {
+        if (st->last_send && length == st->iov_left && st->req_ended) {
+            *eof = true;
+            st->end_sent = true;
+        }
+        take(st, dst, length);
+        return (ssize_t) length;
+    }
+    if (st->eof) {
+        *eof = true;
+        return 0;
+    }
+    st->deferred = true;
+    return RX_H2_DEFERRED;
 }
 
 /* ---- the framing: the response header, the end of the request --------- */
 
-/* HEADERS (and the data provider of the body that follows) submitted. */
+/* HEADERS (and the DATA of the body that follows) submitted: the fields
+ * encoded (HPACK, without indexing) into one block of the request's pool. */
 rx_int_t
-rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
+rx_http_v2_stream_submit(rx_http_request_t *r, rx_http_v2_nv_t *nva, size_t n)
 {
-    rx_http_v2_stream_t   *st = r->hc->framing_data;
-    nghttp2_data_provider  prd;
-    size_t                 i, size = 0;
+    rx_http_v2_stream_t *st = r->hc->framing_data;
+    rx_h2_session_t     *s = st->h2->session;
+    size_t               i, size = 0, bound = 8;
+    u_char              *block, *p, *q;
 
     for (i = 0; i < n; i++) {
         size += nva[i].namelen + nva[i].valuelen + 4;
+        bound += rx_hpack_encode_bound(nva[i].namelen, nva[i].valuelen);
     }
     r->header_size = (int64_t) size;
     r->bytes_sent += (int64_t) size;
-    prd.source.ptr = st;
-    prd.read_callback = read_data;
+    block = rx_pnalloc(r->pool, bound);
+    if (block == NULL) {
+        return RX_ERROR;
+    }
+    p = rx_hpack_encode_status(block, r->headers_out.status
+                                      ? r->headers_out.status : RX_HTTP_OK);
+    for (i = 1; p && i < n; i++) {       /* nva[0] is :status */
+        q = rx_hpack_encode_field(p, nva[i].name, nva[i].namelen,
+                                  nva[i].value, nva[i].valuelen);
+        p = q ? q : p;                   /* a field with CR, LF, NUL: not sent */
+    }
+    if (p == NULL) {
+        return RX_ERROR;
+    }
     st->chunk_size = ((rx_http_v2_loc_conf_t *) rx_http_get_module_loc_conf(r,
                          rx_http_v2_module))->chunk_size;
     st->responded = true;
@@ -596,8 +602,9 @@ rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
     /* a HEADERS without a body ends the stream: the request ends as
      * usual, not as one whose client closed (see end_sent) */
     st->end_sent = r->header_only && st->req_ended;
-    if (nghttp2_submit_response(st->h2->session, st->id, nva, n,
-                                r->header_only ? NULL : &prd) != 0) {
+    if (rx_h2_submit_headers(s, st->id, block, (size_t) (p - block),
+                             r->header_only) != 0
+        || (!r->header_only && rx_h2_submit_data(s, st->id) != 0)) {
         return RX_ERROR;
     }
     rx_http_v2_schedule_send(st->h2);
@@ -638,11 +645,10 @@ closed(rx_http_connection_t *hc)
     }
     if (!st->eof) {
         /* the response cannot be finished: the client learns it */
-        nghttp2_submit_rst_stream(h2->session, NGHTTP2_FLAG_NONE, st->id,
-                                  NGHTTP2_INTERNAL_ERROR);
+        rx_h2_submit_rst_stream(h2->session, st->id, RX_H2_INTERNAL_ERROR);
     } else if (st->with_body && st->deferred) {
         st->deferred = false;
-        nghttp2_session_resume_data(h2->session, st->id);
+        rx_h2_session_resume_data(h2->session, st->id);
     }
     rx_http_v2_schedule_send(h2);
 }
