@@ -7,9 +7,10 @@
  *
  * With arguments it is the helper of t/hpack_interop.t: "interop LIMIT
  * MAXFIELD" reads lines from stdin, "d HEX" decodes a block on one decoder
- * (prints "rc N" then "f NAMEHEX VALUEHEX NEVER" per field and "t SIZE"),
- * "e NAMEHEX VALUEHEX" encodes one field ("status N" a status) and prints
- * the block's hex.
+ * (prints "f xNAMEHEX xVALUEHEX NEVER" per field, then "rc N" and
+ * "t SIZE"),
+ * "e NAMEHEX VALUEHEX" encodes one field, "s N" a status, and prints
+ * "b xHEX" (the block), or "b x NULL" when the encoder refused.
  */
 #include "core.h"
 #include "tap.h"
@@ -495,11 +496,11 @@ print_field(void *data, const u_char *name, size_t namelen,
 {
     size_t  i;
 
-    printf("f ");
+    printf("f x");
     for (i = 0; i < namelen; i++) {
         printf("%02x", name[i]);
     }
-    printf(" ");
+    printf(" x");
     for (i = 0; i < valuelen; i++) {
         printf("%02x", value[i]);
     }
@@ -517,6 +518,10 @@ interop(size_t limit, size_t max_field)
     size_t          an, bn, i;
     char           *sp;
 
+    if (rx_hpack_scratch_size(max_field) > sizeof(scratch)) {
+        fprintf(stderr, "max_field %zu: scratch too small\n", max_field);
+        return 1;
+    }
     rx_hpack_dec_init(&d, limit, max_field, scratch);
     while (fgets(line, sizeof(line), stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
@@ -524,18 +529,21 @@ interop(size_t limit, size_t max_field)
             an = unhex(a, line + 2);
             i = (size_t) rx_hpack_decode(&d, a, an, print_field, NULL);
             printf("rc %d\nt %u\n", (int) i, d.size);
-        } else if (line[0] == 'e' && (sp = strchr(line + 2, ' ')) != NULL) {
-            *sp = '\0';
+        } else if (line[0] == 'e' || line[0] == 's') {
+            sp = strchr(line + 2, ' ');
+            if (sp) {
+                *sp++ = '\0';
+            }
             an = unhex(a, line + 2);
-            bn = unhex(b, sp + 1);
-            p = strncmp(line + 2, "status", 6) == 0
-                ? rx_hpack_encode_status(enc, (rx_uint_t) atoi(sp + 1))
+            bn = sp ? unhex(b, sp) : 0;
+            p = line[0] == 's'
+                ? rx_hpack_encode_status(enc, (rx_uint_t) atoi(line + 2))
                 : rx_hpack_encode_field(enc, (char *) a, an, (char *) b, bn);
-            printf("b ");
+            printf("b x");
             for (i = 0; p && enc + i < p; i++) {
                 printf("%02x", enc[i]);
             }
-            printf("%s\n", p ? "" : "NULL");
+            printf("%s\n", p ? "" : " NULL");
         }
         fflush(stdout);
     }
