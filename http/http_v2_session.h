@@ -80,7 +80,8 @@ typedef struct {
                  void *ud);
     /* Up to max bytes of the stream's response written at dst (a DATA
      * frame's payload); *eof = true with the last ones (END_STREAM).
-     * Returns the bytes, RX_H2_DEFERRED or RX_H2_SOURCE_ERR. */
+     * Returns the bytes, RX_H2_DEFERRED (0 without eof is the same) or
+     * RX_H2_SOURCE_ERR. */
     ssize_t  (*data_source)(rx_h2_session_t *s, int32_t id, void *sud,
                  uint8_t *dst, size_t max, bool *eof, void *ud);
     /* A frame was written into the send buffer (for logs). */
@@ -124,7 +125,8 @@ typedef struct {
 } rx_h2_config_t;
 
 /* A server session: our SETTINGS (and the connection window's
- * WINDOW_UPDATE) are queued. conf and mem may be NULL. NULL on no memory. */
+ * WINDOW_UPDATE) are queued. cb is kept (not copied): it outlives the
+ * session (a static table). conf and mem may be NULL. NULL on no memory. */
 rx_h2_session_t *rx_h2_session_new(const rx_h2_callbacks_t *cb,
     const rx_h2_config_t *conf, const rx_h2_mem_t *mem, void *ud);
 /* Frees the session and its streams (no callbacks). */

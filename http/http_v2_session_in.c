@@ -110,7 +110,7 @@ data_bytes(rx_h2_session_t *s, const uint8_t *p, uint32_t n)
         return;
     }
     s->end_told = last;
-    s->cb.data(s, st->id, st->sud, p, n, last, s->ud);
+    s->cb->data(s, st->id, st->sud, p, n, last, s->ud);
 }
 
 ssize_t
@@ -128,7 +128,7 @@ rx_h2_session_recv(rx_h2_session_t *s, const uint8_t *data, size_t len)
         switch (s->in_state) {
         case RX_H2_IN_PREFACE:
             n = (uint32_t) RX_H2_MIN((size_t) (s->need - s->have), (size_t) (end - p));
-            if (memcmp(p, RX_H2_PREFACE + s->have, n) != 0) {
+            if (memcmp(p, &RX_H2_PREFACE[s->have], n) != 0) {
                 rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
                                  "sent an invalid connection preface");
                 break;
@@ -221,8 +221,8 @@ stream_open(rx_h2_session_t *s, int32_t id)
     if (s->nstreams >= s->conf.max_concurrent_streams
         || ((s->goaway_pending || s->goaway_sent) && id > s->goaway_last)) {
         code = RX_H2_REFUSED_STREAM;
-    } else if (s->cb.begin_headers) {
-        code = s->cb.begin_headers(s, id, s->ud);
+    } else if (s->cb->begin_headers) {
+        code = s->cb->begin_headers(s, id, s->ud);
     }
     if (code) {
         s->block_flags |= RX_H2_BLOCK_REFUSED;
@@ -272,6 +272,9 @@ headers_begin(rx_h2_session_t *s)
             rx_h2_stream_error(s, hd->stream_id, RX_H2_PROTOCOL_ERROR,
                          "sent trailers without END_STREAM");
         }
+    } else if (hd->stream_id <= s->max_id && rx_h2_reset_lately(s, hd->stream_id)) {
+        /* trailers in flight on a stream we reset: decoded, ignored */
+        s->block_flags |= RX_H2_BLOCK_TRAILERS | RX_H2_BLOCK_REFUSED;
     } else if (hd->stream_id <= s->max_id) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
                          "sent HEADERS frame with incorrect identifier");
@@ -508,8 +511,8 @@ rst_stream(rx_h2_session_t *s)
         return;
     }
     st = rx_h2_stream_find(s, id);
-    if (st && s->cb.rst_recv) {
-        s->cb.rst_recv(s, id, st->sud, code, s->ud);
+    if (st && s->cb->rst_recv) {
+        s->cb->rst_recv(s, id, st->sud, code, s->ud);
         st = rx_h2_stream_find(s, id);
     }
     if (st) {
@@ -576,8 +579,8 @@ fill_done(rx_h2_session_t *s)
         break;
     case RX_H2_GOAWAY:
         s->goaway_recv = true;
-        if (s->cb.goaway_recv) {
-            s->cb.goaway_recv(s, (int32_t) (rx_h2_get32(s->ibuf) & 0x7fffffff),
+        if (s->cb->goaway_recv) {
+            s->cb->goaway_recv(s, (int32_t) (rx_h2_get32(s->ibuf) & 0x7fffffff),
                               rx_h2_get32(s->ibuf + 4), s->ud);
         }
         break;
@@ -610,7 +613,7 @@ block_done(rx_h2_session_t *s)
     if (st == NULL) {
         flags |= RX_H2_BLOCK_REFUSED;
     }
-    s->cb.header_block(s, id, st ? st->sud : NULL, s->block, s->block_len,
+    s->cb->header_block(s, id, st ? st->sud : NULL, s->block, s->block_len,
                        flags, s->ud);
     rx_h2_free(s, s->block, s->block_size);
     s->block = NULL;
@@ -631,7 +634,7 @@ data_end(rx_h2_session_t *s)
         return;
     }
     if (!s->end_told) {
-        s->cb.data(s, st->id, st->sud, NULL, 0, true, s->ud);
+        s->cb->data(s, st->id, st->sud, NULL, 0, true, s->ud);
         st = rx_h2_stream_find(s, s->hd.stream_id);
     }
     if (st) {
@@ -659,8 +662,8 @@ frame_end(rx_h2_session_t *s)
         if (hd->flags & RX_H2_F_ACK) {
             settings_acked(s);
         } else if (rx_h2_ctrl_push(s, RX_H2_SETTINGS, 0, 0, NULL)
-                   && s->cb.settings) {
-            s->cb.settings(s, &s->remote, s->ud);
+                   && s->cb->settings) {
+            s->cb->settings(s, &s->remote, s->ud);
         }
         break;
     default:

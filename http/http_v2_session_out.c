@@ -163,9 +163,9 @@ sent(rx_h2_session_t *s, const uint8_t *frame)
 {
     rx_h2_frame_hd_t hd;
 
-    if (s->cb.frame_sent) {
+    if (s->cb->frame_sent) {
         rx_h2_frame_hd_read(&hd, frame);
-        s->cb.frame_sent(s, hd.type, hd.flags, hd.stream_id, s->ud);
+        s->cb->frame_sent(s, hd.type, hd.flags, hd.stream_id, s->ud);
     }
 }
 
@@ -329,7 +329,7 @@ write_data_frame(rx_h2_session_t *s, rx_h2_stream_t *st, uint8_t *p,
 {
     int32_t id = st->id;
     bool    eof = false;
-    ssize_t r = s->cb.data_source(s, id, st->sud, p + RX_H2_FRAME_HDLEN, max,
+    ssize_t r = s->cb->data_source(s, id, st->sud, p + RX_H2_FRAME_HDLEN, max,
                                   &eof, s->ud);
 
     st = rx_h2_stream_find(s, id);     /* the callback may reset it */

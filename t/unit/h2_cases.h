@@ -556,6 +556,30 @@ test_misc(void)
        && h_rst(h, 1) == RX_H2_NO_ERROR,
        "END_STREAM while the client's side is open: then RST_STREAM NO_ERROR");
     ok(strstr(h->log, "C1:0 ") != NULL, "the stream closed");
+    /* the client's body and trailers in flight: ignored, the trailers'
+     * block still decoded (HPACK), the connection stays */
+    h_log(h, "| ");
+    h_frame(h, RX_H2_DATA, 0, 1, zero, 100);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_recv(h);
+    h_out_reset(h);
+    h_send(h);
+    ok(strstr(h->log, "| H1:3:") && strstr(h->log, "etr ") && h->nf == 0
+       && rx_h2_session_want_read(h->s),
+       "DATA and trailers on the stream we reset: ignored, block decoded: %s",
+       h->log);
+    rx_h2_session_del(h->s);
+
+    /* trailers on an open stream end it */
+    h_init(h, NULL);
+    h_hello(h);
+    open1(h);
+    h_frame(h, RX_H2_DATA, 0, 1, "abc", 3);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_recv(h);
+    ok(strstr(h->log, "D1:3:") && strstr(h->log, "et ")
+       && rx_h2_session_remote_closed(h->s, 1) == 1,
+       "trailers: flagged, the client's side closed: %s", h->log);
     rx_h2_session_del(h->s);
 
     /* deferred data, resumed */
