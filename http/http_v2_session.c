@@ -213,7 +213,7 @@ rx_h2_ctrl_push(rx_h2_session_t *s, uint8_t type, int32_t id, uint32_t value,
 
     if (ack && ++s->acks > s->conf.max_queued_acks) {
         rx_h2_conn_error(s, RX_H2_ENHANCE_YOUR_CALM,
-                         "flooded with SETTINGS or PING frames");
+                         "sent SETTINGS or PING frames faster than it read their acknowledgements");
         return false;
     }
     if (s->nctrl == s->ctrl_size && s->ctrl_head > 0) {

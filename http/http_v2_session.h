@@ -89,7 +89,9 @@ typedef struct {
                  int32_t id, void *ud);
     /* The session found an error of the client's: a connection error (id
      * 0; GOAWAY follows unless the callback terminated the session with a
-     * code of its own first) or a stream's (RST_STREAM follows). */
+     * code of its own first) or a stream's (RST_STREAM follows). why
+     * reads after "client " ("sent PUSH_PROMISE frame"), in nginx's
+     * words where nginx has some; a static string. */
     void     (*error)(rx_h2_session_t *s, int32_t id, uint32_t code,
                  const char *why, void *ud);
 } rx_h2_callbacks_t;

@@ -75,7 +75,7 @@ block_add(rx_h2_session_t *s, const uint8_t *p, uint32_t n)
 
     if ((uint64_t) s->block_len + n > s->conf.max_header_block) {
         rx_h2_conn_error(s, RX_H2_ENHANCE_YOUR_CALM,
-                         "sent a header block beyond its bound");
+                         "sent a header block beyond the limit");
         return;
     }
     if (s->block_len + n > s->block_size) {
@@ -172,12 +172,12 @@ data_begin(rx_h2_session_t *s)
     rx_h2_stream_t   *st;
 
     if (hd->stream_id > s->max_id) {
-        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent DATA: stream in idle");
+        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent DATA frame for an idle stream");
         return;
     }
     if (hd->length > (uint32_t) s->recv_window) {
         rx_h2_conn_error(s, RX_H2_FLOW_CONTROL_ERROR,
-                         "sent DATA beyond the connection's window");
+                         "violated connection flow control");
         return;
     }
     s->recv_window -= (int32_t) hd->length;
@@ -186,7 +186,7 @@ data_begin(rx_h2_session_t *s)
         rx_h2_conn_consume(s, hd->length);
         if (!rx_h2_reset_lately(s, hd->stream_id)) {
             rx_h2_stream_error(s, hd->stream_id, RX_H2_STREAM_CLOSED,
-                         "sent DATA on a closed stream");
+                         "sent DATA frame for a closed stream");
         }
         expect(s, RX_H2_IN_SKIP, 0);
         return;
@@ -194,7 +194,7 @@ data_begin(rx_h2_session_t *s)
     if (hd->length > (uint32_t) RX_H2_MAX(st->recv_window, 0)) {
         rx_h2_conn_consume(s, hd->length);
         rx_h2_stream_error(s, hd->stream_id, RX_H2_FLOW_CONTROL_ERROR,
-                     "sent DATA beyond the stream's window");
+                     "violated flow control for a stream");
         expect(s, RX_H2_IN_SKIP, 0);
         return;
     }
@@ -257,7 +257,7 @@ headers_begin(rx_h2_session_t *s)
     s->continuations = 0;
     if ((hd->stream_id & 1) == 0) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent HEADERS with an even stream id");
+                         "sent HEADERS frame with an even identifier");
         return;
     }
     if (st) {
@@ -266,7 +266,7 @@ headers_begin(rx_h2_session_t *s)
         if (st->state == RX_H2_ST_HALF_REMOTE) {
             s->block_flags |= RX_H2_BLOCK_REFUSED;
             rx_h2_stream_error(s, hd->stream_id, RX_H2_STREAM_CLOSED,
-                         "sent HEADERS on a half-closed stream");
+                         "sent HEADERS frame for a half-closed stream");
         } else if (!(hd->flags & RX_H2_F_END_STREAM)) {
             s->block_flags |= RX_H2_BLOCK_REFUSED;
             rx_h2_stream_error(s, hd->stream_id, RX_H2_PROTOCOL_ERROR,
@@ -292,7 +292,7 @@ continuation_begin(rx_h2_session_t *s)
 {
     if (s->block_id == 0 || s->hd.stream_id != s->block_id) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent CONTINUATION without its HEADERS");
+                         "sent unexpected CONTINUATION frame");
         return;
     }
     if (++s->continuations > s->conf.max_continuations) {
@@ -320,7 +320,7 @@ frame_begin(rx_h2_session_t *s)
     if (!s->settings_seen
         && (hd->type != RX_H2_SETTINGS || (hd->flags & RX_H2_F_ACK))) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent no SETTINGS after the preface");
+                         "sent no SETTINGS frame after the preface");
         return;
     }
     code = rx_h2_frame_check(hd, RX_H2_MIN_FRAME_SIZE, &why);
@@ -330,7 +330,7 @@ frame_begin(rx_h2_session_t *s)
     }
     if (s->block_id && hd->type != RX_H2_CONTINUATION) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent a frame inside a header block");
+                         "sent inappropriate frame while CONTINUATION was expected");
         return;
     }
     /* frames that carry nothing and end nothing cost us a frame's work
@@ -358,14 +358,14 @@ frame_begin(rx_h2_session_t *s)
     case RX_H2_SETTINGS:
         if (hd->length / 6 > s->conf.max_settings) {
             rx_h2_conn_error(s, RX_H2_ENHANCE_YOUR_CALM,
-                             "sent too many SETTINGS entries");
+                             "sent too many SETTINGS parameters");
             return;
         }
         s->settings_seen = true;
         expect(s, hd->length ? RX_H2_IN_FILL : RX_H2_IN_SKIP, 6);
         break;
     case RX_H2_PUSH_PROMISE:
-        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent PUSH_PROMISE");
+        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent PUSH_PROMISE frame");
         break;
     default:
         break;                           /* unknown: skipped */
@@ -381,7 +381,7 @@ padding(rx_h2_session_t *s, uint32_t pad)
 {
     if (pad > s->left) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent padding longer than its frame");
+                         "sent padded frame with incorrect length");
         return false;
     }
     s->pad = pad;
@@ -418,7 +418,7 @@ headers_prefix(rx_h2_session_t *s)
             && !(s->block_flags & RX_H2_BLOCK_REFUSED)) {
             s->block_flags |= RX_H2_BLOCK_REFUSED;
             rx_h2_stream_error(s, s->hd.stream_id, RX_H2_PROTOCOL_ERROR,
-                               "sent a stream depending on itself");
+                               "sent HEADERS frame with incorrect dependency");
         }
     }
     expect(s, RX_H2_IN_BODY, 0);
@@ -438,7 +438,7 @@ settings_entry(rx_h2_session_t *s)
     case RX_H2_SET_MAX_HEADER_LIST_SIZE: s->remote.max_header_list_size = v; break;
     case RX_H2_SET_ENABLE_PUSH:
         if (v > 1) {
-            rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent SETTINGS_ENABLE_PUSH > 1");
+            rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent SETTINGS frame with incorrect ENABLE_PUSH value");
             return;
         }
         s->remote.enable_push = v;
@@ -446,7 +446,7 @@ settings_entry(rx_h2_session_t *s)
     case RX_H2_SET_MAX_FRAME_SIZE:
         if (v < RX_H2_MIN_FRAME_SIZE || v > RX_H2_MAX_FRAME_SIZE) {
             rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                             "sent SETTINGS_MAX_FRAME_SIZE out of range");
+                             "sent SETTINGS frame with incorrect MAX_FRAME_SIZE value");
             return;
         }
         s->remote.max_frame_size = v;
@@ -464,7 +464,7 @@ settings_entry(rx_h2_session_t *s)
         }
         if (v > RX_H2_MAX_WINDOW || st) {
             rx_h2_conn_error(s, RX_H2_FLOW_CONTROL_ERROR,
-                             "sent SETTINGS_INITIAL_WINDOW_SIZE beyond 2^31-1");
+                             "sent SETTINGS frame with incorrect INITIAL_WINDOW_SIZE value");
             return;
         }
         s->remote.initial_window_size = v;
@@ -502,7 +502,7 @@ rst_stream(rx_h2_session_t *s)
     rx_h2_stream_t *st;
 
     if (id > s->max_id) {
-        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent RST_STREAM: stream in idle");
+        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent RST_STREAM frame for an idle stream");
         return;
     }
     /* CVE-2023-44487 (Rapid Reset): resets per connection are bounded */
@@ -530,10 +530,10 @@ window_update(rx_h2_session_t *s)
     if (id == 0) {
         if (inc == 0) {
             rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                             "sent WINDOW_UPDATE of 0 on the connection");
+                             "sent WINDOW_UPDATE frame with incorrect window increment 0");
         } else if (s->send_window + inc > RX_H2_MAX_WINDOW) {
             rx_h2_conn_error(s, RX_H2_FLOW_CONTROL_ERROR,
-                             "sent WINDOW_UPDATE beyond 2^31-1 on the connection");
+                             "violated connection flow control: WINDOW_UPDATE beyond 2^31-1");
         } else {
             s->send_window += inc;
         }
@@ -541,7 +541,7 @@ window_update(rx_h2_session_t *s)
     }
     if (id > s->max_id) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent WINDOW_UPDATE: stream in idle");
+                         "sent WINDOW_UPDATE frame for an idle stream");
         return;
     }
     st = rx_h2_stream_find(s, id);
@@ -550,10 +550,10 @@ window_update(rx_h2_session_t *s)
     }
     if (inc == 0) {
         rx_h2_stream_error(s, id, RX_H2_PROTOCOL_ERROR,
-                           "sent WINDOW_UPDATE of 0 on a stream");
+                           "sent WINDOW_UPDATE frame with incorrect window increment 0");
     } else if ((int64_t) st->send_window + inc > RX_H2_MAX_WINDOW) {
         rx_h2_stream_error(s, id, RX_H2_FLOW_CONTROL_ERROR,
-                           "sent WINDOW_UPDATE beyond 2^31-1 on a stream");
+                           "violated flow control for a stream: WINDOW_UPDATE beyond 2^31-1");
     } else {
         st->send_window += (int32_t) inc;
     }
@@ -588,7 +588,7 @@ fill_done(rx_h2_session_t *s)
         /* parsed and ignored (RFC 9113 5.3.2), but for this error */
         if ((rx_h2_get32(s->ibuf) & 0x7fffffff) == (uint32_t) hd->stream_id) {
             rx_h2_stream_error(s, hd->stream_id, RX_H2_PROTOCOL_ERROR,
-                               "sent a stream depending on itself");
+                               "sent PRIORITY frame with incorrect dependency");
         }
         break;
     default:

@@ -641,6 +641,56 @@ test_misc(void)
        "its last stream done: neither reading nor writing");
     rx_h2_session_del(h->s);
 
+    /* the caller maps a connection error to a code of its own */
+    h_init(h, &(rx_h2_config_t) { .max_header_block = 100 });
+    h->override = RX_H2_PROTOCOL_ERROR;
+    h_hello(h);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS, 1, zero, 101);
+    h_recv(h);
+    h_send(h);
+    ok(h_goaway(h) == RX_H2_PROTOCOL_ERROR && strstr(h->log, "X0:11 ")
+       && strcmp(h->why, "sent a header block beyond the limit") == 0,
+       "the error callback's terminate wins (ENHANCE_YOUR_CALM -> PROTOCOL_ERROR)");
+    rx_h2_session_del(h->s);
+    is_int(h->allocs, 0, "everything freed");
+
+    /* no memory: recv says so, GOAWAY INTERNAL_ERROR, nothing leaks */
+    h_init(h, NULL);
+    h_hello(h);
+    h_recv(h);
+    h->fail_after = 2;                  /* the stream, then the block */
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS, 1, block3, 3);
+    ok(h_recv(h) == -1, "no memory: recv returns -1");
+    h->fail_after = 0;
+    h_send(h);
+    ok(h_goaway(h) == RX_H2_INTERNAL_ERROR && !rx_h2_session_want_read(h->s),
+       "no memory: GOAWAY INTERNAL_ERROR, no more reading");
+    rx_h2_session_del(h->s);
+    is_int(h->allocs, 0, "no memory: everything freed");
+
+    /* DATA round-robin: one frame per stream per turn */
+    h_init(h, &(rx_h2_config_t) { .chunk_size = 10 });
+    h_hello(h);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 3, block3, 3);
+    h_recv(h);
+    respond(h, 1, body, 30);
+    respond(h, 3, body, 30);
+    h_out_reset(h);
+    h_send(h);
+    {
+        static const int want[] = { 1, 3, 1, 3, 1, 3 };
+        int k, j = 0, same = 1;
+
+        for (k = 0; k < h->nf; k++) {
+            if (h->f[k].type == RX_H2_DATA) {
+                same &= j < 6 && h->f[k].id == want[j++] && h->f[k].len == 10;
+            }
+        }
+        ok(same && j == 6, "DATA of streams 1 and 3 alternate, 10 bytes each");
+    }
+    rx_h2_session_del(h->s);
+
     /* memory: the header block's buffer goes after each block */
     h_init(h, &(rx_h2_config_t) { .max_header_block = 20000 });
     h_hello(h);
