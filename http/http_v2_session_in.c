@@ -148,6 +148,14 @@ rx_h2_session_recv(rx_h2_session_t *s, const uint8_t *data, size_t len)
             n = (uint32_t) RX_H2_MIN((size_t) (s->left - s->pad), (size_t) (end - p));
             if (s->hd.type == RX_H2_DATA) {
                 data_bytes(s, p, n);
+            } else if (s->hd.type == RX_H2_HEADERS
+                       && (s->hd.flags & RX_H2_F_END_HEADERS)
+                       && s->block_len == 0 && (size_t) (end - p) >= s->left
+                       && n <= s->conf.max_header_block) {
+                /* a whole block in this read (most requests): handed
+                 * over from the caller's bytes, no copy, no buffer */
+                s->zc = p;
+                s->block_len = n;
             } else {
                 block_add(s, p, n);
             }
@@ -613,9 +621,10 @@ block_done(rx_h2_session_t *s)
     if (st == NULL) {
         flags |= RX_H2_BLOCK_REFUSED;
     }
-    s->cb->header_block(s, id, st ? st->sud : NULL, s->block, s->block_len,
-                       flags, s->ud);
+    s->cb->header_block(s, id, st ? st->sud : NULL, s->zc ? s->zc : s->block,
+                       s->block_len, flags, s->ud);
     rx_h2_free(s, s->block, s->block_size);
+    s->zc = NULL;
     s->block = NULL;
     s->block_size = s->block_len = 0;
     if ((flags & (RX_H2_BLOCK_END_STREAM | RX_H2_BLOCK_REFUSED))

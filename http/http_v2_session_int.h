@@ -92,6 +92,8 @@ struct rx_h2_session_s {
     bool               settings_seen;   /* the first frame was SETTINGS */
     bool               settings_acked;  /* the client acked ours */
     uint8_t           *block;     /* the header block being collected */
+    const uint8_t     *zc;        /* ... or the whole of it in the input
+                                     being read (until block_done) */
     uint32_t           block_len, block_size;
     int32_t            block_id;  /* its stream; 0: none expected */
     uint8_t            block_flags;  /* RX_H2_BLOCK_* */

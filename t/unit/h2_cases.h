@@ -540,7 +540,7 @@ test_misc(void)
 {
     h_t     *h = &H;
     uint8_t  body[100];
-    size_t   idle;
+    size_t   idle, n;
 
     memset(body, 'x', sizeof(body));
     /* RST_STREAM NO_ERROR after our END_STREAM while the client sends */
@@ -654,19 +654,23 @@ test_misc(void)
     rx_h2_session_del(h->s);
     is_int(h->allocs, 0, "everything freed");
 
-    /* no memory: recv says so, GOAWAY INTERNAL_ERROR, nothing leaks */
-    h_init(h, NULL);
-    h_hello(h);
-    h_recv(h);
-    h->fail_after = 2;                  /* the stream, then the block */
-    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS, 1, block3, 3);
-    ok(h_recv(h) == -1, "no memory: recv returns -1");
-    h->fail_after = 0;
-    h_send(h);
-    ok(h_goaway(h) == RX_H2_INTERNAL_ERROR && !rx_h2_session_want_read(h->s),
-       "no memory: GOAWAY INTERNAL_ERROR, no more reading");
-    rx_h2_session_del(h->s);
-    is_int(h->allocs, 0, "no memory: everything freed");
+    /* no memory (for the stream; for a block in two frames): recv says
+     * so, GOAWAY INTERNAL_ERROR, nothing leaks */
+    for (n = 1; n <= 2; n++) {
+        h_init(h, NULL);
+        h_hello(h);
+        h_recv(h);
+        h->fail_after = (long) n;
+        h_frame(h, RX_H2_HEADERS, 0, 1, block3, 3);
+        h_frame(h, RX_H2_CONTINUATION, RX_H2_F_END_HEADERS, 1, block3, 3);
+        ok(h_recv(h) == -1, "no memory (%zu): recv returns -1", n);
+        h->fail_after = 0;
+        h_send(h);
+        ok(h_goaway(h) == RX_H2_INTERNAL_ERROR && !rx_h2_session_want_read(h->s),
+           "no memory (%zu): GOAWAY INTERNAL_ERROR, no more reading", n);
+        rx_h2_session_del(h->s);
+        is_int(h->allocs, 0, "no memory (%zu): everything freed", n);
+    }
 
     /* DATA round-robin: one frame per stream per turn */
     h_init(h, &(rx_h2_config_t) { .chunk_size = 10 });
@@ -689,6 +693,26 @@ test_misc(void)
         }
         ok(same && j == 6, "DATA of streams 1 and 3 alternate, 10 bytes each");
     }
+    rx_h2_session_del(h->s);
+
+    /* our SETTINGS' stream window applies once acknowledged: DATA sent
+     * before counts against the default, and the change after */
+    h_init(h, &(rx_h2_config_t) { .initial_window_size = 1000,
+                                  .conn_window = 1 << 20 });
+    h_send(h);
+    h_hello(h);
+    open1(h);
+    h_frame(h, RX_H2_DATA, 0, 1, zero, 5000);
+    h_recv(h);
+    h_out_reset(h);
+    h_send(h);
+    is_int(h_rst(h, 1), -1, "5000 bytes before our SETTINGS were acknowledged: fine");
+    h_frame(h, RX_H2_SETTINGS, RX_H2_F_ACK, 0, NULL, 0);
+    h_frame(h, RX_H2_DATA, 0, 1, zero, 1);
+    h_recv(h);
+    h_send(h);
+    is_int(h_rst(h, 1), RX_H2_FLOW_CONTROL_ERROR,
+           "after the ack the window is 1000 - 5000: 1 byte more is too much");
     rx_h2_session_del(h->s);
 
     /* memory: the header block's buffer goes after each block */
