@@ -12,7 +12,10 @@
  * Invariants: every send gives whole frames; a header block's frames are
  * never interleaved with others and end with END_HEADERS; nothing follows
  * a GOAWAY with an error code; no DATA beyond a stream's body nor after
- * its END_STREAM; the bytes the session reports holding are the
+ * its END_STREAM; DATA within the client's windows (each stream's
+ * bytes at most the largest SETTINGS_INITIAL_WINDOW_SIZE plus its
+ * WINDOW_UPDATEs, all of them at most 65535 plus the connection's
+ * WINDOW_UPDATEs); the bytes the session reports holding are the
  * allocator's; everything is freed at the end (LeakSanitizer).
  * RX_FUZZ_VERBOSE=1 lists the frames written.
  */
@@ -20,6 +23,10 @@
 #include "http_v2_session.h"
 
 #define NSRC 8
+#define NIDS 4096                       /* streams whose windows are checked */
+
+/* DATA written, per stream and in all */
+static uint64_t sent_data[NIDS], sent_total;
 
 typedef struct {
     int32_t      id;
@@ -190,6 +197,12 @@ check_out(const uint8_t *out, size_t n, int32_t *hopen, bool *dead)
         if (hd.type == RX_H2_HEADERS || hd.type == RX_H2_CONTINUATION) {
             *hopen = (hd.flags & RX_H2_F_END_HEADERS) ? 0 : hd.stream_id;
         }
+        if (hd.type == RX_H2_DATA) {
+            sent_total += hd.length;
+            if (hd.stream_id < NIDS) {
+                sent_data[hd.stream_id] += hd.length;
+            }
+        }
         if (hd.type == RX_H2_GOAWAY && rx_h2_get32(out + off + 13) != 0) {
             *dead = true;
         }
@@ -221,6 +234,76 @@ drain(fz_t *f, uint8_t *out, size_t room, int32_t *hopen, bool *dead)
                rx_h2_session_mem(f->s), f->bytes);
 }
 
+/* The client's windows as its frames allow at most (a bound, whatever
+ * the session made of them), against the DATA written: a stream's window
+ * starts at the SETTINGS_INITIAL_WINDOW_SIZE in effect when its HEADERS
+ * came and follows the later ones, so it never exceeds the largest of
+ * those plus its WINDOW_UPDATEs. */
+#define NSET 256
+static void
+check_windows(const uint8_t *p, size_t n)
+{
+    static uint64_t wu[NIDS];
+    static uint32_t opened[NIDS], set_at[NSET], set_v[NSET];
+    uint64_t        conn = RX_H2_DEFAULT_WINDOW, iws, bound;
+    uint32_t        cur = RX_H2_DEFAULT_WINDOW, frame = 0, nset = 0, k;
+    size_t          off = 0, i;
+    rx_h2_frame_hd_t hd;
+
+    memset(wu, 0, sizeof(wu));
+    memset(opened, 0, sizeof(opened));
+    for (; off + 9 <= n; off += 9 + hd.length, frame++) {
+        rx_h2_frame_hd_read(&hd, p + off);
+        if (off + 9 + hd.length > n) {
+            break;
+        }
+        if (hd.type == RX_H2_HEADERS && hd.stream_id < NIDS && !opened[hd.stream_id]) {
+            opened[hd.stream_id] = frame + 1;
+        }
+        if (hd.type == RX_H2_WINDOW_UPDATE && hd.length == 4) {
+            uint32_t inc = rx_h2_get32(p + off + 9) & 0x7fffffff;
+
+            if (hd.stream_id == 0) {
+                conn += inc;
+            } else if (hd.stream_id < NIDS) {
+                wu[hd.stream_id] += inc;
+            }
+        }
+        for (i = 0; hd.type == RX_H2_SETTINGS && !(hd.flags & RX_H2_F_ACK)
+                    && i + 6 <= hd.length; i += 6) {
+            const uint8_t *e = p + off + 9 + i;
+
+            if ((e[0] << 8 | e[1]) == RX_H2_SET_INITIAL_WINDOW_SIZE) {
+                cur = rx_h2_get32(e + 2);
+                if (nset == NSET) {
+                    return;                 /* too many to follow */
+                }
+                set_at[nset] = frame + 1;
+                set_v[nset++] = cur;
+            }
+        }
+    }
+    FUZZ_CHECK(sent_total <= conn, "%llu bytes of DATA, the connection's "
+               "window at most %llu", (unsigned long long) sent_total,
+               (unsigned long long) conn);
+    for (i = 1; i < NIDS; i++) {
+        if (sent_data[i] == 0) {
+            continue;
+        }
+        /* the IWS in effect at its HEADERS, then the later ones */
+        for (iws = RX_H2_DEFAULT_WINDOW, k = 0; k < nset && set_at[k] < opened[i]; k++) {
+            iws = set_v[k];
+        }
+        for (bound = iws; k < nset; k++) {
+            bound = set_v[k] > bound ? set_v[k] : bound;
+        }
+        FUZZ_CHECK(opened[i] && sent_data[i] <= bound + wu[i], "stream %zu: "
+                   "%llu bytes of DATA, its window at most %llu", i,
+                   (unsigned long long) sent_data[i],
+                   (unsigned long long) (bound + wu[i]));
+    }
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -236,6 +319,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     memset(&f, 0, sizeof(f));
+    memset(sent_data, 0, sizeof(sent_data));
+    sent_total = 0;
     room = (size_t) 64 << (data[0] & 7);
     step = data[1] ? data[1] : SIZE_MAX;
     f.rng = (uint32_t) data[2] << 8 | data[3];
@@ -262,6 +347,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     drain(&f, out, room, &hopen, &dead);
+    check_windows(data, size);
     rx_h2_session_del(f.s);
     FUZZ_CHECK(f.bytes == 0, "%zu bytes not freed", f.bytes);
     return 0;
