@@ -209,11 +209,15 @@ rx_h2_ctrl_push(rx_h2_session_t *s, uint8_t type, int32_t id, uint32_t value,
 {
     rx_h2_ctrl_t *c;
     uint32_t      n = s->nctrl - s->ctrl_head;
-    bool          ack = type == RX_H2_PING || type == RX_H2_SETTINGS;
+    /* answers to the client's frames (SETTINGS and PING acks, RST_STREAM
+     * for frames on closed streams, refused streams) are bounded while it
+     * does not read them, as nghttp2's; a WINDOW_UPDATE answers the
+     * caller's consumption, which the windows bound */
+    bool          ack = type != RX_H2_WINDOW_UPDATE;
 
     if (ack && ++s->acks > s->conf.max_queued_acks) {
         rx_h2_conn_error(s, RX_H2_ENHANCE_YOUR_CALM,
-                         "sent SETTINGS or PING frames faster than it read their acknowledgements");
+                         "sent frames faster than it read the answers");
         return false;
     }
     if (s->nctrl == s->ctrl_size && s->ctrl_head > 0) {

@@ -116,7 +116,8 @@ typedef struct {
                                          ENHANCE_YOUR_CALM */
     uint32_t chunk_size;              /* DATA payload bound [max frame] */
     uint32_t max_settings;            /* entries per SETTINGS [32] */
-    uint32_t max_queued_acks;         /* SETTINGS and PING acks [1000] */
+    uint32_t max_queued_acks;         /* answers queued unread: SETTINGS
+                                         and PING acks, RST_STREAM [1000] */
     uint32_t max_new_streams;         /* streams opened per recv call
                                          [2 x max_concurrent_streams] */
     uint32_t max_resets;              /* client resets per connection

@@ -78,7 +78,8 @@ struct rx_h2_session_s {
     rx_h2_ctrl_t      *ctrl;      /* queued control frames (malloc'd,
                                      freed when drained) */
     uint32_t           nctrl, ctrl_head, ctrl_size;
-    uint32_t           acks;      /* SETTINGS and PING acks among them */
+    uint32_t           acks;      /* answers among them (all but
+                                     WINDOW_UPDATE): bounded */
     uint32_t           nstreams;  /* open streams (all client-opened) */
 
     /* input */

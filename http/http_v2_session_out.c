@@ -198,6 +198,7 @@ write_ctrl(rx_h2_session_t *s, uint8_t *p, size_t room)
         c = &s->ctrl[s->ctrl_head++];
         switch (c->type) {
         case RX_H2_RST_STREAM:
+            s->acks--;
             len = rx_h2_write_rst(p + n, c->id, c->value);
             break;
         case RX_H2_WINDOW_UPDATE:

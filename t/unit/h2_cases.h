@@ -377,6 +377,28 @@ test_floods(void)
         flood_check(h, n == 999 ? "1000 acks queued (PING)" : "1001 acks queued (PING)",
                     n == 1000);
     }
+    /* RST_STREAM answers to DATA on closed streams, unread: 40 streams
+     * closed, more than the 32 reset ids kept, DATA on them in turn */
+    for (n = 999; n <= 1000; n++) {
+        h_init(h, &(rx_h2_config_t) { .conn_window = 1 << 20 });
+        h_hello(h);
+        for (i = 0; i < 40; i++) {
+            h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM,
+                    1 + 2 * i, block3, 3);
+            h_recv(h);
+            rx_h2_submit_headers(h->s, 1 + 2 * i, block3, 3, true);
+        }
+        h_send(h);
+        for (i = 0; i < n + 1; i++) {
+            h_frame(h, RX_H2_DATA, 0, 1 + 2 * (i % 40), zero, 1);
+            if (h->in_len > H_IN_MAX - 64) {
+                h_recv(h);
+            }
+        }
+        h_recv(h);
+        flood_check(h, n == 999 ? "1000 RST_STREAM answers queued"
+                                : "1001 RST_STREAM answers queued", n == 1000);
+    }
     /* new streams per recv call: 2 x max_concurrent_streams */
     for (n = 4; n <= 5; n++) {
         h_init(h, &(rx_h2_config_t) { .max_concurrent_streams = 2 });
