@@ -154,8 +154,9 @@ bool rx_h2_session_want_write(const rx_h2_session_t *s);
 void rx_h2_session_consume(rx_h2_session_t *s, int32_t id, size_t n);
 
 /* A response's header block for stream id (copied); end_stream: no body.
- * Also trailers (end_stream) after the body. -1: no such open stream or
- * no memory. */
+ * Another may follow one sent without a body (after a 1xx); trailers
+ * after DATA are not supported yet. -1: no such open stream, a block
+ * already waiting, a body submitted, or no memory. */
 int rx_h2_submit_headers(rx_h2_session_t *s, int32_t id,
     const uint8_t *block, size_t len, bool end_stream);
 /* The stream's body comes from data_source, after its HEADERS. */

@@ -84,9 +84,10 @@ rx_h2_submit_headers(rx_h2_session_t *s, int32_t id, const uint8_t *block,
 {
     rx_h2_stream_t *st = rx_h2_stream_find(s, id);
 
-    /* one header block per response (trailers: not yet) */
+    /* another header block only after one without a body (a 1xx, or a
+     * header section that trailers end); trailers after DATA: not yet */
     if (st == NULL || st->state == RX_H2_ST_HALF_LOCAL || st->in_hq
-        || st->headers_sent || s->terminated || len > UINT32_MAX / 2) {
+        || st->hend || st->has_data || s->terminated || len > UINT32_MAX / 2) {
         return -1;
     }
     if (len) {

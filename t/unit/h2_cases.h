@@ -563,6 +563,7 @@ test_misc(void)
     h_t     *h = &H;
     uint8_t  body[100];
     size_t   idle, n;
+    int      k;
 
     memset(body, 'x', sizeof(body));
     /* RST_STREAM NO_ERROR after our END_STREAM while the client sends */
@@ -602,6 +603,28 @@ test_misc(void)
     ok(strstr(h->log, "D1:3:") && strstr(h->log, "et ")
        && rx_h2_session_remote_closed(h->s, 1) == 1,
        "trailers: flagged, the client's side closed: %s", h->log);
+    rx_h2_session_del(h->s);
+
+    /* a 1xx header block, then the final one with a body; no third */
+    h_init(h, NULL);
+    h_hello(h);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_recv(h);
+    ok(rx_h2_submit_headers(h->s, 1, (const uint8_t *) "\x08\x03\x31\x30\x33", 5,
+                            false) == 0, "a 1xx block submitted");
+    ok(rx_h2_submit_headers(h->s, 1, block3, 3, false) == -1,
+       "not a second while the first waits");
+    h_out_reset(h);
+    h_send(h);
+    respond(h, 1, body, 10);
+    ok(rx_h2_submit_headers(h->s, 1, block3, 3, true) == -1,
+       "no header block while a body is submitted");
+    h_send(h);
+    k = h->nf - 3;                      /* after our SETTINGS and the ack */
+    ok(k == 2 && h->f[k].type == RX_H2_HEADERS && h->f[k].len == 5
+       && h->f[k].flags == RX_H2_F_END_HEADERS && h->f[k + 1].type == RX_H2_HEADERS
+       && h->f[k + 1].len == 3 && h->f[k + 2].type == RX_H2_DATA
+       && h->f[k + 2].flags == RX_H2_F_END_STREAM, "1xx HEADERS, HEADERS, DATA");
     rx_h2_session_del(h->s);
 
     /* deferred data, resumed */
