@@ -65,39 +65,39 @@ rx_h2_frame_check(const rx_h2_frame_hd_t *hd, uint32_t max_frame_size,
                          || hd->type == RX_H2_GOAWAY;
 
     if (hd->length > max_frame_size) {
-        *why = "frame larger than SETTINGS_MAX_FRAME_SIZE";
+        *why = "sent frame larger than SETTINGS_MAX_FRAME_SIZE";
         return RX_H2_FRAME_SIZE_ERROR;
     }
     if (hd->type > RX_H2_CONTINUATION) {
         return 0;                        /* unknown: ignored (RFC 9113 4.1) */
     }
     if (conn_only && hd->stream_id != 0) {
-        *why = "frame of the connection on a stream";
+        *why = "sent a connection's frame on a stream";
         return RX_H2_PROTOCOL_ERROR;
     }
     if (!conn_only && hd->type != RX_H2_WINDOW_UPDATE && hd->stream_id == 0) {
-        *why = "stream frame on stream 0";
+        *why = "sent a stream's frame on stream 0";
         return RX_H2_PROTOCOL_ERROR;
     }
     want = fixed_length(hd->type);
     if (want && hd->length != want) {
-        *why = "frame of a wrong length";
+        *why = "sent frame with incorrect length";
         return RX_H2_FRAME_SIZE_ERROR;
     }
     if (hd->type == RX_H2_SETTINGS
         && (hd->length % 6 || ((hd->flags & RX_H2_F_ACK) && hd->length))) {
-        *why = "SETTINGS of a wrong length";
+        *why = "sent SETTINGS frame with incorrect length";
         return RX_H2_FRAME_SIZE_ERROR;
     }
     if (hd->type == RX_H2_GOAWAY && hd->length < 8) {
-        *why = "GOAWAY shorter than 8 bytes";
+        *why = "sent GOAWAY frame with incorrect length";
         return RX_H2_FRAME_SIZE_ERROR;
     }
     want = (hd->type == RX_H2_DATA || hd->type == RX_H2_HEADERS)
            && (hd->flags & RX_H2_F_PADDED) ? 1 : 0;
     want += hd->type == RX_H2_HEADERS && (hd->flags & RX_H2_F_PRIORITY) ? 5 : 0;
     if (hd->length < want) {
-        *why = "frame too short for its padding or priority";
+        *why = "sent frame too short for its padding or priority";
         return RX_H2_FRAME_SIZE_ERROR;
     }
     return 0;

@@ -81,8 +81,7 @@ void rx_h2_frame_hd_write(uint8_t *p, uint32_t length, uint8_t type,
 
 /* The checks a frame's header alone decides, for the types whose
  * payload has a fixed size or whose stream must (not) be 0: 0, or the
- * connection error's code with *why set (nghttp2-like wording for the
- * log). max_frame_size: ours (SETTINGS_MAX_FRAME_SIZE we announced). */
+ * connection error's code with *why set (for the log, after "client "). max_frame_size: ours (SETTINGS_MAX_FRAME_SIZE we announced). */
 uint32_t rx_h2_frame_check(const rx_h2_frame_hd_t *hd,
     uint32_t max_frame_size, const char **why);
 

@@ -75,7 +75,7 @@ rx_h2_session_new(const rx_h2_callbacks_t *cb, const rx_h2_config_t *conf,
         return NULL;
     }
     memset(s, 0, sizeof(*s));
-    s->cb = *cb;
+    s->cb = cb;          /* the caller's, which outlives it */
     s->ud = ud;
     s->mem = m;
     if (conf) {
@@ -121,10 +121,14 @@ rx_h2_session_del(rx_h2_session_t *s)
 rx_h2_stream_t *
 rx_h2_stream_find(rx_h2_session_t *s, int32_t id)
 {
-    rx_h2_stream_t *st;
+    rx_h2_stream_t *st = s->last_st;
 
+    if (st && st->id == id) {
+        return st;
+    }
     for (st = s->streams; st; st = st->next) {
         if (st->id == id) {
+            s->last_st = st;
             return st;
         }
     }
@@ -152,9 +156,12 @@ rx_h2_stream_close(rx_h2_session_t *s, rx_h2_stream_t *st, uint32_t code)
     for (pp = &s->streams; *pp != st; pp = &(*pp)->next) { /* void */ }
     *pp = st->next;
     s->nstreams--;
+    if (s->last_st == st) {
+        s->last_st = NULL;
+    }
     rx_h2_queues_drop(s, st);
-    if (s->cb.stream_close) {
-        s->cb.stream_close(s, st->id, st->sud, code, s->ud);
+    if (s->cb->stream_close) {
+        s->cb->stream_close(s, st->id, st->sud, code, s->ud);
     }
     rx_h2_free(s, st->hblock, st->hlen);
     rx_h2_free(s, st, sizeof(*st));
@@ -179,7 +186,7 @@ rx_h2_reset_stream(rx_h2_session_t *s, int32_t id, uint32_t code)
     rx_h2_stream_t *st = rx_h2_stream_find(s, id);
 
     rx_h2_ctrl_push(s, RX_H2_RST_STREAM, id, code, NULL);
-    s->reset_ids[s->reset_next++ % 8] = id;
+    s->reset_ids[s->reset_next++ % RX_H2_RESET_IDS] = id;
     if (st) {
         rx_h2_stream_close(s, st, code);
     }
@@ -188,8 +195,8 @@ rx_h2_reset_stream(rx_h2_session_t *s, int32_t id, uint32_t code)
 void
 rx_h2_stream_error(rx_h2_session_t *s, int32_t id, uint32_t code, const char *why)
 {
-    if (s->cb.error) {
-        s->cb.error(s, id, code, why, s->ud);
+    if (s->cb->error) {
+        s->cb->error(s, id, code, why, s->ud);
     }
     rx_h2_reset_stream(s, id, code);
 }
@@ -202,11 +209,15 @@ rx_h2_ctrl_push(rx_h2_session_t *s, uint8_t type, int32_t id, uint32_t value,
 {
     rx_h2_ctrl_t *c;
     uint32_t      n = s->nctrl - s->ctrl_head;
-    bool          ack = type == RX_H2_PING || type == RX_H2_SETTINGS;
+    /* answers to the client's frames (SETTINGS and PING acks, RST_STREAM
+     * for frames on closed streams, refused streams) are bounded while it
+     * does not read them, as nghttp2's; a WINDOW_UPDATE answers the
+     * caller's consumption, which the windows bound */
+    bool          ack = type != RX_H2_WINDOW_UPDATE;
 
     if (ack && ++s->acks > s->conf.max_queued_acks) {
         rx_h2_conn_error(s, RX_H2_ENHANCE_YOUR_CALM,
-                         "flooded with SETTINGS or PING frames");
+                         "sent frames faster than it read the answers");
         return false;
     }
     if (s->nctrl == s->ctrl_size && s->ctrl_head > 0) {
@@ -261,8 +272,8 @@ rx_h2_conn_error(rx_h2_session_t *s, uint32_t code, const char *why)
     if (s->terminated) {
         return;
     }
-    if (s->cb.error) {
-        s->cb.error(s, 0, code, why, s->ud);   /* may terminate first */
+    if (s->cb->error) {
+        s->cb->error(s, 0, code, why, s->ud);   /* may terminate first */
     }
     rx_h2_session_terminate(s, code);
 }

@@ -80,7 +80,8 @@ typedef struct {
                  void *ud);
     /* Up to max bytes of the stream's response written at dst (a DATA
      * frame's payload); *eof = true with the last ones (END_STREAM).
-     * Returns the bytes, RX_H2_DEFERRED or RX_H2_SOURCE_ERR. */
+     * Returns the bytes, RX_H2_DEFERRED (0 without eof is the same) or
+     * RX_H2_SOURCE_ERR. */
     ssize_t  (*data_source)(rx_h2_session_t *s, int32_t id, void *sud,
                  uint8_t *dst, size_t max, bool *eof, void *ud);
     /* A frame was written into the send buffer (for logs). */
@@ -88,7 +89,9 @@ typedef struct {
                  int32_t id, void *ud);
     /* The session found an error of the client's: a connection error (id
      * 0; GOAWAY follows unless the callback terminated the session with a
-     * code of its own first) or a stream's (RST_STREAM follows). */
+     * code of its own first) or a stream's (RST_STREAM follows). why
+     * reads after "client " ("sent PUSH_PROMISE frame"), in nginx's
+     * words where nginx has some; a static string. */
     void     (*error)(rx_h2_session_t *s, int32_t id, uint32_t code,
                  const char *why, void *ud);
 } rx_h2_callbacks_t;
@@ -113,7 +116,8 @@ typedef struct {
                                          ENHANCE_YOUR_CALM */
     uint32_t chunk_size;              /* DATA payload bound [max frame] */
     uint32_t max_settings;            /* entries per SETTINGS [32] */
-    uint32_t max_queued_acks;         /* SETTINGS and PING acks [1000] */
+    uint32_t max_queued_acks;         /* answers queued unread: SETTINGS
+                                         and PING acks, RST_STREAM [1000] */
     uint32_t max_new_streams;         /* streams opened per recv call
                                          [2 x max_concurrent_streams] */
     uint32_t max_resets;              /* client resets per connection
@@ -124,7 +128,8 @@ typedef struct {
 } rx_h2_config_t;
 
 /* A server session: our SETTINGS (and the connection window's
- * WINDOW_UPDATE) are queued. conf and mem may be NULL. NULL on no memory. */
+ * WINDOW_UPDATE) are queued. cb is kept (not copied): it outlives the
+ * session (a static table). conf and mem may be NULL. NULL on no memory. */
 rx_h2_session_t *rx_h2_session_new(const rx_h2_callbacks_t *cb,
     const rx_h2_config_t *conf, const rx_h2_mem_t *mem, void *ud);
 /* Frees the session and its streams (no callbacks). */
@@ -149,8 +154,9 @@ bool rx_h2_session_want_write(const rx_h2_session_t *s);
 void rx_h2_session_consume(rx_h2_session_t *s, int32_t id, size_t n);
 
 /* A response's header block for stream id (copied); end_stream: no body.
- * Also trailers (end_stream) after the body. -1: no such open stream or
- * no memory. */
+ * Another may follow one sent without a body (after a 1xx); trailers
+ * after DATA are not supported yet. -1: no such open stream, a block
+ * already waiting, a body submitted, or no memory. */
 int rx_h2_submit_headers(rx_h2_session_t *s, int32_t id,
     const uint8_t *block, size_t len, bool end_stream);
 /* The stream's body comes from data_source, after its HEADERS. */

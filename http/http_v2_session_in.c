@@ -76,7 +76,7 @@ block_add(rx_h2_session_t *s, const uint8_t *p, uint32_t n)
 
     if ((uint64_t) s->block_len + n > s->conf.max_header_block) {
         rx_h2_conn_error(s, RX_H2_ENHANCE_YOUR_CALM,
-                         "sent a header block beyond its bound");
+                         "sent a header block beyond the limit");
         return;
     }
     if (s->block_len + n > s->block_size) {
@@ -111,7 +111,7 @@ data_bytes(rx_h2_session_t *s, const uint8_t *p, uint32_t n)
         return;
     }
     s->end_told = last;
-    s->cb.data(s, st->id, st->sud, p, n, last, s->ud);
+    s->cb->data(s, st->id, st->sud, p, n, last, s->ud);
 }
 
 ssize_t
@@ -129,7 +129,7 @@ rx_h2_session_recv(rx_h2_session_t *s, const uint8_t *data, size_t len)
         switch (s->in_state) {
         case RX_H2_IN_PREFACE:
             n = (uint32_t) RX_H2_MIN((size_t) (s->need - s->have), (size_t) (end - p));
-            if (memcmp(p, RX_H2_PREFACE + s->have, n) != 0) {
+            if (memcmp(p, &RX_H2_PREFACE[s->have], n) != 0) {
                 rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
                                  "sent an invalid connection preface");
                 break;
@@ -149,6 +149,14 @@ rx_h2_session_recv(rx_h2_session_t *s, const uint8_t *data, size_t len)
             n = (uint32_t) RX_H2_MIN((size_t) (s->left - s->pad), (size_t) (end - p));
             if (s->hd.type == RX_H2_DATA) {
                 data_bytes(s, p, n);
+            } else if (s->hd.type == RX_H2_HEADERS
+                       && (s->hd.flags & RX_H2_F_END_HEADERS)
+                       && s->block_len == 0 && (size_t) (end - p) >= s->left
+                       && n <= s->conf.max_header_block) {
+                /* a whole block in this read (most requests): handed
+                 * over from the caller's bytes, no copy, no buffer */
+                s->zc = p;
+                s->block_len = n;
             } else {
                 block_add(s, p, n);
             }
@@ -173,12 +181,12 @@ data_begin(rx_h2_session_t *s)
     rx_h2_stream_t   *st;
 
     if (hd->stream_id > s->max_id) {
-        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent DATA: stream in idle");
+        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent DATA frame for an idle stream");
         return;
     }
     if (hd->length > (uint32_t) s->recv_window) {
         rx_h2_conn_error(s, RX_H2_FLOW_CONTROL_ERROR,
-                         "sent DATA beyond the connection's window");
+                         "violated connection flow control");
         return;
     }
     s->recv_window -= (int32_t) hd->length;
@@ -187,7 +195,7 @@ data_begin(rx_h2_session_t *s)
         rx_h2_conn_consume(s, hd->length);
         if (!rx_h2_reset_lately(s, hd->stream_id)) {
             rx_h2_stream_error(s, hd->stream_id, RX_H2_STREAM_CLOSED,
-                         "sent DATA on a closed stream");
+                         "sent DATA frame for a closed stream");
         }
         expect(s, RX_H2_IN_SKIP, 0);
         return;
@@ -195,7 +203,7 @@ data_begin(rx_h2_session_t *s)
     if (hd->length > (uint32_t) RX_H2_MAX(st->recv_window, 0)) {
         rx_h2_conn_consume(s, hd->length);
         rx_h2_stream_error(s, hd->stream_id, RX_H2_FLOW_CONTROL_ERROR,
-                     "sent DATA beyond the stream's window");
+                     "violated flow control for a stream");
         expect(s, RX_H2_IN_SKIP, 0);
         return;
     }
@@ -236,11 +244,15 @@ stream_open(rx_h2_session_t *s, int32_t id)
     st->next = s->streams;
     s->streams = st;
     s->nstreams++;
-    /* the caller may set the stream's user data in it: the stream exists */
-    code = s->cb.begin_headers ? s->cb.begin_headers(s, id, s->ud) : 0;
+    /* the stream exists when the caller hears of it: it may set its user
+     * data (rx_h2_session_set_stream_user_data) from begin_headers */
+    code = s->cb->begin_headers ? s->cb->begin_headers(s, id, s->ud) : 0;
     if (code) {
         s->streams = st->next;           /* still the first */
         s->nstreams--;
+        if (s->last_st == st) {
+            s->last_st = NULL;
+        }
         rx_h2_free(s, st, sizeof(*st));
         goto refused;
     }
@@ -265,7 +277,7 @@ headers_begin(rx_h2_session_t *s)
     s->continuations = 0;
     if ((hd->stream_id & 1) == 0) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent HEADERS with an even stream id");
+                         "sent HEADERS frame with an even identifier");
         return;
     }
     if (st) {
@@ -274,12 +286,15 @@ headers_begin(rx_h2_session_t *s)
         if (st->state == RX_H2_ST_HALF_REMOTE) {
             s->block_flags |= RX_H2_BLOCK_REFUSED;
             rx_h2_stream_error(s, hd->stream_id, RX_H2_STREAM_CLOSED,
-                         "sent HEADERS on a half-closed stream");
+                         "sent HEADERS frame for a half-closed stream");
         } else if (!(hd->flags & RX_H2_F_END_STREAM)) {
             s->block_flags |= RX_H2_BLOCK_REFUSED;
             rx_h2_stream_error(s, hd->stream_id, RX_H2_PROTOCOL_ERROR,
                          "sent trailers without END_STREAM");
         }
+    } else if (hd->stream_id <= s->max_id && rx_h2_reset_lately(s, hd->stream_id)) {
+        /* trailers in flight on a stream we reset: decoded, ignored */
+        s->block_flags |= RX_H2_BLOCK_TRAILERS | RX_H2_BLOCK_REFUSED;
     } else if (hd->stream_id <= s->max_id) {
         static char why[96];
 
@@ -302,7 +317,7 @@ continuation_begin(rx_h2_session_t *s)
 {
     if (s->block_id == 0 || s->hd.stream_id != s->block_id) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent CONTINUATION without its HEADERS");
+                         "sent unexpected CONTINUATION frame");
         return;
     }
     if (++s->continuations > s->conf.max_continuations) {
@@ -330,7 +345,7 @@ frame_begin(rx_h2_session_t *s)
     if (!s->settings_seen
         && (hd->type != RX_H2_SETTINGS || (hd->flags & RX_H2_F_ACK))) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent no SETTINGS after the preface");
+                         "sent no SETTINGS frame after the preface");
         return;
     }
     code = rx_h2_frame_check(hd, RX_H2_MIN_FRAME_SIZE, &why);
@@ -340,7 +355,7 @@ frame_begin(rx_h2_session_t *s)
     }
     if (s->block_id && hd->type != RX_H2_CONTINUATION) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent a frame inside a header block");
+                         "sent inappropriate frame while CONTINUATION was expected");
         return;
     }
     /* frames that carry nothing and end nothing cost us a frame's work
@@ -368,14 +383,14 @@ frame_begin(rx_h2_session_t *s)
     case RX_H2_SETTINGS:
         if (hd->length / 6 > s->conf.max_settings) {
             rx_h2_conn_error(s, RX_H2_ENHANCE_YOUR_CALM,
-                             "sent too many SETTINGS entries");
+                             "sent too many SETTINGS parameters");
             return;
         }
         s->settings_seen = true;
         expect(s, hd->length ? RX_H2_IN_FILL : RX_H2_IN_SKIP, 6);
         break;
     case RX_H2_PUSH_PROMISE:
-        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent PUSH_PROMISE");
+        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent PUSH_PROMISE frame");
         break;
     default:
         break;                           /* unknown: skipped */
@@ -391,7 +406,7 @@ padding(rx_h2_session_t *s, uint32_t pad)
 {
     if (pad > s->left) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent padding longer than its frame");
+                         "sent padded frame with incorrect length");
         return false;
     }
     s->pad = pad;
@@ -428,7 +443,7 @@ headers_prefix(rx_h2_session_t *s)
             && !(s->block_flags & RX_H2_BLOCK_REFUSED)) {
             s->block_flags |= RX_H2_BLOCK_REFUSED;
             rx_h2_stream_error(s, s->hd.stream_id, RX_H2_PROTOCOL_ERROR,
-                               "sent a stream depending on itself");
+                               "sent HEADERS frame with incorrect dependency");
         }
     }
     expect(s, RX_H2_IN_BODY, 0);
@@ -448,7 +463,7 @@ settings_entry(rx_h2_session_t *s)
     case RX_H2_SET_MAX_HEADER_LIST_SIZE: s->remote.max_header_list_size = v; break;
     case RX_H2_SET_ENABLE_PUSH:
         if (v > 1) {
-            rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent SETTINGS_ENABLE_PUSH > 1");
+            rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent SETTINGS frame with incorrect ENABLE_PUSH value");
             return;
         }
         s->remote.enable_push = v;
@@ -456,7 +471,7 @@ settings_entry(rx_h2_session_t *s)
     case RX_H2_SET_MAX_FRAME_SIZE:
         if (v < RX_H2_MIN_FRAME_SIZE || v > RX_H2_MAX_FRAME_SIZE) {
             rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                             "sent SETTINGS_MAX_FRAME_SIZE out of range");
+                             "sent SETTINGS frame with incorrect MAX_FRAME_SIZE value");
             return;
         }
         s->remote.max_frame_size = v;
@@ -474,7 +489,7 @@ settings_entry(rx_h2_session_t *s)
         }
         if (v > RX_H2_MAX_WINDOW || st) {
             rx_h2_conn_error(s, RX_H2_FLOW_CONTROL_ERROR,
-                             "sent SETTINGS_INITIAL_WINDOW_SIZE beyond 2^31-1");
+                             "sent SETTINGS frame with incorrect INITIAL_WINDOW_SIZE value");
             return;
         }
         s->remote.initial_window_size = v;
@@ -518,7 +533,7 @@ rst_stream(rx_h2_session_t *s)
     rx_h2_stream_t *st;
 
     if (id > s->max_id) {
-        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent RST_STREAM: stream in idle");
+        rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR, "sent RST_STREAM frame for an idle stream");
         return;
     }
     /* CVE-2023-44487 (Rapid Reset): resets per connection are bounded */
@@ -527,8 +542,8 @@ rst_stream(rx_h2_session_t *s)
         return;
     }
     st = rx_h2_stream_find(s, id);
-    if (st && s->cb.rst_recv) {
-        s->cb.rst_recv(s, id, st->sud, code, s->ud);
+    if (st && s->cb->rst_recv) {
+        s->cb->rst_recv(s, id, st->sud, code, s->ud);
         st = rx_h2_stream_find(s, id);
     }
     if (st) {
@@ -546,10 +561,10 @@ window_update(rx_h2_session_t *s)
     if (id == 0) {
         if (inc == 0) {
             rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                             "sent WINDOW_UPDATE of 0 on the connection");
+                             "sent WINDOW_UPDATE frame with incorrect window increment 0");
         } else if (s->send_window + inc > RX_H2_MAX_WINDOW) {
             rx_h2_conn_error(s, RX_H2_FLOW_CONTROL_ERROR,
-                             "sent WINDOW_UPDATE beyond 2^31-1 on the connection");
+                             "violated connection flow control: WINDOW_UPDATE beyond 2^31-1");
         } else {
             s->send_window += inc;
         }
@@ -557,7 +572,7 @@ window_update(rx_h2_session_t *s)
     }
     if (id > s->max_id) {
         rx_h2_conn_error(s, RX_H2_PROTOCOL_ERROR,
-                         "sent WINDOW_UPDATE: stream in idle");
+                         "sent WINDOW_UPDATE frame for an idle stream");
         return;
     }
     st = rx_h2_stream_find(s, id);
@@ -566,10 +581,10 @@ window_update(rx_h2_session_t *s)
     }
     if (inc == 0) {
         rx_h2_stream_error(s, id, RX_H2_PROTOCOL_ERROR,
-                           "sent WINDOW_UPDATE of 0 on a stream");
+                           "sent WINDOW_UPDATE frame with incorrect window increment 0");
     } else if ((int64_t) st->send_window + inc > RX_H2_MAX_WINDOW) {
         rx_h2_stream_error(s, id, RX_H2_FLOW_CONTROL_ERROR,
-                           "sent WINDOW_UPDATE beyond 2^31-1 on a stream");
+                           "violated flow control for a stream: WINDOW_UPDATE beyond 2^31-1");
     } else {
         st->send_window += (int32_t) inc;
     }
@@ -595,8 +610,8 @@ fill_done(rx_h2_session_t *s)
         break;
     case RX_H2_GOAWAY:
         s->goaway_recv = true;
-        if (s->cb.goaway_recv) {
-            s->cb.goaway_recv(s, (int32_t) (rx_h2_get32(s->ibuf) & 0x7fffffff),
+        if (s->cb->goaway_recv) {
+            s->cb->goaway_recv(s, (int32_t) (rx_h2_get32(s->ibuf) & 0x7fffffff),
                               rx_h2_get32(s->ibuf + 4), s->ud);
         }
         break;
@@ -604,7 +619,7 @@ fill_done(rx_h2_session_t *s)
         /* parsed and ignored (RFC 9113 5.3.2), but for this error */
         if ((rx_h2_get32(s->ibuf) & 0x7fffffff) == (uint32_t) hd->stream_id) {
             rx_h2_stream_error(s, hd->stream_id, RX_H2_PROTOCOL_ERROR,
-                               "sent a stream depending on itself");
+                               "sent PRIORITY frame with incorrect dependency");
         }
         break;
     default:
@@ -629,9 +644,10 @@ block_done(rx_h2_session_t *s)
     if (st == NULL) {
         flags |= RX_H2_BLOCK_REFUSED;
     }
-    s->cb.header_block(s, id, st ? st->sud : NULL, s->block, s->block_len,
-                       flags, s->ud);
+    s->cb->header_block(s, id, st ? st->sud : NULL, s->zc ? s->zc : s->block,
+                       s->block_len, flags, s->ud);
     rx_h2_free(s, s->block, s->block_size);
+    s->zc = NULL;
     s->block = NULL;
     s->block_size = s->block_len = 0;
     if ((flags & (RX_H2_BLOCK_END_STREAM | RX_H2_BLOCK_REFUSED))
@@ -650,7 +666,7 @@ data_end(rx_h2_session_t *s)
         return;
     }
     if (!s->end_told) {
-        s->cb.data(s, st->id, st->sud, NULL, 0, true, s->ud);
+        s->cb->data(s, st->id, st->sud, NULL, 0, true, s->ud);
         st = rx_h2_stream_find(s, s->hd.stream_id);
     }
     if (st) {
@@ -678,8 +694,8 @@ frame_end(rx_h2_session_t *s)
         if (hd->flags & RX_H2_F_ACK) {
             settings_acked(s);
         } else if (rx_h2_ctrl_push(s, RX_H2_SETTINGS, 0, 0, NULL)
-                   && s->cb.settings) {
-            s->cb.settings(s, &s->remote, s->ud);
+                   && s->cb->settings) {
+            s->cb->settings(s, &s->remote, s->ud);
         }
         break;
     default:

@@ -44,6 +44,8 @@ typedef struct {
     uint32_t         value;       /* RST code, increment */
 } rx_h2_ctrl_t;
 
+#define RX_H2_RESET_IDS  32
+
 /* The input's states: any split of the byte stream lands in one. */
 enum {
     RX_H2_IN_PREFACE = 0,
@@ -55,13 +57,15 @@ enum {
 };
 
 struct rx_h2_session_s {
-    rx_h2_callbacks_t  cb;
+    const rx_h2_callbacks_t *cb;
     void              *ud;
     rx_h2_mem_t        mem;
     rx_h2_config_t     conf;
     rx_h2_settings_t   remote;
 
     rx_h2_stream_t    *streams;   /* every live stream */
+    rx_h2_stream_t    *last_st;   /* the last one looked up: frames come in
+                                     runs of one stream (DATA chunks) */
     rx_h2_stream_t    *hq, *hq_tail;  /* header blocks to send */
     rx_h2_stream_t    *dq, *dq_tail;  /* streams with DATA to send */
     /* the header block being written: no other frame may go before its
@@ -74,7 +78,8 @@ struct rx_h2_session_s {
     rx_h2_ctrl_t      *ctrl;      /* queued control frames (malloc'd,
                                      freed when drained) */
     uint32_t           nctrl, ctrl_head, ctrl_size;
-    uint32_t           acks;      /* SETTINGS and PING acks among them */
+    uint32_t           acks;      /* answers among them (all but
+                                     WINDOW_UPDATE): bounded */
     uint32_t           nstreams;  /* open streams (all client-opened) */
 
     /* input */
@@ -88,6 +93,8 @@ struct rx_h2_session_s {
     bool               settings_seen;   /* the first frame was SETTINGS */
     bool               settings_acked;  /* the client acked ours */
     uint8_t           *block;     /* the header block being collected */
+    const uint8_t     *zc;        /* ... or the whole of it in the input
+                                     being read (until block_done) */
     uint32_t           block_len, block_size;
     int32_t            block_id;  /* its stream; 0: none expected */
     uint8_t            block_flags;  /* RX_H2_BLOCK_* */
@@ -97,9 +104,9 @@ struct rx_h2_session_s {
     uint32_t           resets;
     int32_t            max_id;    /* the highest stream the client opened */
     int32_t            last_proc; /* ... and we let in (GOAWAY's) */
-    int32_t            reset_ids[8];  /* streams we reset lately: their
-                                         frames in flight are ignored
-                                         (RFC 9113 5.4.2), not answered */
+    /* streams we reset lately (as many as nginx keeps closed nodes):
+     * their frames in flight are ignored (RFC 9113 5.4.2), not answered */
+    int32_t            reset_ids[RX_H2_RESET_IDS];
     uint32_t           reset_next;
     bool               nomem;
 

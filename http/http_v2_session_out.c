@@ -84,9 +84,10 @@ rx_h2_submit_headers(rx_h2_session_t *s, int32_t id, const uint8_t *block,
 {
     rx_h2_stream_t *st = rx_h2_stream_find(s, id);
 
-    /* one header block per response (trailers: not yet) */
+    /* another header block only after one without a body (a 1xx, or a
+     * header section that trailers end); trailers after DATA: not yet */
     if (st == NULL || st->state == RX_H2_ST_HALF_LOCAL || st->in_hq
-        || st->headers_sent || s->terminated || len > UINT32_MAX / 2) {
+        || st->hend || st->has_data || s->terminated || len > UINT32_MAX / 2) {
         return -1;
     }
     if (len) {
@@ -163,9 +164,9 @@ sent(rx_h2_session_t *s, const uint8_t *frame)
 {
     rx_h2_frame_hd_t hd;
 
-    if (s->cb.frame_sent) {
+    if (s->cb->frame_sent) {
         rx_h2_frame_hd_read(&hd, frame);
-        s->cb.frame_sent(s, hd.type, hd.flags, hd.stream_id, s->ud);
+        s->cb->frame_sent(s, hd.type, hd.flags, hd.stream_id, s->ud);
     }
 }
 
@@ -198,6 +199,7 @@ write_ctrl(rx_h2_session_t *s, uint8_t *p, size_t room)
         c = &s->ctrl[s->ctrl_head++];
         switch (c->type) {
         case RX_H2_RST_STREAM:
+            s->acks--;
             len = rx_h2_write_rst(p + n, c->id, c->value);
             break;
         case RX_H2_WINDOW_UPDATE:
@@ -329,7 +331,7 @@ write_data_frame(rx_h2_session_t *s, rx_h2_stream_t *st, uint8_t *p,
 {
     int32_t id = st->id;
     bool    eof = false;
-    ssize_t r = s->cb.data_source(s, id, st->sud, p + RX_H2_FRAME_HDLEN, max,
+    ssize_t r = s->cb->data_source(s, id, st->sud, p + RX_H2_FRAME_HDLEN, max,
                                   &eof, s->ud);
 
     st = rx_h2_stream_find(s, id);     /* the callback may reset it */

@@ -377,6 +377,28 @@ test_floods(void)
         flood_check(h, n == 999 ? "1000 acks queued (PING)" : "1001 acks queued (PING)",
                     n == 1000);
     }
+    /* RST_STREAM answers to DATA on closed streams, unread: 40 streams
+     * closed, more than the 32 reset ids kept, DATA on them in turn */
+    for (n = 999; n <= 1000; n++) {
+        h_init(h, &(rx_h2_config_t) { .conn_window = 1 << 20 });
+        h_hello(h);
+        for (i = 0; i < 40; i++) {
+            h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM,
+                    1 + 2 * i, block3, 3);
+            h_recv(h);
+            rx_h2_submit_headers(h->s, 1 + 2 * i, block3, 3, true);
+        }
+        h_send(h);
+        for (i = 0; i < n + 1; i++) {
+            h_frame(h, RX_H2_DATA, 0, 1 + 2 * (i % 40), zero, 1);
+            if (h->in_len > H_IN_MAX - 64) {
+                h_recv(h);
+            }
+        }
+        h_recv(h);
+        flood_check(h, n == 999 ? "1000 RST_STREAM answers queued"
+                                : "1001 RST_STREAM answers queued", n == 1000);
+    }
     /* new streams per recv call: 2 x max_concurrent_streams */
     for (n = 4; n <= 5; n++) {
         h_init(h, &(rx_h2_config_t) { .max_concurrent_streams = 2 });
@@ -540,7 +562,8 @@ test_misc(void)
 {
     h_t     *h = &H;
     uint8_t  body[100];
-    size_t   idle;
+    size_t   idle, n;
+    int      k;
 
     memset(body, 'x', sizeof(body));
     /* RST_STREAM NO_ERROR after our END_STREAM while the client sends */
@@ -556,6 +579,52 @@ test_misc(void)
        && h_rst(h, 1) == RX_H2_NO_ERROR,
        "END_STREAM while the client's side is open: then RST_STREAM NO_ERROR");
     ok(strstr(h->log, "C1:0 ") != NULL, "the stream closed");
+    /* the client's body and trailers in flight: ignored, the trailers'
+     * block still decoded (HPACK), the connection stays */
+    h_log(h, "| ");
+    h_frame(h, RX_H2_DATA, 0, 1, zero, 100);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_recv(h);
+    h_out_reset(h);
+    h_send(h);
+    ok(strstr(h->log, "| H1:3:") && strstr(h->log, "etr ") && h->nf == 0
+       && rx_h2_session_want_read(h->s),
+       "DATA and trailers on the stream we reset: ignored, block decoded: %s",
+       h->log);
+    rx_h2_session_del(h->s);
+
+    /* trailers on an open stream end it */
+    h_init(h, NULL);
+    h_hello(h);
+    open1(h);
+    h_frame(h, RX_H2_DATA, 0, 1, "abc", 3);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_recv(h);
+    ok(strstr(h->log, "D1:3:") && strstr(h->log, "et ")
+       && rx_h2_session_remote_closed(h->s, 1) == 1,
+       "trailers: flagged, the client's side closed: %s", h->log);
+    rx_h2_session_del(h->s);
+
+    /* a 1xx header block, then the final one with a body; no third */
+    h_init(h, NULL);
+    h_hello(h);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_recv(h);
+    ok(rx_h2_submit_headers(h->s, 1, (const uint8_t *) "\x08\x03\x31\x30\x33", 5,
+                            false) == 0, "a 1xx block submitted");
+    ok(rx_h2_submit_headers(h->s, 1, block3, 3, false) == -1,
+       "not a second while the first waits");
+    h_out_reset(h);
+    h_send(h);
+    respond(h, 1, body, 10);
+    ok(rx_h2_submit_headers(h->s, 1, block3, 3, true) == -1,
+       "no header block while a body is submitted");
+    h_send(h);
+    k = h->nf - 3;                      /* after our SETTINGS and the ack */
+    ok(k == 2 && h->f[k].type == RX_H2_HEADERS && h->f[k].len == 5
+       && h->f[k].flags == RX_H2_F_END_HEADERS && h->f[k + 1].type == RX_H2_HEADERS
+       && h->f[k + 1].len == 3 && h->f[k + 2].type == RX_H2_DATA
+       && h->f[k + 2].flags == RX_H2_F_END_STREAM, "1xx HEADERS, HEADERS, DATA");
     rx_h2_session_del(h->s);
 
     /* deferred data, resumed */
@@ -615,6 +684,80 @@ test_misc(void)
     h_send(h);
     ok(!rx_h2_session_want_read(h->s) && !rx_h2_session_want_write(h->s),
        "its last stream done: neither reading nor writing");
+    rx_h2_session_del(h->s);
+
+    /* the caller maps a connection error to a code of its own */
+    h_init(h, &(rx_h2_config_t) { .max_header_block = 100 });
+    h->override = RX_H2_PROTOCOL_ERROR;
+    h_hello(h);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS, 1, zero, 101);
+    h_recv(h);
+    h_send(h);
+    ok(h_goaway(h) == RX_H2_PROTOCOL_ERROR && strstr(h->log, "X0:11 ")
+       && strcmp(h->why, "sent a header block beyond the limit") == 0,
+       "the error callback's terminate wins (ENHANCE_YOUR_CALM -> PROTOCOL_ERROR)");
+    rx_h2_session_del(h->s);
+    is_int(h->allocs, 0, "everything freed");
+
+    /* no memory (for the stream; for a block in two frames): recv says
+     * so, GOAWAY INTERNAL_ERROR, nothing leaks */
+    for (n = 1; n <= 2; n++) {
+        h_init(h, NULL);
+        h_hello(h);
+        h_recv(h);
+        h->fail_after = (long) n;
+        h_frame(h, RX_H2_HEADERS, 0, 1, block3, 3);
+        h_frame(h, RX_H2_CONTINUATION, RX_H2_F_END_HEADERS, 1, block3, 3);
+        ok(h_recv(h) == -1, "no memory (%zu): recv returns -1", n);
+        h->fail_after = 0;
+        h_send(h);
+        ok(h_goaway(h) == RX_H2_INTERNAL_ERROR && !rx_h2_session_want_read(h->s),
+           "no memory (%zu): GOAWAY INTERNAL_ERROR, no more reading", n);
+        rx_h2_session_del(h->s);
+        is_int(h->allocs, 0, "no memory (%zu): everything freed", n);
+    }
+
+    /* DATA round-robin: one frame per stream per turn */
+    h_init(h, &(rx_h2_config_t) { .chunk_size = 10 });
+    h_hello(h);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 1, block3, 3);
+    h_frame(h, RX_H2_HEADERS, RX_H2_F_END_HEADERS | RX_H2_F_END_STREAM, 3, block3, 3);
+    h_recv(h);
+    respond(h, 1, body, 30);
+    respond(h, 3, body, 30);
+    h_out_reset(h);
+    h_send(h);
+    {
+        static const int want[] = { 1, 3, 1, 3, 1, 3 };
+        int k, j = 0, same = 1;
+
+        for (k = 0; k < h->nf; k++) {
+            if (h->f[k].type == RX_H2_DATA) {
+                same &= j < 6 && h->f[k].id == want[j++] && h->f[k].len == 10;
+            }
+        }
+        ok(same && j == 6, "DATA of streams 1 and 3 alternate, 10 bytes each");
+    }
+    rx_h2_session_del(h->s);
+
+    /* our SETTINGS' stream window applies once acknowledged: DATA sent
+     * before counts against the default, and the change after */
+    h_init(h, &(rx_h2_config_t) { .initial_window_size = 1000,
+                                  .conn_window = 1 << 20 });
+    h_send(h);
+    h_hello(h);
+    open1(h);
+    h_frame(h, RX_H2_DATA, 0, 1, zero, 5000);
+    h_recv(h);
+    h_out_reset(h);
+    h_send(h);
+    is_int(h_rst(h, 1), -1, "5000 bytes before our SETTINGS were acknowledged: fine");
+    h_frame(h, RX_H2_SETTINGS, RX_H2_F_ACK, 0, NULL, 0);
+    h_frame(h, RX_H2_DATA, 0, 1, zero, 1);
+    h_recv(h);
+    h_send(h);
+    is_int(h_rst(h, 1), RX_H2_FLOW_CONTROL_ERROR,
+           "after the ack the window is 1000 - 5000: 1 byte more is too much");
     rx_h2_session_del(h->s);
 
     /* memory: the header block's buffer goes after each block */

@@ -44,6 +44,9 @@ typedef struct {
     h_src_t          src[4];
     uint32_t         refuse;     /* begin_headers' answer */
     uint32_t         terminate;  /* header_block terminates with it */
+    uint32_t         override;   /* the error callback terminates with it */
+    long             fail_after; /* allocations that succeed (0: all) */
+    const char      *why;        /* the last error's */
     bool             auto_consume;
     long             allocs;     /* live allocations */
     size_t           bytes;      /* live bytes */
@@ -169,8 +172,14 @@ static void
 cb_error(rx_h2_session_t *s, int32_t id, uint32_t code, const char *why,
     void *ud)
 {
-    h_data_flush(ud);
-    h_log(ud, "X%d:%u ", id, code);
+    h_t *h = ud;
+
+    h_data_flush(h);
+    h_log(h, "X%d:%u ", id, code);
+    h->why = why;
+    if (h->override && id == 0) {
+        rx_h2_session_terminate(s, h->override);
+    }
 }
 
 static ssize_t
@@ -204,6 +213,9 @@ h_alloc(size_t size, void *mud)
 {
     h_t *h = mud;
 
+    if (h->fail_after && --h->fail_after == 0) {
+        return NULL;
+    }
     h->allocs++;
     h->bytes += size;
     return malloc(size);
