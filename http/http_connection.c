@@ -426,17 +426,32 @@ parse_error(rx_http_connection_t *hc)
     rx_http_finalize_request(r, (rx_int_t) status);
 }
 
+/* A request whose header was refused with status (logged already): it
+ * is answered, and the connection ends after it, as after parse_error(). */
+void
+rx_http_conn_header_failed(rx_http_connection_t *hc, rx_int_t status)
+{
+    hc->close_after = 1;
+    hc->parse_failed = 1;
+    hc->r->keepalive = 0;
+    rx_timer_del(&hc->conn->timer);
+    rx_http_conn_set_state(hc, RX_HC_PROCESS);
+    rx_http_finalize_request(hc->r, status);
+}
+
 /* The header is in: the request runs its phases. False when the
  * connection moved on (a response finished it) or closed meanwhile. */
-static bool
-header_done(rx_http_connection_t *hc)
+bool
+rx_http_conn_header_done(rx_http_connection_t *hc)
 {
     rx_http_request_t *r = hc->r;
 
     rx_timer_del(&hc->conn->timer);
     rx_http_conn_set_state(hc, RX_HC_PROCESS);
     hc->action = NULL;
-    rx_http_parser_resume(hc->parser);
+    if (hc->parser) {                    /* none for a request as fields */
+        rx_http_parser_resume(hc->parser);
+    }
     rx_http_stat_request();
     rx_http_run_phases(r);
     if (hc->r != r || hc->state != RX_HC_PROCESS) {
@@ -453,8 +468,8 @@ header_done(rx_http_connection_t *hc)
 
 /* The whole message is in: its reader gets the body, and a response
  * already sent ends the request. */
-static void
-message_done(rx_http_connection_t *hc)
+void
+rx_http_conn_message_done(rx_http_connection_t *hc)
 {
     rx_http_request_t *r = hc->r;
 
@@ -530,12 +545,12 @@ rx_http_conn_process_input(rx_http_connection_t *hc)
         case RX_HTTP_PARSE_AGAIN:
             return;
         case RX_HTTP_PARSE_HEADER_DONE:
-            if (!header_done(hc)) {
+            if (!rx_http_conn_header_done(hc)) {
                 return;
             }
             break;
         case RX_HTTP_PARSE_MESSAGE_DONE:
-            message_done(hc);
+            rx_http_conn_message_done(hc);
             return;
         case RX_HTTP_PARSE_ERROR:
             parse_error(hc);

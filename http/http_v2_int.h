@@ -63,12 +63,14 @@ struct rx_http_v2_stream_s {
                                             once it went */
     rx_http_v2_stream_t     *prev, *next;
     /* the request's fields as they come (malloc): pseudo-header fields
-     * as "name\0value\0" in head, the others as HTTP/1.1 lines in fields,
+     * as "name\0value\0" in head, the others as records (their lengths,
+     * then their bytes: http_v2_stream.c) in fields, nfields of them,
      * cookie crumbs joined; header_bytes counts what they decoded to */
     char                    *head;
     size_t                   head_len, head_size, header_bytes;
     char                    *fields;
     size_t                   fields_len, fields_size;
+    rx_uint_t                nfields;
     char                    *cookie;
     size_t                   cookie_len, cookie_size;
     bool                     has_host, has_length;

@@ -1,9 +1,10 @@
 /*
  * http_v2_stream.c: one HTTP/2 stream's request, on a connection of its
- * own: a table slot without a socket whose transport is the stream. The
- * request's header fields are handed to the request layer as HTTP/1.1
- * text (its parser applies the same limits and checks as to HTTP/1.1;
- * the body goes chunked unless a content-length came), DATA opens the
+ * own: a table slot without a socket whose transport is the stream. A
+ * request without a body goes to the request layer as fields
+ * (rx_http_request_from_fields: the same limits and checks as HTTP/1.1's,
+ * without llhttp); one with a body still goes as HTTP/1.1 text through
+ * llhttp (the body chunked unless a content-length came), DATA opens the
  * window again only as the request layer takes it (backpressure per
  * stream), and the response leaves as HEADERS (the framing's
  * send_header) and DATA frames (the transport's send), so the phases,
@@ -66,28 +67,40 @@ append(char **buf, size_t *len, size_t *size, const void *data, size_t n)
     return RX_OK;
 }
 
-/* "name: value\r\n" appended to a malloc'd buffer, in one reservation
- * (a field's four pieces were four appends). RX_OK or RX_ERROR. */
+/* A field kept in st->fields as a record: its name's and value's lengths
+ * (uint32_t each, unaligned), then the name and the value. RX_OK or
+ * RX_ERROR. */
 static rx_int_t
-append_line(char **buf, size_t *len, size_t *size, const void *name,
-    size_t namelen, const void *value, size_t valuelen)
+append_field(rx_http_v2_stream_t *st, const void *name, size_t namelen,
+    const void *value, size_t valuelen)
 {
-    char *p;
+    uint32_t lens[2] = { (uint32_t) namelen, (uint32_t) valuelen };
+    char    *p;
 
-    if (reserve(buf, *len, size, namelen + valuelen + 4) != RX_OK) {
+    if (reserve(&st->fields, st->fields_len, &st->fields_size,
+                sizeof(lens) + namelen + valuelen) != RX_OK) {
         return RX_ERROR;
     }
-    p = *buf + *len;
-    memcpy(p, name, namelen);
-    p += namelen;
-    *p++ = ':';
-    *p++ = ' ';
-    memcpy(p, value, valuelen);
-    p += valuelen;
-    *p++ = '\r';
-    *p++ = '\n';
-    *len = (size_t) (p - *buf);
+    p = put(st->fields + st->fields_len, lens, sizeof(lens));
+    p = put(p, name, namelen);
+    p = put(p, value, valuelen);
+    st->fields_len = (size_t) (p - st->fields);
+    st->nfields++;
     return RX_OK;
+}
+
+/* The record at *off of st->fields, and *off moved past it. */
+static void
+next_field(rx_http_v2_stream_t *st, size_t *off, rx_http_field_t *f)
+{
+    uint32_t lens[2];
+
+    memcpy(lens, st->fields + *off, sizeof(lens));
+    f->name = st->fields + *off + sizeof(lens);
+    f->name_len = lens[0];
+    f->value = f->name + lens[0];
+    f->value_len = lens[1];
+    *off += sizeof(lens) + lens[0] + lens[1];
 }
 
 rx_http_v2_stream_t *
@@ -197,9 +210,9 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     }
     if (st->fields == NULL) {
         st->fields_len = st->fields_size = 0;
+        st->nfields = 0;
     }
-    rc = append_line(&st->fields, &st->fields_len, &st->fields_size, n,
-                     namelen, value, valuelen);
+    rc = append_field(st, n, namelen, value, valuelen);
     return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
@@ -259,20 +272,21 @@ stream_connection(rx_http_v2_stream_t *st)
     return vc;
 }
 
-/* The request's header as HTTP/1.1 text, made in one block of its exact
- * size (one allocation and one copy of each piece: the growing appends
- * it replaces cost ~3 % of a worker's instructions); NULL when memory
- * is short. */
+/* The request's header as HTTP/1.1 text, for a request with a body
+ * (llhttp reads the body after it, chunked or by its content-length),
+ * made in one block of its exact size; NULL when memory is short. */
 static char *
 request_text(rx_http_v2_stream_t *st, const char *method, const char *path,
     const char *authority, size_t *len)
 {
-    size_t  mlen = strlen(method), plen = strlen(path);
-    size_t  alen = authority && !st->has_host ? strlen(authority) : 0;
-    size_t  size;
-    char   *text, *p;
+    size_t           mlen = strlen(method), plen = strlen(path);
+    size_t           alen = authority && !st->has_host ? strlen(authority) : 0;
+    size_t           size, off = 0;
+    rx_http_field_t  f;
+    char            *text, *p;
 
-    size = mlen + 1 + plen + 11 + st->fields_len + 2;
+    /* a record's 8 bytes of lengths become ": " and CRLF */
+    size = mlen + 1 + plen + 11 + st->fields_len - 4 * st->nfields + 2;
     size += alen ? 6 + alen + 2 : 0;
     size += st->cookie_len ? 8 + st->cookie_len + 2 : 0;
     size += st->chunked ? 28 : 0;
@@ -289,8 +303,12 @@ request_text(rx_http_v2_stream_t *st, const char *method, const char *path,
         p = put(p, authority, alen);
         p = put(p, "\r\n", 2);
     }
-    if (st->fields_len) {
-        p = put(p, st->fields, st->fields_len);
+    while (off < st->fields_len) {
+        next_field(st, &off, &f);
+        p = put(p, f.name, f.name_len);
+        p = put(p, ": ", 2);
+        p = put(p, f.value, f.value_len);
+        p = put(p, "\r\n", 2);
     }
     if (st->cookie_len) {
         p = put(p, "cookie: ", 8);
@@ -303,6 +321,56 @@ request_text(rx_http_v2_stream_t *st, const char *method, const char *path,
     p = put(p, "\r\n", 2);
     *len = (size_t) (p - text);
     return text;
+}
+
+/* A request without a body: its fields go to the request layer as they
+ * are, in the order its HTTP/1.1 text would have them (host from
+ * :authority first when no host field came, the cookie crumbs joined
+ * last). False when memory is short. */
+static bool
+start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
+    const char *authority)
+{
+    rx_http_request_fields_t  rf;
+    rx_http_field_t          *fields;
+    char                     *kept = st->fields;
+    size_t                    off = 0;
+    rx_uint_t                 n = 0;
+
+    fields = rx_http_v2_alloc((st->nfields + 2) * sizeof(rx_http_field_t));
+    if (fields == NULL) {
+        return false;
+    }
+    if (authority && !st->has_host) {
+        fields[n].name = "host";
+        fields[n].name_len = 4;
+        fields[n].value = authority;
+        fields[n++].value_len = strlen(authority);
+    }
+    while (off < st->fields_len) {
+        next_field(st, &off, &fields[n++]);
+    }
+    if (st->cookie_len) {
+        fields[n].name = "cookie";
+        fields[n].name_len = 6;
+        fields[n].value = st->cookie;
+        fields[n++].value_len = st->cookie_len;
+    }
+    rf.method = method;
+    rf.method_len = strlen(method);
+    rf.target = path;
+    rf.target_len = strlen(path);
+    rf.fields = fields;
+    rf.nfields = n;
+    /* the fields' bytes stay ours until the request layer copied them;
+     * st itself outlives the call (only nghttp2's close frees it) */
+    st->fields = NULL;
+    st->fields_len = st->fields_size = 0;
+    st->started = true;
+    rx_http_request_from_fields(st->vc->data, &rf);
+    rx_http_v2_free(fields);
+    rx_http_v2_free(kept);
+    return true;
 }
 
 void
@@ -320,6 +388,15 @@ rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
     }
     st->chunked = !end_stream && !st->has_length;
     st->req_ended = end_stream;
+    if (end_stream) {
+        if (!start_fields(st, method, path, authority)) {
+            rx_conn_close(st->vc);
+        }
+        return;
+    }
+    /* TODO(#20): a body still goes through llhttp as HTTP/1.1 text (its
+     * DATA chunked or by content-length); the body owner taking DATA
+     * directly would end that too */
     text = request_text(st, method, path, authority, &len);
     rx_http_v2_free(st->fields);
     st->fields = NULL;
