@@ -153,8 +153,24 @@ rx_http_v2_stream_free(rx_http_v2_stream_t *st)
     }
 }
 
-/* Pseudo-header fields are kept in st->head ahead of a NUL: ":method",
- * ":path", ":authority" each once, as "name\0value\0" */
+/* Which pseudo-header field name is: RX_V2_METHOD, _PATH, _AUTHORITY,
+ * or -1 for one the request does not use (:scheme, :protocol). */
+static int
+pseudo_index(const char *n, size_t namelen)
+{
+    switch (namelen) {
+    case 5:
+        return memcmp(n, ":path", 5) == 0 ? RX_V2_PATH : -1;
+    case 7:
+        return memcmp(n, ":method", 7) == 0 ? RX_V2_METHOD : -1;
+    case 10:
+        return memcmp(n, ":authority", 10) == 0 ? RX_V2_AUTHORITY : -1;
+    }
+    return -1;
+}
+
+/* The values of :method, :path and :authority are kept in st->head, each
+ * ahead of a NUL, where st->ps_off says (nghttp2 lets each come once) */
 int
 rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     size_t namelen, const uint8_t *value, size_t valuelen)
@@ -175,16 +191,18 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     if (n[0] == ':') {
-        if (namelen == 6 && memcmp(n, ":scheme", 6) == 0) {
+        int k = pseudo_index(n, namelen);
+
+        if (k < 0) {
             return 0;
         }
-        if (reserve(&st->head, st->head_len, &st->head_size,
-                    namelen + valuelen + 2) != RX_OK) {
+        if (reserve(&st->head, st->head_len, &st->head_size, valuelen + 1)
+            != RX_OK) {
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
         }
-        p = put(st->head + st->head_len, n, namelen);
-        *p++ = '\0';
-        p = put(p, value, valuelen);
+        st->ps_off[k] = (uint32_t) st->head_len + 1;
+        st->ps_len[k] = (uint32_t) valuelen;
+        p = put(st->head + st->head_len, value, valuelen);
         *p++ = '\0';
         st->head_len = (size_t) (p - st->head);
         return 0;
@@ -216,21 +234,12 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
-/* The value of a pseudo-header field kept in st->head, or NULL. */
+/* The value of a pseudo-header field kept in st->head (k: RX_V2_*), or
+ * NULL. */
 static const char *
-pseudo(rx_http_v2_stream_t *st, const char *name)
+pseudo(rx_http_v2_stream_t *st, int k)
 {
-    size_t i = 0;
-
-    while (i < st->head_len) {
-        const char *k = st->head + i, *v = k + strlen(k) + 1;
-
-        if (strcmp(k, name) == 0) {
-            return v;
-        }
-        i = (size_t) (v + strlen(v) + 1 - st->head);
-    }
-    return NULL;
+    return st->ps_off[k] ? st->head + st->ps_off[k] - 1 : NULL;
 }
 
 /* Hands bytes of the request to its connection. False when it went. */
@@ -345,7 +354,7 @@ start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
         fields[n].name = "host";
         fields[n].name_len = 4;
         fields[n].value = authority;
-        fields[n++].value_len = strlen(authority);
+        fields[n++].value_len = st->ps_len[RX_V2_AUTHORITY];
     }
     while (off < st->fields_len) {
         next_field(st, &off, &fields[n++]);
@@ -357,9 +366,9 @@ start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
         fields[n++].value_len = st->cookie_len;
     }
     rf.method = method;
-    rf.method_len = strlen(method);
+    rf.method_len = st->ps_len[RX_V2_METHOD];
     rf.target = path;
-    rf.target_len = strlen(path);
+    rf.target_len = st->ps_len[RX_V2_PATH];
     rf.fields = fields;
     rf.nfields = n;
     /* the fields' bytes stay ours until the request layer copied them;
@@ -376,8 +385,9 @@ start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
 void
 rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
 {
-    const char *method = pseudo(st, ":method"), *path = pseudo(st, ":path");
-    const char *authority = pseudo(st, ":authority");
+    const char *method = pseudo(st, RX_V2_METHOD);
+    const char *path = pseudo(st, RX_V2_PATH);
+    const char *authority = pseudo(st, RX_V2_AUTHORITY);
     char       *text;
     size_t      len = 0;
 
