@@ -480,6 +480,11 @@ struct rx_http_connection_s {
                                                  bytes wait unparsed */
     unsigned                  pipelined:1;   /* the next request's bytes came
                                                 before its predecessor ended */
+    unsigned                  body_raw:1;    /* the body's bytes come without
+                                                framing (a stream's DATA):
+                                                no parser reads them */
+    unsigned                  body_ended:1;  /* ... and the framing said
+                                                they all came */
 };
 
 /* Content handler registered by a location's directive (stub_status...). */
@@ -681,34 +686,6 @@ void rx_http_request_done(rx_http_request_t *r);
  * through c->ops->on_read. RX_OK or RX_ERROR. */
 rx_int_t rx_http_init_framed_connection(rx_conn_t *c,
     rx_http_connection_t *parent, const rx_http_framing_t *fr, void *data);
-/* One field of a request's header as another framing hands it over (an
- * HTTP/2 stream's, decoded by HPACK): not NUL-terminated. */
-typedef struct {
-    const char               *name;
-    size_t                    name_len;
-    const char               *value;
-    size_t                    value_len;
-} rx_http_field_t;
-
-/* A request's header as fields: its method, target (:path) and fields in
- * the order HTTP/1.1 text would carry them (the framing makes :authority
- * a host field when there is none, and joins cookie crumbs). */
-typedef struct {
-    const char               *method;
-    size_t                    method_len;
-    const char               *target;
-    size_t                    target_len;
-    const rx_http_field_t    *fields;
-    rx_uint_t                 nfields;
-} rx_http_request_fields_t;
-
-/* http_request_fields.c: the request of a framed connection hc whose
- * header came as fields and which has no body (its framing's stream
- * ended with the header) runs as the same request parsed from HTTP/1.1
- * text would: the same checks, limits, statuses and log lines, then its
- * phases; without llhttp. hc may be closed on return. */
-void rx_http_request_from_fields(rx_http_connection_t *hc,
-    const rx_http_request_fields_t *f);
 /* http_send.c: sends what r->out holds, one send in flight at a time;
  * rx_http_on_sent is the connection's on_sent (http_connection.c installs
  * it). */

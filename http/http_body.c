@@ -238,6 +238,42 @@ rx_http_discard_request_body(rx_http_request_t *r)
     return send_continue(r);
 }
 
+/* parse_buffered_body for a body that comes without framing (a stream's
+ * DATA, body_raw): the bytes here go to the owner (a discard drops them),
+ * and the body is read once the framing said it ended. */
+static rx_int_t
+parse_raw_body(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    size_t             n = hc->in_len - hc->in_parsed;
+    rx_int_t           rc = RX_OK;
+
+    if (r == NULL || r->body_read) {
+        return RX_OK;
+    }
+    if (n) {
+        if (r->headers_in.chunked) {
+            rc = rx_http_on_chunk_size(hc, n);
+        }
+        if (rc == RX_OK) {
+            rc = rx_http_on_body(hc, hc->in + hc->in_parsed, n);
+        }
+        r->request_length += (int64_t) n;
+        hc->in_len = hc->in_parsed = 0;
+        if (rc != RX_OK) {
+            hc->close_after = 1;
+            hc->parse_failed = 1;
+            r->keepalive = 0;
+            r->body_read = 1;
+            return rc;
+        }
+    }
+    if (hc->body_ended) {
+        r->body_read = 1;
+    }
+    return RX_OK;
+}
+
 /*
  * Runs the parser over body bytes already received. Returns RX_OK, or the
  * status of a broken body (the connection is then closed after the
@@ -249,6 +285,9 @@ rx_http_parse_buffered_body(rx_http_connection_t *hc)
     rx_http_request_t *r = hc->r;
     size_t             n;
 
+    if (hc->body_raw) {
+        return parse_raw_body(hc);
+    }
     while (r && !r->body_read
            && (hc->in_parsed < hc->in_len || !rx_http_parser_idle(hc->parser))) {
         switch (rx_http_parser_execute(hc->parser, hc->in_parsed,

@@ -426,6 +426,24 @@ parse_error(rx_http_connection_t *hc)
     rx_http_finalize_request(r, (rx_int_t) status);
 }
 
+/* A body refused with status (logged already) by its owner: as
+ * parse_error() for a body, nothing more of it is read. */
+void
+rx_http_conn_body_failed(rx_http_connection_t *hc, rx_int_t status)
+{
+    rx_http_request_t *r = hc->r;
+
+    hc->close_after = 1;
+    hc->parse_failed = 1;
+    r->keepalive = 0;
+    if (r->header_sent) {
+        rx_http_conn_close(hc);          /* already answered */
+        return;
+    }
+    rx_timer_del(&hc->conn->timer);
+    rx_http_finalize_request(r, status);
+}
+
 /* A request whose header was refused with status (logged already): it
  * is answered, and the connection ends after it, as after parse_error(). */
 void
@@ -504,6 +522,41 @@ input_waits(rx_http_connection_t *hc)
     return true;
 }
 
+/* A body whose bytes come without framing (body_raw: a stream's DATA):
+ * what is buffered goes to its owner once claimed, in the pieces a
+ * chunked body's parser hands over (its chunk checked against
+ * client_max_body_size first); the framing's end of it completes the
+ * message. */
+static void
+process_raw_body(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    rx_int_t           rc = RX_OK;
+    size_t             n = hc->in_len - hc->in_parsed;
+
+    if (r == NULL || r->body_read || input_waits(hc)
+        || hc->state != RX_HC_PROCESS) {
+        return;
+    }
+    if (n) {
+        if (r->headers_in.chunked) {
+            rc = rx_http_on_chunk_size(hc, n);
+        }
+        if (rc == RX_OK) {
+            rc = rx_http_on_body(hc, hc->in + hc->in_parsed, n);
+        }
+        r->request_length += (int64_t) n;
+        hc->in_len = hc->in_parsed = 0;  /* handed over, or refused */
+        if (rc != RX_OK) {
+            rx_http_conn_body_failed(hc, rc);
+            return;
+        }
+    }
+    if (hc->body_ended && hc->r == r) {
+        rx_http_conn_message_done(hc);
+    }
+}
+
 void
 rx_http_conn_process_input(rx_http_connection_t *hc)
 {
@@ -511,6 +564,10 @@ rx_http_conn_process_input(rx_http_connection_t *hc)
     size_t             n;
 
     if (hc->parse_failed) {
+        return;
+    }
+    if (hc->body_raw) {
+        process_raw_body(hc);
         return;
     }
     if (ensure_parser(hc) != RX_OK) {

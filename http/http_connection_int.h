@@ -44,6 +44,9 @@ void rx_http_conn_process_input(rx_http_connection_t *hc);
 bool rx_http_conn_header_done(rx_http_connection_t *hc);
 void rx_http_conn_message_done(rx_http_connection_t *hc);
 void rx_http_conn_header_failed(rx_http_connection_t *hc, rx_int_t status);
+/* The body's owner refused it with status (logged): answered if nothing
+ * was, and nothing more is read. */
+void rx_http_conn_body_failed(rx_http_connection_t *hc, rx_int_t status);
 /* http_conn_done.c: the request's end will close its connection at once
  * (no keep-alive, no lingering close, nothing after the response), so
  * its last send may take the close along (rx_conn_send_last). */

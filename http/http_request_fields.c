@@ -3,10 +3,13 @@
  * over as fields (an HTTP/2 stream's, HPACK-decoded), run as the same
  * request parsed from HTTP/1.1 text would be, without llhttp: the same
  * checks, limits (414, 494 counted as nginx's buffers hold the lines),
- * statuses and log lines, the same callbacks of http_request.c.
+ * statuses and log lines, the same callbacks of http_request.c; its body,
+ * if any, as bytes without framing (http_connection.c's body_raw).
  */
+#include <strings.h>
 #include "http.h"
 #include "http_parse.h"
+#include "http_request_fields.h"
 #include "http_connection_int.h"
 
 /* Where the header's lines would lie in nginx's buffers (as http_parse.c's
@@ -109,6 +112,12 @@ field(rx_http_connection_t *hc, fields_room_t *room,
     while (vl && (*v == ' ' || *v == '\t')) {
         v++;
         vl--;
+    }
+    /* the framing's way of saying that no length was given: the body
+     * is read as a chunked one would be (client_max_body_size per piece) */
+    if (f->name_len == 17 && memcmp(f->name, "transfer-encoding", 17) == 0
+        && vl == 7 && strncasecmp(v, "chunked", 7) == 0) {
+        info->chunked = true;
     }
     if (f->name_len == 14 && memcmp(f->name, "content-length", 14) == 0
         && (info->content_length != -1
@@ -218,7 +227,25 @@ rx_http_request_from_fields(rx_http_connection_t *hc,
         rx_http_conn_header_failed(hc, rc);
         return;
     }
+    if (f->body) {
+        /* its bytes come as they are, through on_read, to
+         * rx_http_conn_process_input, which hands them to the owner */
+        hc->body_raw = 1;
+        (void) rx_http_conn_header_done(hc);
+        return;
+    }
+    hc->body_ended = 1;
     if (rx_http_conn_header_done(hc)) {
         rx_http_conn_message_done(hc);   /* no body: the message is in */
     }
+}
+
+void
+rx_http_request_body_end(rx_http_connection_t *hc)
+{
+    if (hc->body_ended || !hc->body_raw) {
+        return;
+    }
+    hc->body_ended = 1;
+    rx_http_conn_process_input(hc);
 }

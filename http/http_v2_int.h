@@ -9,6 +9,7 @@
 #include <nghttp2/nghttp2.h>
 #include "http.h"
 #include "http_v2.h"
+#include "http_request_fields.h"
 
 typedef struct rx_http_v2_conn_s   rx_http_v2_conn_t;
 typedef struct rx_http_v2_stream_s rx_http_v2_stream_t;
@@ -80,7 +81,6 @@ struct rx_http_v2_stream_s {
     char                    *cookie;
     size_t                   cookie_len, cookie_size;
     bool                     has_host, has_length;
-    bool                     chunked;    /* body handed over chunked */
     bool                     started;    /* the request went to vc */
     bool                     responded;  /* HEADERS submitted */
     bool                     with_body;  /* ... with a data provider */

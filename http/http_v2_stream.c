@@ -1,10 +1,9 @@
 /*
  * http_v2_stream.c: one HTTP/2 stream's request, on a connection of its
- * own: a table slot without a socket whose transport is the stream. A
- * request without a body goes to the request layer as fields
- * (rx_http_request_from_fields: the same limits and checks as HTTP/1.1's,
- * without llhttp); one with a body still goes as HTTP/1.1 text through
- * llhttp (the body chunked unless a content-length came), DATA opens the
+ * own: a table slot without a socket whose transport is the stream. The
+ * request goes to the request layer as fields (rx_http_request_from_fields:
+ * the same limits and checks as HTTP/1.1's, without llhttp) and its DATA
+ * as the body's bytes, without framing; DATA opens the
  * window again only as the request layer takes it (backpressure per
  * stream), and the response leaves as HEADERS (the framing's
  * send_header) and DATA frames (the transport's send), so the phases,
@@ -281,64 +280,14 @@ stream_connection(rx_http_v2_stream_t *st)
     return vc;
 }
 
-/* The request's header as HTTP/1.1 text, for a request with a body
- * (llhttp reads the body after it, chunked or by its content-length),
- * made in one block of its exact size; NULL when memory is short. */
-static char *
-request_text(rx_http_v2_stream_t *st, const char *method, const char *path,
-    const char *authority, size_t *len)
-{
-    size_t           mlen = strlen(method), plen = strlen(path);
-    size_t           alen = authority && !st->has_host ? strlen(authority) : 0;
-    size_t           size, off = 0;
-    rx_http_field_t  f;
-    char            *text, *p;
-
-    /* a record's 8 bytes of lengths become ": " and CRLF */
-    size = mlen + 1 + plen + 11 + st->fields_len - 4 * st->nfields + 2;
-    size += alen ? 6 + alen + 2 : 0;
-    size += st->cookie_len ? 8 + st->cookie_len + 2 : 0;
-    size += st->chunked ? 28 : 0;
-    text = rx_http_v2_alloc(size);
-    if (text == NULL) {
-        return NULL;
-    }
-    p = put(text, method, mlen);
-    p = put(p, " ", 1);
-    p = put(p, path, plen);
-    p = put(p, " HTTP/1.1\r\n", 11);
-    if (alen) {
-        p = put(p, "host: ", 6);
-        p = put(p, authority, alen);
-        p = put(p, "\r\n", 2);
-    }
-    while (off < st->fields_len) {
-        next_field(st, &off, &f);
-        p = put(p, f.name, f.name_len);
-        p = put(p, ": ", 2);
-        p = put(p, f.value, f.value_len);
-        p = put(p, "\r\n", 2);
-    }
-    if (st->cookie_len) {
-        p = put(p, "cookie: ", 8);
-        p = put(p, st->cookie, st->cookie_len);
-        p = put(p, "\r\n", 2);
-    }
-    if (st->chunked) {
-        p = put(p, "transfer-encoding: chunked\r\n", 28);
-    }
-    p = put(p, "\r\n", 2);
-    *len = (size_t) (p - text);
-    return text;
-}
-
-/* A request without a body: its fields go to the request layer as they
- * are, in the order its HTTP/1.1 text would have them (host from
- * :authority first when no host field came, the cookie crumbs joined
- * last). False when memory is short. */
+/* The request's fields go to the request layer as they are, in the
+ * order HTTP/1.1 text of them would have (host from :authority first when
+ * no host field came, the cookie crumbs joined last, and for a body
+ * without content-length "transfer-encoding: chunked", as the request
+ * layer knows a body of unknown length). False when memory is short. */
 static bool
 start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
-    const char *authority)
+    const char *authority, bool end_stream)
 {
     rx_http_request_fields_t  rf;
     rx_http_field_t          *fields;
@@ -346,7 +295,7 @@ start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
     size_t                    off = 0;
     rx_uint_t                 n = 0;
 
-    fields = rx_http_v2_alloc((st->nfields + 2) * sizeof(rx_http_field_t));
+    fields = rx_http_v2_alloc((st->nfields + 3) * sizeof(rx_http_field_t));
     if (fields == NULL) {
         return false;
     }
@@ -365,12 +314,19 @@ start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
         fields[n].value = st->cookie;
         fields[n++].value_len = st->cookie_len;
     }
+    if (!end_stream && !st->has_length) {
+        fields[n].name = "transfer-encoding";
+        fields[n].name_len = 17;
+        fields[n].value = "chunked";
+        fields[n++].value_len = 7;
+    }
     rf.method = method;
     rf.method_len = st->ps_len[RX_V2_METHOD];
     rf.target = path;
     rf.target_len = st->ps_len[RX_V2_PATH];
     rf.fields = fields;
     rf.nfields = n;
+    rf.body = !end_stream;
     /* the fields' bytes stay ours until the request layer copied them;
      * st itself outlives the call (only nghttp2's close frees it) */
     st->fields = NULL;
@@ -388,45 +344,24 @@ rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
     const char *method = pseudo(st, RX_V2_METHOD);
     const char *path = pseudo(st, RX_V2_PATH);
     const char *authority = pseudo(st, RX_V2_AUTHORITY);
-    char       *text;
-    size_t      len = 0;
 
     if (method == NULL || path == NULL || stream_connection(st) == NULL) {
         nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE, st->id,
             method && path ? NGHTTP2_REFUSED_STREAM : NGHTTP2_PROTOCOL_ERROR);
         return;
     }
-    st->chunked = !end_stream && !st->has_length;
     st->req_ended = end_stream;
-    if (end_stream) {
-        if (!start_fields(st, method, path, authority)) {
-            rx_conn_close(st->vc);
-        }
-        return;
-    }
-    /* TODO(#20): a body still goes through llhttp as HTTP/1.1 text (its
-     * DATA chunked or by content-length); the body owner taking DATA
-     * directly would end that too */
-    text = request_text(st, method, path, authority, &len);
-    rx_http_v2_free(st->fields);
-    st->fields = NULL;
-    st->fields_len = st->fields_size = 0;
-    if (text == NULL) {
+    if (!start_fields(st, method, path, authority, end_stream)) {
         rx_conn_close(st->vc);
-        return;
     }
-    st->started = true;
-    (void) deliver(st, text, len);
-    rx_http_v2_free(text);
 }
 
+/* DATA: its bytes go to the request layer as they are (the body owner
+ * takes them, or holds them until a handler claims the body). */
 void
 rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
     size_t len)
 {
-    char    line[32];
-    int     n;
-
     if (len == 0) {
         return;
     }
@@ -435,15 +370,6 @@ rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
     } else {
         st->unconsumed += len;           /* opened when reading resumes */
     }
-    if (st->chunked) {
-        n = snprintf(line, sizeof(line), "%zx\r\n", len);
-        if (!deliver(st, line, (size_t) n)
-            || !deliver(st, (const char *) data, len)) {
-            return;
-        }
-        (void) deliver(st, "\r\n", 2);
-        return;
-    }
     (void) deliver(st, (const char *) data, len);
 }
 
@@ -451,8 +377,8 @@ void
 rx_http_v2_stream_end(rx_http_v2_stream_t *st)
 {
     st->req_ended = true;
-    if (st->chunked && st->started) {
-        (void) deliver(st, "0\r\n\r\n", 5);
+    if (st->started && st->vc) {
+        rx_http_request_body_end(st->vc->data);
     }
 }
 

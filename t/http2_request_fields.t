@@ -32,13 +32,14 @@ my $uurl = $u->url;
 my $t = Test::Ringx->new;
 # One connection per request: [ [name, value] ... ] (pseudo-headers too,
 # sent as given, unvalidated: crumbs stay crumbs), an optional body and
-# whether it gets a content-length. Out: [{status, body, reset}].
+# whether it gets a content-length, in the JSON file argv[2]. Out:
+# [{status, body, reset}].
 $t->write_file('h2req.py', <<'EOF');
 import json, socket, sys, time
 import h2.connection, h2.config, h2.events
 
 out = []
-for spec in json.loads(sys.argv[2]):
+for spec in json.load(open(sys.argv[2])):
     s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
     c = h2.connection.H2Connection(h2.config.H2Configuration(
         client_side=True, header_encoding="utf-8",
@@ -51,14 +52,27 @@ for spec in json.loads(sys.argv[2]):
     if body is not None and spec.get("length", True):
         hdrs.append(("content-length", str(len(body))))
     c.send_headers(sid, hdrs, end_stream=body is None)
-    if body is not None:
-        c.send_data(sid, body.encode(), end_stream=True)
+    body = body.encode() if body is not None else b""
+    sent = 0
     s.sendall(c.data_to_send())
     r = {"status": None, "body": "", "reset": None}
     done = False
-    deadline = time.time() + 10
+    deadline = time.time() + 20
     while not done and time.time() < deadline:
-        d = s.recv(65536)
+        # the body as the windows let it go
+        while sent < len(body) and r["status"] is None:
+            n = min(len(body) - sent, c.local_flow_control_window(sid),
+                    c.max_outbound_frame_size)
+            if n <= 0:
+                break
+            c.send_data(sid, body[sent:sent + n], end_stream=sent + n == len(body))
+            sent += n
+        s.sendall(c.data_to_send())
+        s.settimeout(0.2 if sent < len(body) else 10)
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            continue
         if not d:
             break
         for e in c.receive_data(d):
@@ -99,6 +113,14 @@ http {
         location /u/ { return 200 "\$uri|\$request_uri|\$args"; }
         location /p/ { proxy_pass $uurl/echo/; }
         location /h { return 200 "head"; }
+        location /big/ { client_max_body_size 1m; proxy_pass $uurl/echo/; }
+        location /stream/ {
+            client_max_body_size 1m;
+            proxy_request_buffering off;
+            proxy_http_version 1.1;
+            proxy_pass $uurl/echo/;
+        }
+        location /ignore { return 200 "ignored"; }
     }
     server {
         listen 127.0.0.1:%%PORT_0%%;
@@ -112,9 +134,9 @@ my $port = $t->port(0);
 
 sub h2 {
     my @specs = @_;
-    my $json = encode_json(\@specs);
-    open my $fh, '-|', '/usr/bin/python3', $t->prefix . '/h2req.py', $port, $json
-        or die "h2req: $!";
+    $t->write_file_raw('h2req.json', encode_json(\@specs));
+    open my $fh, '-|', '/usr/bin/python3', $t->prefix . '/h2req.py', $port,
+        $t->prefix . '/h2req.json' or die "h2req: $!";
     local $/;
     my $o = <$fh>;
     close $fh;
@@ -225,6 +247,33 @@ $r = h2(req('POST', '/p/big', body => 'x' x 200));
 is $r->{status}, 413, 'a body over client_max_body_size: 413';
 $r = h2(req('POST', '/p/big', body => 'x' x 200, length => 0));
 is $r->{status}, 413, '... without content-length too';
+
+# what the origin got of a body: its framing, and the bytes whole
+sub origin_got {
+    my ($body) = @_;
+    my %g;
+    $g{chunked} = $1 if $body =~ /^chunked: (\d)$/m;
+    $g{length} = $1 if $body =~ /^header: content-length: (\d+)$/mi;
+    $g{te} = $1 if $body =~ /^header: transfer-encoding: (.*)$/mi;
+    $g{bytes} = $1 if $body =~ /^body-length: (\d+)$/m;
+    return \%g;
+}
+my $big = join '', map { chr(65 + $_ % 26) } 1 .. 300_000;
+for my $case (['/big/a', 1, 'buffered'], ['/big/b', 0, 'buffered'],
+              ['/stream/c', 1, 'streamed'], ['/stream/d', 0, 'streamed']) {
+    my ($path, $len, $how) = @$case;
+    $r = h2(req('POST', $path, body => $big, length => $len));
+    my $g = origin_got($r->{body});
+    my ($echoed) = $r->{body} =~ /\n\n(.*)\z/s;
+    is $r->{status}, 200, "300 kB POST " . ($len ? 'with' : 'without') . " content-length, $how: 200";
+    is_deeply $g, $len || $how eq 'buffered'
+        ? { chunked => 0, length => 300000, bytes => 300000 }
+        : { chunked => 1, te => 'chunked', bytes => 300000 },
+        '... the origin got it ' . ($len || $how eq 'buffered' ? 'with its length' : 'chunked');
+    ok defined $echoed && $echoed eq $big, '... every byte, in order';
+}
+$r = h2(req('POST', '/ignore', body => 'x' x 50_000, length => 0));
+is_deeply [$r->{status}, $r->{body}], [200, 'ignored'], 'a body nobody reads: the response';
 
 $t->stop;
 done_testing;
