@@ -9,8 +9,12 @@
 # allowed (494, "too large request"); an underscore name dropped; a
 # method llhttp does not know (400), TRACE (405), HEAD; a target with ../
 # and %2F normalised as over HTTP/1.1; a POST body with and without
-# content-length through proxy_pass (what the origin got) and over
-# client_max_body_size (413). Driven by python3-h2 (real HPACK).
+# content-length through proxy_pass (what the origin got), 300 kB ones
+# buffered and streamed, one held unclaimed while auth_request runs (the
+# stream's window shut meanwhile), to FastCGI (php-fpm), and over
+# client_max_body_size (413). Driven by python3-h2 (real HPACK). Every
+# case passes on the binary from before the change as well: it pins
+# behaviour (the change is measured, not seen).
 
 use strict;
 use warnings;
@@ -20,6 +24,7 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use Test::Ringx;
 use Test::Upstream;
+use Test::PhpFpm;
 use JSON::PP;
 
 plan(skip_all => 'no python3-h2 (Debian: python3-h2)')
@@ -30,6 +35,14 @@ $u->start;
 my $uurl = $u->url;
 
 my $t = Test::Ringx->new;
+my $fpm_sock = $t->prefix . '/php.sock';
+my $fpm = Test::PhpFpm::binary()
+    ? Test::PhpFpm->start($t, [{ name => 'pool', sock => $fpm_sock,
+                                 pm => "pm = static\npm.max_children = 1" }])
+    : undef;
+$t->write_file_raw('html/body.php', '<?php echo "cl=", $_SERVER["CONTENT_LENGTH"] ?? "-",
+    " te=", $_SERVER["HTTP_TRANSFER_ENCODING"] ?? "-",
+    " read=", strlen(file_get_contents("php://input")), "\n";' . "\n");
 # One connection per request: [ [name, value] ... ] (pseudo-headers too,
 # sent as given, unvalidated: crumbs stay crumbs), an optional body and
 # whether it gets a content-length, in the JSON file argv[2]. Out:
@@ -121,6 +134,27 @@ http {
             proxy_pass $uurl/echo/;
         }
         location /ignore { return 200 "ignored"; }
+        # the body waits unclaimed (and the stream's window shut past
+        # 64 kB) while auth_request's subrequest takes 300 ms
+        location /held/ {
+            client_max_body_size 1m;
+            auth_request /auth;
+            proxy_pass $uurl/echo/;
+        }
+        location = /auth {
+            internal;
+            proxy_pass $uurl/sleep/300;
+            proxy_pass_request_body off;
+            proxy_set_header Content-Length "";
+        }
+        location = /body.php {
+            root html;
+            client_max_body_size 1m;
+            fastcgi_pass unix:$fpm_sock;
+            fastcgi_param REQUEST_METHOD \$request_method;
+            fastcgi_param CONTENT_LENGTH \$content_length;
+            fastcgi_param SCRIPT_FILENAME \$document_root/body.php;
+        }
     }
     server {
         listen 127.0.0.1:%%PORT_0%%;
@@ -271,6 +305,21 @@ for my $case (['/big/a', 1, 'buffered'], ['/big/b', 0, 'buffered'],
         : { chunked => 1, te => 'chunked', bytes => 300000 },
         '... the origin got it ' . ($len || $how eq 'buffered' ? 'with its length' : 'chunked');
     ok defined $echoed && $echoed eq $big, '... every byte, in order';
+}
+for my $len (1, 0) {
+    $r = h2(req('POST', '/held/x', body => $big, length => $len));
+    my ($echoed) = $r->{body} =~ /\n\n(.*)\z/s;
+    is $r->{status}, 200, 'a body held while auth_request runs, ' . ($len ? 'with' : 'without')
+        . ' content-length: 200';
+    ok defined $echoed && $echoed eq $big, '... every byte reached the origin, in order';
+}
+SKIP: {
+    skip 'no php-fpm (Debian: php-fpm)', 2 unless $fpm;
+    $r = h2(req('POST', '/body.php', body => 'y' x 70_000));
+    is $r->{body}, "cl=70000 te=- read=70000\n", 'FastCGI: a body with content-length';
+    $r = h2(req('POST', '/body.php', body => 'y' x 70_000, length => 0));
+    is $r->{body}, "cl=70000 te=chunked read=70000\n",
+        'FastCGI: a body without (buffered, its length given; as today, the field says chunked)';
 }
 $r = h2(req('POST', '/ignore', body => 'x' x 50_000, length => 0));
 is_deeply [$r->{status}, $r->{body}], [200, 'ignored'], 'a body nobody reads: the response';
