@@ -523,34 +523,21 @@ input_waits(rx_http_connection_t *hc)
 }
 
 /* A body whose bytes come without framing (body_raw: a stream's DATA):
- * what is buffered goes to its owner once claimed, in the pieces a
- * chunked body's parser hands over (its chunk checked against
- * client_max_body_size first); the framing's end of it completes the
- * message. */
+ * what is buffered goes to its owner once claimed; the framing's end of
+ * it completes the message. */
 static void
 process_raw_body(rx_http_connection_t *hc)
 {
     rx_http_request_t *r = hc->r;
-    rx_int_t           rc = RX_OK;
-    size_t             n = hc->in_len - hc->in_parsed;
+    rx_int_t           rc;
 
     if (r == NULL || r->body_read || input_waits(hc)
         || hc->state != RX_HC_PROCESS) {
         return;
     }
-    if (n) {
-        if (r->headers_in.chunked) {
-            rc = rx_http_on_chunk_size(hc, n);
-        }
-        if (rc == RX_OK) {
-            rc = rx_http_on_body(hc, hc->in + hc->in_parsed, n);
-        }
-        r->request_length += (int64_t) n;
-        hc->in_len = hc->in_parsed = 0;  /* handed over, or refused */
-        if (rc != RX_OK) {
-            rx_http_conn_body_failed(hc, rc);
-            return;
-        }
+    if ((rc = rx_http_body_raw_bytes(hc)) != RX_OK) {
+        rx_http_conn_body_failed(hc, rc);
+        return;
     }
     if (hc->body_ended && hc->r == r) {
         rx_http_conn_message_done(hc);
