@@ -12,6 +12,7 @@
 #include "http_v2.h"
 #include "http_v2_session.h"
 #include "http_v2_hpack.h"
+#include "http_request_fields.h"
 
 typedef struct rx_http_v2_conn_s   rx_http_v2_conn_t;
 typedef struct rx_http_v2_stream_s rx_http_v2_stream_t;
@@ -58,19 +59,27 @@ struct rx_http_v2_conn_s {
     rx_msec_t                linger_deadline;  /* lingering_time's end */
 };
 
+/* The pseudo-header fields a stream's request keeps (ps_off). */
+enum { RX_V2_METHOD = 0, RX_V2_PATH, RX_V2_AUTHORITY };
+
 struct rx_http_v2_stream_s {
     rx_http_v2_conn_t       *h2;
     int32_t                  id;
     rx_conn_t               *vc;         /* the request's connection; NULL
                                             once it went */
     rx_http_v2_stream_t     *prev, *next;
-    /* the request's fields as they come (malloc): pseudo-header fields
-     * as "name\0value\0" in head, the others as HTTP/1.1 lines in fields,
-     * cookie crumbs joined; header_bytes counts what they decoded to */
+    /* the request's fields as they come (malloc): the values of
+     * :method, :path and :authority as "value\0" in head (ps_off: where,
+     * plus 1, 0 for none; ps_len: their lengths; by RX_V2_METHOD ...),
+     * the others as records (their lengths, then their bytes:
+     * http_v2_stream.c) in fields, nfields of them, cookie crumbs joined;
+     * header_bytes counts what they decoded to */
     char                    *head;
     size_t                   head_len, head_size, header_bytes;
+    uint32_t                 ps_off[3], ps_len[3];
     char                    *fields;
     size_t                   fields_len, fields_size;
+    rx_uint_t                nfields;
     char                    *cookie;
     size_t                   cookie_len, cookie_size;
     int64_t                  content_length;  /* -1: none came */
@@ -80,7 +89,6 @@ struct rx_http_v2_stream_s {
                                                pseudo-header came */
     bool                     malformed;     /* RFC 9113 8.1.1: reset */
     bool                     too_large;     /* beyond the header bounds */
-    bool                     chunked;    /* body handed over chunked */
     bool                     started;    /* the request went to vc */
     bool                     responded;  /* HEADERS submitted */
     bool                     with_body;  /* ... with a data provider */
