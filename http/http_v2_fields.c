@@ -279,7 +279,10 @@ rx_http_v2_fields(rx_http_v2_conn_t *h2, rx_http_v2_stream_t *st,
                    ? "CONNECT's pseudo-header fields" : NULL)
                 : !(f.pseudo & PS_METHOD) ? "no :method"
                 : !(f.pseudo & PS_PATH) ? "no :path"
-                : !(f.pseudo & PS_SCHEME) ? "no :scheme" : NULL;
+                : !(f.pseudo & PS_SCHEME) ? "no :scheme"
+                /* RFC 9113 8.3.1: the authority is :authority or host */
+                : !(f.pseudo & PS_AUTHORITY) && !st->has_host
+                  ? "neither :authority nor host" : NULL;
         st->malformed = f.why != NULL;
     }
     if (st->too_large) {

@@ -222,7 +222,7 @@ ok $t->log_contains(qr/client sent invalid host header.*request: "GET \/ HTTP\/2
     '... logged as for HTTP/1.1';
 $r = h2(req('GET', '/', no_authority => 1));
 is_deeply [$r->{status}, $r->{reset}], [undef, 1],
-    'neither :authority nor host: nghttp2 resets the stream (PROTOCOL_ERROR)';
+    'neither :authority nor host: the stream is reset (PROTOCOL_ERROR), as nghttp2 did';
 
 # cookie crumbs (RFC 9113 8.2.3): one Cookie, joined with "; "
 $r = h2(req('GET', '/cookie', headers => [['cookie', 'a=1'], ['accept', '*/*'],
