@@ -480,6 +480,11 @@ struct rx_http_connection_s {
                                                  bytes wait unparsed */
     unsigned                  pipelined:1;   /* the next request's bytes came
                                                 before its predecessor ended */
+    unsigned                  body_raw:1;    /* the body's bytes come without
+                                                framing (a stream's DATA):
+                                                no parser reads them */
+    unsigned                  body_ended:1;  /* ... and the framing said
+                                                they all came */
 };
 
 /* Content handler registered by a location's directive (stub_status...). */
@@ -730,6 +735,10 @@ rx_int_t rx_http_on_headers_complete(void *data);
 rx_int_t rx_http_on_message_complete(void *data);
 rx_int_t rx_http_on_body(void *data, const char *at, size_t len);
 rx_int_t rx_http_on_chunk_size(void *data, uint64_t size);
+/* The body bytes of a body_raw connection held in its input buffer go to
+ * the owner (a body of unknown length checked as a chunk would be). RX_OK
+ * or the owner's status (logged). */
+rx_int_t rx_http_body_raw_bytes(rx_http_connection_t *hc);
 /* Runs the parser over the body bytes already received. RX_OK, or the
  * status of a broken body (the connection is then closed after the
  * answer). */

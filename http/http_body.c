@@ -16,6 +16,8 @@
  * claims a body the client has not sent yet. client_max_body_size is held
  * here for bodies that are read (a chunk that declares more is refused
  * before a byte of it is read); a discarded body is not held to it (nginx).
+ * An HTTP/2 stream's body (body_raw) comes without framing, no parser:
+ * rx_http_body_raw_bytes() hands its held bytes over.
  */
 #include "http.h"
 #include "http_parse.h"
@@ -238,6 +240,54 @@ rx_http_discard_request_body(rx_http_request_t *r)
     return send_continue(r);
 }
 
+rx_int_t
+rx_http_body_raw_bytes(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    size_t             n = hc->in_len - hc->in_parsed;
+    rx_int_t           rc = RX_OK;
+
+    if (n == 0) {
+        return RX_OK;
+    }
+    /* a body of unknown length is held to client_max_body_size piece by
+     * piece, as a chunked one chunk by chunk */
+    if (r->headers_in.chunked) {
+        rc = rx_http_on_chunk_size(hc, n);
+    }
+    if (rc == RX_OK) {
+        rc = rx_http_on_body(hc, hc->in + hc->in_parsed, n);
+    }
+    r->request_length += (int64_t) n;
+    hc->in_len = hc->in_parsed = 0;      /* handed over, or refused */
+    return rc;
+}
+
+/* parse_buffered_body for a body that comes without framing (a stream's
+ * DATA, body_raw): the bytes here go to the owner (a discard drops them),
+ * and the body is read once the framing said it ended. */
+static rx_int_t
+parse_raw_body(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    rx_int_t           rc;
+
+    if (r == NULL || r->body_read) {
+        return RX_OK;
+    }
+    if ((rc = rx_http_body_raw_bytes(hc)) != RX_OK) {
+        hc->close_after = 1;
+        hc->parse_failed = 1;
+        r->keepalive = 0;
+        r->body_read = 1;
+        return rc;
+    }
+    if (hc->body_ended) {
+        r->body_read = 1;
+    }
+    return RX_OK;
+}
+
 /*
  * Runs the parser over body bytes already received. Returns RX_OK, or the
  * status of a broken body (the connection is then closed after the
@@ -249,6 +299,9 @@ rx_http_parse_buffered_body(rx_http_connection_t *hc)
     rx_http_request_t *r = hc->r;
     size_t             n;
 
+    if (hc->body_raw) {
+        return parse_raw_body(hc);
+    }
     while (r && !r->body_read
            && (hc->in_parsed < hc->in_len || !rx_http_parser_idle(hc->parser))) {
         switch (rx_http_parser_execute(hc->parser, hc->in_parsed,

@@ -426,17 +426,50 @@ parse_error(rx_http_connection_t *hc)
     rx_http_finalize_request(r, (rx_int_t) status);
 }
 
+/* A body refused with status (logged already) by its owner: as
+ * parse_error() for a body, nothing more of it is read. */
+void
+rx_http_conn_body_failed(rx_http_connection_t *hc, rx_int_t status)
+{
+    rx_http_request_t *r = hc->r;
+
+    hc->close_after = 1;
+    hc->parse_failed = 1;
+    r->keepalive = 0;
+    if (r->header_sent) {
+        rx_http_conn_close(hc);          /* already answered */
+        return;
+    }
+    rx_timer_del(&hc->conn->timer);
+    rx_http_finalize_request(r, status);
+}
+
+/* A request whose header was refused with status (logged already): it
+ * is answered, and the connection ends after it, as after parse_error(). */
+void
+rx_http_conn_header_failed(rx_http_connection_t *hc, rx_int_t status)
+{
+    hc->close_after = 1;
+    hc->parse_failed = 1;
+    hc->r->keepalive = 0;
+    rx_timer_del(&hc->conn->timer);
+    rx_http_conn_set_state(hc, RX_HC_PROCESS);
+    rx_http_finalize_request(hc->r, status);
+}
+
 /* The header is in: the request runs its phases. False when the
  * connection moved on (a response finished it) or closed meanwhile. */
-static bool
-header_done(rx_http_connection_t *hc)
+bool
+rx_http_conn_header_done(rx_http_connection_t *hc)
 {
     rx_http_request_t *r = hc->r;
 
     rx_timer_del(&hc->conn->timer);
     rx_http_conn_set_state(hc, RX_HC_PROCESS);
     hc->action = NULL;
-    rx_http_parser_resume(hc->parser);
+    if (hc->parser) {                    /* none for a request as fields */
+        rx_http_parser_resume(hc->parser);
+    }
     rx_http_stat_request();
     rx_http_run_phases(r);
     if (hc->r != r || hc->state != RX_HC_PROCESS) {
@@ -453,8 +486,8 @@ header_done(rx_http_connection_t *hc)
 
 /* The whole message is in: its reader gets the body, and a response
  * already sent ends the request. */
-static void
-message_done(rx_http_connection_t *hc)
+void
+rx_http_conn_message_done(rx_http_connection_t *hc)
 {
     rx_http_request_t *r = hc->r;
 
@@ -489,6 +522,28 @@ input_waits(rx_http_connection_t *hc)
     return true;
 }
 
+/* A body whose bytes come without framing (body_raw: a stream's DATA):
+ * what is buffered goes to its owner once claimed; the framing's end of
+ * it completes the message. */
+static void
+process_raw_body(rx_http_connection_t *hc)
+{
+    rx_http_request_t *r = hc->r;
+    rx_int_t           rc;
+
+    if (r == NULL || r->body_read || input_waits(hc)
+        || hc->state != RX_HC_PROCESS) {
+        return;
+    }
+    if ((rc = rx_http_body_raw_bytes(hc)) != RX_OK) {
+        rx_http_conn_body_failed(hc, rc);
+        return;
+    }
+    if (hc->body_ended && hc->r == r) {
+        rx_http_conn_message_done(hc);
+    }
+}
+
 void
 rx_http_conn_process_input(rx_http_connection_t *hc)
 {
@@ -496,6 +551,10 @@ rx_http_conn_process_input(rx_http_connection_t *hc)
     size_t             n;
 
     if (hc->parse_failed) {
+        return;
+    }
+    if (hc->body_raw) {
+        process_raw_body(hc);
         return;
     }
     if (ensure_parser(hc) != RX_OK) {
@@ -530,12 +589,12 @@ rx_http_conn_process_input(rx_http_connection_t *hc)
         case RX_HTTP_PARSE_AGAIN:
             return;
         case RX_HTTP_PARSE_HEADER_DONE:
-            if (!header_done(hc)) {
+            if (!rx_http_conn_header_done(hc)) {
                 return;
             }
             break;
         case RX_HTTP_PARSE_MESSAGE_DONE:
-            message_done(hc);
+            rx_http_conn_message_done(hc);
             return;
         case RX_HTTP_PARSE_ERROR:
             parse_error(hc);

@@ -35,6 +35,18 @@ void rx_http_conn_set_state(rx_http_connection_t *hc,
 void rx_http_conn_release_input(rx_http_connection_t *hc);
 /* Parses what is buffered: a request's header, its body, the next one. */
 void rx_http_conn_process_input(rx_http_connection_t *hc);
+/* The request's header is in (parsed, or handed over as fields by
+ * http_request_fields.c): its phases run; false when the connection moved
+ * on or closed meanwhile. Then the whole message is in (message_done):
+ * a waiting body reader hears it, a finished response ends the request.
+ * header_failed: the header was refused with status (logged), answered,
+ * and the connection ends after it. */
+bool rx_http_conn_header_done(rx_http_connection_t *hc);
+void rx_http_conn_message_done(rx_http_connection_t *hc);
+void rx_http_conn_header_failed(rx_http_connection_t *hc, rx_int_t status);
+/* The body's owner refused it with status (logged): answered if nothing
+ * was, and nothing more is read. */
+void rx_http_conn_body_failed(rx_http_connection_t *hc, rx_int_t status);
 /* http_conn_done.c: the request's end will close its connection at once
  * (no keep-alive, no lingering close, nothing after the response), so
  * its last send may take the close along (rx_conn_send_last). */

@@ -44,6 +44,16 @@ typedef struct {
     bool       upgrade;
 } rx_http_message_info_t;
 
+/* http_request.c, for the parser's callbacks and for a request that
+ * comes as fields (http_request_fields.c): the request line ($request,
+ * $server_protocol) from info and r->unparsed_uri; and the header's end
+ * (framing, version, Host, server, method, keep-alive). RX_OK, or an
+ * HTTP status (logged). */
+rx_int_t rx_http_request_set_line(rx_http_request_t *r,
+    const rx_http_message_info_t *info);
+rx_int_t rx_http_request_header_complete(rx_http_request_t *r,
+    const rx_http_message_info_t *info);
+
 /*
  * Creates a request parser whose spans are offsets into *base, so that the
  * owner may move (realloc) its input buffer between calls. The sizes are
@@ -64,6 +74,10 @@ rx_http_parse_rc_t rx_http_parser_execute(rx_http_parser_t *p, size_t from,
 void rx_http_parser_resume(rx_http_parser_t *p);
 /* The facts of the header just parsed (valid from the request line on). */
 void rx_http_parser_info(rx_http_parser_t *p, rx_http_message_info_t *info);
+/* A method by its name, as a request line's: its RX_HTTP_* (or
+ * RX_HTTP_UNKNOWN) and its name; false for a name llhttp refuses. */
+bool rx_http_parse_method(const char *name, size_t len, rx_uint_t *method,
+    const char **method_name);
 rx_uint_t rx_http_parser_status(rx_http_parser_t *p);   /* 400, 414, 494, 505 */
 const char *rx_http_parser_reason(rx_http_parser_t *p);
 unsigned rx_http_parser_reason_level(rx_http_parser_t *p);

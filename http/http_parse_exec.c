@@ -245,6 +245,39 @@ rx_http_parser_info(rx_http_parser_t *p, rx_http_message_info_t *info)
     info->upgrade = l->upgrade != 0;
 }
 
+/* A method by its name, as llhttp's request line knows it (another
+ * framing's request, an HTTP/2 stream's :method, is held to the same
+ * list). False for a name llhttp would refuse. */
+bool
+rx_http_parse_method(const char *name, size_t len, rx_uint_t *method,
+    const char **method_name)
+{
+    static const struct { uint8_t id; const char *name; } all[] = {
+#define RX_METHOD(id, NAME, string) { id, #string },
+        HTTP_METHOD_MAP(RX_METHOD)
+#undef RX_METHOD
+    };
+    size_t i, j;
+
+    /* GET comes first: the usual case costs one compare */
+    for (i = 1; i < rx_nelems(all) + 1; i++) {
+        j = i % rx_nelems(all);
+        if (strncmp(all[j].name, name, len) != 0 || all[j].name[len] != '\0') {
+            continue;
+        }
+        *method = RX_HTTP_UNKNOWN;
+        *method_name = all[j].name;
+        for (i = 0; i < rx_nelems(methods); i++) {
+            if (methods[i].llhttp == all[j].id) {
+                *method = methods[i].method;
+                break;
+            }
+        }
+        return true;
+    }
+    return false;
+}
+
 rx_uint_t
 rx_http_parser_status(rx_http_parser_t *p)
 {

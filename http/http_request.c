@@ -414,8 +414,9 @@ rx_http_on_header(void *data, const char *k, size_t kl, const char *v, size_t vl
     return RX_OK;
 }
 
-static rx_int_t
-build_request_line(rx_http_request_t *r, const rx_http_message_info_t *info)
+rx_int_t
+rx_http_request_set_line(rx_http_request_t *r,
+    const rx_http_message_info_t *info)
 {
     size_t ml = strlen(info->method_name), n;
     char  *p;
@@ -425,7 +426,7 @@ build_request_line(rx_http_request_t *r, const rx_http_message_info_t *info)
     r->method_name.len = ml;
     r->http_version = info->http_major * 1000 + info->http_minor;
     if (r->hc->framing) {
-        /* an HTTP/2 stream's request, handed over as HTTP/1.1 text:
+        /* an HTTP/2 stream's request (as fields, or as HTTP/1.1 text):
          * $request and $server_protocol say what the client spoke */
         r->http_version = RX_HTTP_VERSION_20;
         r->http_protocol.data = "HTTP/2.0";
@@ -510,7 +511,7 @@ rx_http_on_request_line(void *data)
     rx_http_message_info_t  info;
 
     rx_http_parser_info(hc->parser, &info);
-    if (build_request_line(hc->r, &info) != RX_OK) {
+    if (rx_http_request_set_line(hc->r, &info) != RX_OK) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
     hc->action = "reading client request headers";
@@ -615,18 +616,26 @@ rx_http_on_headers_complete(void *data)
     rx_http_connection_t   *hc = data;
     rx_http_request_t      *r = hc->r;
     rx_http_message_info_t  info;
-    rx_int_t                rc;
 
     rx_http_parser_info(hc->parser, &info);
-    if (r->request_line.len == 0 && build_request_line(r, &info) != RX_OK) {
+    if (r->request_line.len == 0 && rx_http_request_set_line(r, &info) != RX_OK) {
         return RX_HTTP_INTERNAL_SERVER_ERROR;
     }
+    return rx_http_request_header_complete(r, &info);
+}
+
+rx_int_t
+rx_http_request_header_complete(rx_http_request_t *r,
+    const rx_http_message_info_t *info)
+{
+    rx_int_t rc;
+
     r->header_size = r->request_length;
-    if ((rc = check_framing(r, &info)) != RX_OK) {
+    if ((rc = check_framing(r, info)) != RX_OK) {
         return rc;
     }
-    r->headers_in.content_length_n = info.content_length;
-    r->headers_in.chunked = info.chunked;
+    r->headers_in.content_length_n = info->content_length;
+    r->headers_in.chunked = info->chunked;
     r->header_only = r->method == RX_HTTP_HEAD;
     if ((rc = find_host(r)) != RX_OK) {
         return rc;
@@ -639,7 +648,7 @@ rx_http_on_headers_complete(void *data)
     if ((rc = check_method_and_expect(r)) != RX_OK) {
         return rc;
     }
-    r->keepalive = keepalive_of(r, &info);
+    r->keepalive = keepalive_of(r, info);
     return RX_OK;
 }
 

@@ -1,11 +1,11 @@
 /*
- * http_v2.c: an HTTP/2 connection. libnghttp2's session does the frames,
- * HPACK and flow control (docs/ARCHITECTURE.md, "HTTP/2"): it is fed the
- * bytes the connection's transport (plain, TLS, kTLS) receives and
- * drained into one send at a time on that transport, so the loop stays
- * ringx's. Each stream's request runs on a connection of its own
- * (http_v2_stream.c). Bounds ringx adds to nghttp2 1.52's: new streams
- * per read, resets per connection, CONTINUATION frames per header block.
+ * http_v2.c: an HTTP/2 connection. ringx's own session (http_v2_session.c)
+ * does the frames, stream states, flow control and the floods' bounds; it
+ * is fed the bytes the connection's transport (plain, TLS, kTLS) receives
+ * and drained into one send at a time on that transport, so the loop
+ * stays ringx's. Header blocks are decoded and checked in
+ * http_v2_fields.c, each stream's request runs on a connection of its own
+ * (http_v2_stream.c).
  */
 #include "http_v2_int.h"
 #include "http_stats.h"
@@ -14,18 +14,12 @@
 #define OUT_BATCH        (64 * 1024)  /* bytes of frames per send */
 /* the send buffer: a batch and the frame that crosses its end */
 #define OUT_SIZE         ((size_t) OUT_BATCH + 16384 + 9)
-#define CONTINUATION_MAX 8            /* CONTINUATION frames of one block */
-#define FRAME_HDLEN      9            /* a frame's header (RFC 9113 4.1) */
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
 static void on_free(rx_conn_t *c);
 static void timer_handler(rx_timer_t *t);
 static void send_posted(rx_posted_t *p);
-static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t len,
-    int flags, void *ud);
-static int on_send_data(nghttp2_session *s, nghttp2_frame *f,
-    const uint8_t *hd, size_t length, nghttp2_data_source *source, void *ud);
 
 static const rx_conn_ops_t v2_conn_ops = { on_read, on_sent, on_free, NULL };
 
@@ -39,7 +33,7 @@ go_away(rx_http_v2_conn_t *h2, uint32_t code, const char *why)
     }
     if (!h2->terminated) {
         h2->terminated = true;           /* the first reason is the one sent */
-        nghttp2_session_terminate_session(h2->session, code);
+        rx_h2_session_terminate(h2->session, code);
     }
     rx_http_v2_schedule_send(h2);
 }
@@ -47,7 +41,7 @@ go_away(rx_http_v2_conn_t *h2, uint32_t code, const char *why)
 /* keepalive_requests (and keepalive_timeout 0) end an HTTP/2 connection
  * as nginx 1.19.7 does: the stream that reaches the count is the last,
  * GOAWAY NO_ERROR names it, and the connection closes once the streams
- * let in have finished (nghttp2 wants to read no more). */
+ * let in have finished (the session wants to read no more). */
 static void
 last_request(rx_http_v2_conn_t *h2, int32_t id)
 {
@@ -60,312 +54,199 @@ last_request(rx_http_v2_conn_t *h2, int32_t id)
     }
     h2->last_id = id;
     if (!h2->terminated) {
-        nghttp2_submit_goaway(h2->session, NGHTTP2_FLAG_NONE, id,
-                              NGHTTP2_NO_ERROR, NULL, 0);
+        rx_h2_submit_goaway(h2->session, id, RX_H2_NO_ERROR);
     }
 }
 
-/* The stream of id: the one whose header block is being received is
- * remembered, so each of its fields does not look it up in nghttp2's
- * stream map (a cache miss each: ~2 % of a worker's CPU). */
-static rx_http_v2_stream_t *
-stream_of(rx_http_v2_conn_t *h2, int32_t id)
-{
-    if (h2->recv_st && h2->recv_st->id == id) {
-        return h2->recv_st;
-    }
-    return nghttp2_session_get_stream_user_data(h2->session, id);
-}
-
-static int
-on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+/* A client's HEADERS opens stream id: streams beyond the limit are
+ * refused, also before the client saw our SETTINGS; so are those after
+ * the last one keepalive_requests let in (they crossed our GOAWAY: the
+ * client may retry them elsewhere). */
+static uint32_t
+begin_headers(rx_h2_session_t *s, int32_t id, void *ud)
 {
     rx_http_v2_conn_t   *h2 = ud;
     rx_http_v2_stream_t *st;
 
-    if (f->hd.type != NGHTTP2_HEADERS
-        || f->headers.cat != NGHTTP2_HCAT_REQUEST) {
-        return 0;
-    }
-    h2->max_id = rx_max(h2->max_id, f->hd.stream_id);
-    /* new streams per read: twice the streams allowed at once, as nginx
-     * (a rapid reset opens many in one read) */
-    if (++h2->new_streams > 2 * h2->conf->max_concurrent_streams) {
-        go_away(h2, NGHTTP2_ENHANCE_YOUR_CALM, "opened too many streams at once");
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    }
-    /* streams beyond the limit are refused, also before the client saw
-     * our SETTINGS (nghttp2 counts only what it acknowledged); so are
-     * those after the last one keepalive_requests let in (they crossed
-     * our GOAWAY: the client may retry them elsewhere) */
+    h2->max_id = rx_max(h2->max_id, id);
     st = h2->nstreams < h2->conf->max_concurrent_streams && h2->last_id == 0
-         ? rx_http_v2_stream_create(h2, f->hd.stream_id) : NULL;
+         ? rx_http_v2_stream_create(h2, id) : NULL;
     if (st == NULL) {
-        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
-                                  NGHTTP2_REFUSED_STREAM);
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        return RX_H2_REFUSED_STREAM;
     }
-    nghttp2_session_set_stream_user_data(s, f->hd.stream_id, st);
+    rx_h2_session_set_stream_user_data(s, id, st);
     h2->recv_st = st;
-    last_request(h2, f->hd.stream_id);
+    last_request(h2, id);
     return 0;
 }
 
-static int
-on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
-    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
-    void *ud)
-{
-    rx_http_v2_stream_t *st = stream_of(ud, f->hd.stream_id);
-
-    (void) s;
-    if (st == NULL || f->hd.type != NGHTTP2_HEADERS) {
-        return 0;
-    }
-    return rx_http_v2_stream_header(st, name, namelen, value, valuelen);
-}
-
-/* RFC 9113 5.1.1: a HEADERS frame that would open a stream numbered
- * below one the client already opened is a connection error
- * PROTOCOL_ERROR, with nginx's words; nghttp2 1.52 ignores it when the
- * stream is not open (a trailer section on an open stream is fine). */
-static bool
-stream_id_down(rx_http_v2_conn_t *h2, const nghttp2_frame_hd *hd)
-{
-    nghttp2_stream *st;
-
-    if (hd->type != NGHTTP2_HEADERS || hd->stream_id > h2->max_id) {
-        return false;
-    }
-    st = nghttp2_session_find_stream(h2->session, hd->stream_id);
-    if (st && nghttp2_stream_get_state(st) != NGHTTP2_STREAM_STATE_CLOSED) {
-        return false;
-    }
-    rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
-        "client sent HEADERS frame with incorrect identifier %d, the last "
-        "was %d", (int) hd->stream_id, (int) h2->max_id);
-    go_away(h2, NGHTTP2_PROTOCOL_ERROR, NULL);
-    return true;
-}
-
-static int
-on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *ud)
-{
-    rx_http_v2_conn_t *h2 = ud;
-    static __thread rx_uint_t continuations;
-
-    (void) s;
-    if (stream_id_down(h2, hd)) {
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    /* nghttp2 1.52 takes any number of CONTINUATION frames (2024's flood):
-     * a header block gets at most CONTINUATION_MAX of them */
-    if (hd->type != NGHTTP2_CONTINUATION) {
-        continuations = 0;
-        return 0;
-    }
-    if (++continuations > CONTINUATION_MAX) {
-        continuations = 0;
-        go_away(h2, NGHTTP2_ENHANCE_YOUR_CALM,
-                "sent too many CONTINUATION frames");
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    return 0;
-}
-
-static int
-on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+/* A header block: a request's (its fields, then the request starts), a
+ * trailer section's (decoded, dropped: it ends the body) or a refused
+ * stream's (decoded only, to keep the client's HPACK table in step). */
+static void
+header_block(rx_h2_session_t *s, int32_t id, void *sud, const uint8_t *block,
+    size_t len, unsigned flags, void *ud)
 {
     rx_http_v2_conn_t   *h2 = ud;
-    rx_http_v2_stream_t *st = stream_of(h2, f->hd.stream_id);
-    bool                 end = (f->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    rx_http_v2_stream_t *st = sud;
+    bool                 end = (flags & RX_H2_BLOCK_END_STREAM) != 0;
 
-    switch (f->hd.type) {
-    case NGHTTP2_HEADERS:
-        if (st && f->headers.cat == NGHTTP2_HCAT_REQUEST) {
-            rx_http_v2_stream_start(st, end);
-        } else if (st && end) {
-            rx_http_v2_stream_end(st);         /* a trailer section */
+    if (flags & (RX_H2_BLOCK_REFUSED | RX_H2_BLOCK_TRAILERS) || st == NULL) {
+        if (rx_http_v2_fields(h2, NULL, block, len) == RX_ERROR) {
+            return;
         }
-        break;
-    case NGHTTP2_DATA:
-        if (st && end) {
+        st = rx_h2_session_get_stream_user_data(s, id);
+        if (st && end && (flags & RX_H2_BLOCK_TRAILERS)
+            && !(flags & RX_H2_BLOCK_REFUSED)) {
             rx_http_v2_stream_end(st);
         }
-        break;
-    case NGHTTP2_RST_STREAM:
-        if (st) {
-            st->client_reset = true;
-        }
-        /* CVE-2023-44487: streams reset by the client are bounded per
-         * connection, like the streams it may open */
-        if (++h2->resets > 2 * h2->conf->max_concurrent_streams + 100) {
-            go_away(h2, NGHTTP2_ENHANCE_YOUR_CALM, "reset too many streams");
-        }
-        break;
-    default:
-        break;
+        return;
     }
-    return 0;
+    if (rx_http_v2_fields(h2, st, block, len) == RX_OK) {
+        rx_http_v2_stream_start(st, end);   /* st may be gone after it */
+    }
 }
 
-/* Bytes a client sent, for a log line: printable ASCII as is, the rest
- * as \xNN, at most size - 1 characters. */
+/* DATA of a request's body: checked against its content-length, then to
+ * its connection; nobody reads it any more: the windows open at once. */
 static void
-escape(char *out, size_t size, const uint8_t *in, size_t len)
+data(rx_h2_session_t *s, int32_t id, void *sud, const uint8_t *p, size_t len,
+    bool end_stream, void *ud)
 {
-    size_t i, n = 0;
+    rx_http_v2_stream_t *st = sud;
 
-    for (i = 0; i < len && n + 5 < size; i++) {
-        n += (size_t) (in[i] >= 0x20 && in[i] < 0x7f && in[i] != '\\'
-            ? snprintf(out + n, size - n, "%c", in[i])
-            : snprintf(out + n, size - n, "\\x%02x", in[i]));
+    (void) ud;
+    if (st == NULL || st->vc == NULL) {
+        if (len) {
+            rx_h2_session_consume(s, id, len);
+        }
+        if (st && end_stream) {
+            st->req_ended = true;
+        }
+        return;
     }
-    out[n] = '\0';
+    if (!rx_http_v2_fields_data(st, len, end_stream)) {
+        return;                          /* reset: st may be gone */
+    }
+    if (len) {
+        rx_http_v2_stream_data(st, p, len);
+    }
+    if (end_stream) {
+        /* the request may have ended with the data: looked up again */
+        st = rx_h2_session_get_stream_user_data(s, id);
+        if (st) {
+            rx_http_v2_stream_end(st);
+        }
+    }
 }
 
-/* A frame left. A GOAWAY with an error that ringx did not ask for: nghttp2
- * ended the connection, logged. A response's END_STREAM: RFC 9113 8.1,
- * a request body still coming is not wanted, RST_STREAM NO_ERROR tells the
- * client to stop sending it (after the END_STREAM, so no byte of the
- * response is lost), as nginx. */
-static int
-on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
-{
-    rx_http_v2_conn_t *h2 = ud;
-
-    if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR
-        && !h2->terminated) {
-        char why[128];
-
-        /* nghttp2 ended the connection itself: its reason travels as the
-         * GOAWAY's debug data */
-        escape(why, sizeof(why), f->goaway.opaque_data, f->goaway.opaque_data_len);
-        rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
-            "client sent invalid HTTP/2, closing connection with GOAWAY %s: %s",
-            nghttp2_http2_strerror(f->goaway.error_code), why);
-        return 0;
-    }
-    if ((f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS)
-        && (f->hd.flags & NGHTTP2_FLAG_END_STREAM)
-        && nghttp2_session_get_stream_remote_close(s, f->hd.stream_id) == 0) {
-        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
-                                  NGHTTP2_NO_ERROR);
-    }
-    return 0;
-}
-
-/* A frame nghttp2 refused: a malformed request (RST_STREAM
- * PROTOCOL_ERROR follows) or a connection error; a log line names it. */
-static int
-on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int error,
+static void
+stream_close(rx_h2_session_t *s, int32_t id, void *sud, uint32_t code,
     void *ud)
 {
-    static const char *const types[] = { "DATA", "HEADERS", "PRIORITY",
-        "RST_STREAM", "SETTINGS", "PUSH_PROMISE", "PING", "GOAWAY",
-        "WINDOW_UPDATE", "CONTINUATION" };
+    rx_http_v2_conn_t   *h2 = ud;
+    rx_http_v2_stream_t *st = sud;
+
+    if (h2->recv_st == st) {
+        h2->recv_st = NULL;              /* as the session forgets it */
+    }
+    if (st) {
+        rx_h2_session_set_stream_user_data(s, id, NULL);
+        rx_http_v2_stream_closed(st, code);
+    }
+}
+
+static void
+rst_recv(rx_h2_session_t *s, int32_t id, void *sud, uint32_t code, void *ud)
+{
+    rx_http_v2_stream_t *st = sud;
+
+    (void) s; (void) id; (void) code; (void) ud;
+    if (st) {
+        st->client_reset = true;
+    }
+}
+
+/* A frame left. A response's END_STREAM: RFC 9113 8.1, a request body
+ * still coming is not wanted, RST_STREAM NO_ERROR tells the client to
+ * stop sending it (after the END_STREAM, so no byte of the response is
+ * lost), as nginx. */
+static void
+frame_sent(rx_h2_session_t *s, uint8_t type, uint8_t flags, int32_t id,
+    void *ud)
+{
+    (void) ud;
+    if ((type == RX_H2_DATA || type == RX_H2_HEADERS)
+        && (flags & RX_H2_F_END_STREAM)
+        && rx_h2_session_remote_closed(s, id) == 0) {
+        rx_h2_submit_rst_stream(s, id, RX_H2_NO_ERROR);
+    }
+}
+
+/* The session found an error of the client's: logged at info, in nginx's
+ * words where nginx has some. */
+static void
+session_error(rx_h2_session_t *s, int32_t id, uint32_t code, const char *why,
+    void *ud)
+{
     rx_http_v2_conn_t *h2 = ud;
 
     (void) s;
+    if (id != 0) {
+        rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+            "client sent invalid HTTP/2 frame on stream %d: %s, reset with %s",
+            (int) id, why, rx_h2_error_name(code));
+        return;
+    }
+    if (h2->terminated) {
+        return;
+    }
+    h2->terminated = true;
+    if (code == RX_H2_ENHANCE_YOUR_CALM
+        || strncmp(why, "sent HEADERS frame with incorrect identifier", 44) == 0) {
+        rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
+            "client %s, closing HTTP/2 connection", why);
+        return;
+    }
     rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
-        "client sent invalid HTTP/2 %s frame on stream %d: %s",
-        f->hd.type < rx_nelems(types) ? types[f->hd.type] : "unknown",
-        (int) f->hd.stream_id, nghttp2_strerror(error));
-    return 0;
+        "client sent invalid HTTP/2, closing connection with GOAWAY %s: %s",
+        rx_h2_error_name(code), strncmp(why, "sent ", 5) == 0 ? why + 5 : why);
 }
 
-/* A field nghttp2 would drop (a name with characters HTTP does not
- * allow): RFC 9113 8.2.1 makes the request malformed, so its stream is
- * reset with PROTOCOL_ERROR instead, and the name is logged escaped. */
-static int
-on_invalid_header(nghttp2_session *s, const nghttp2_frame *f,
-    const uint8_t *name, size_t namelen, const uint8_t *value,
-    size_t valuelen, uint8_t flags, void *ud)
-{
-    rx_http_v2_conn_t *h2 = ud;
-    char               shown[128];
+static const rx_h2_callbacks_t callbacks = {
+    begin_headers, header_block, data, stream_close, rst_recv, NULL, NULL,
+    rx_http_v2_stream_source, frame_sent, session_error
+};
 
-    (void) s; (void) value; (void) valuelen; (void) flags;
-    escape(shown, sizeof(shown), name, namelen);
-    rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
-        "client sent invalid header \"%s\" in HTTP/2 stream %d",
-        shown, (int) f->hd.stream_id);
-    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-}
-
-static int
-on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t id,
-    const uint8_t *data, size_t len, void *ud)
-{
-    rx_http_v2_stream_t *st = stream_of(ud, id);
-
-    if (st == NULL || st->vc == NULL) {
-        /* nobody reads it any more: the windows open again at once */
-        nghttp2_session_consume(s, id, len);
-        return 0;
-    }
-    rx_http_v2_stream_data(st, data, len);
-    return 0;
-}
-
-static int
-on_stream_close(nghttp2_session *s, int32_t id, uint32_t error, void *ud)
-{
-    rx_http_v2_conn_t   *h2 = ud;
-    rx_http_v2_stream_t *st = nghttp2_session_get_stream_user_data(s, id);
-
-    if (h2->recv_st == st) {
-        h2->recv_st = NULL;              /* as nghttp2 forgets it */
-    }
-    if (st) {
-        nghttp2_session_set_stream_user_data(s, id, NULL);
-        rx_http_v2_stream_closed(st, error);
-    }
-    return 0;
-}
-
-static nghttp2_session *
+static rx_h2_session_t *
 create_session(rx_http_v2_conn_t *h2)
 {
-    nghttp2_session_callbacks *cb;
-    nghttp2_option            *opt;
-    nghttp2_session           *s = NULL;
+    rx_http_core_srv_conf_t *cscf = h2->hc->default_server;
+    rx_h2_config_t           conf;
 
-    if (nghttp2_session_callbacks_new(&cb) != 0) {
-        return NULL;
-    }
-    if (nghttp2_option_new(&opt) != 0) {
-        nghttp2_session_callbacks_del(cb);
-        return NULL;
-    }
-    nghttp2_session_callbacks_set_send_callback(cb, on_send);
-    nghttp2_session_callbacks_set_send_data_callback(cb, on_send_data);
-    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
-    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
-    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb,
-        on_invalid_frame);
-    nghttp2_session_callbacks_set_on_invalid_header_callback(cb,
-        on_invalid_header);
-    /* a stream's window opens as its body is consumed (backpressure) */
-    nghttp2_option_set_no_auto_window_update(opt, 1);
-    /* SETTINGS and PING floods: the acknowledgements queued are bounded
-     * (nghttp2 then ends the connection with ENHANCE_YOUR_CALM) */
-    nghttp2_option_set_max_outbound_ack(opt, 1000);
-    nghttp2_option_set_max_settings(opt, 32);
-    /* nghttp2's per-stream allocations from the worker's free lists */
-    rx_http_v2_mem_init(h2);
-    if (nghttp2_session_server_new3(&s, cb, h2, opt, &h2->mem)
-        != 0) {
-        s = NULL;
-    }
-    nghttp2_option_del(opt);
-    nghttp2_session_callbacks_del(cb);
-    return s;
+    memset(&conf, 0, sizeof(conf));
+    conf.max_concurrent_streams = (uint32_t) h2->conf->max_concurrent_streams;
+    conf.initial_window_size = (uint32_t) rx_min(h2->conf->preread_size,
+                                                 (size_t) RX_H2_MAX_WINDOW);
+    conf.max_header_list_size = (uint32_t) rx_min(
+        cscf->large_client_header_buffers_size
+        * (size_t) cscf->large_client_header_buffers_num, (size_t) 0x7fffffff);
+    /* the connection's window: every stream's, as nginx opens it */
+    conf.conn_window = (uint32_t) rx_min((size_t) RX_H2_MAX_WINDOW,
+        h2->conf->preread_size * h2->conf->max_concurrent_streams + 65535);
+    /* a block whose fields are beyond large_client_header_buffers is
+     * still taken whole, so that its stream is refused alone (and the
+     * client's table stays in step): what HPACK encodes is at most a few
+     * bytes a field more than the fields; beyond twice that and 64 KiB,
+     * the connection ends (ENHANCE_YOUR_CALM) */
+    conf.max_header_block = (uint32_t) rx_min(2 * (size_t) conf.max_header_list_size
+                                              + 65536, (size_t) 0x7fffffff);
+    /* new streams per read: twice the streams allowed at once, as nginx
+     * (a rapid reset opens many in one read); client resets per
+     * connection bounded the same way (CVE-2023-44487) */
+    conf.max_new_streams = 2 * conf.max_concurrent_streams;
+    conf.max_resets = 2 * conf.max_concurrent_streams + 100;
+    return rx_h2_session_new(&callbacks, &conf, &rx_http_v2_session_mem, h2);
 }
 
 void
@@ -373,7 +254,6 @@ rx_http_v2_init(rx_http_connection_t *hc, const char *data, size_t len)
 {
     rx_conn_t          *c = hc->conn;
     rx_http_v2_conn_t  *h2;
-    nghttp2_settings_entry iv[3];
 
     h2 = rx_pcalloc(c->pool, sizeof(*h2));
     if (h2 == NULL) {
@@ -387,7 +267,7 @@ rx_http_v2_init(rx_http_connection_t *hc, const char *data, size_t len)
     h2->send_post.data = h2;
     h2->session = create_session(h2);
     if (h2->session == NULL) {
-        rx_log_error(RX_LOG_ALERT, &c->log, 0, "nghttp2 session failed");
+        rx_log_error(RX_LOG_ALERT, &c->log, 0, "HTTP/2 session failed");
         rx_conn_close(c);
         return;
     }
@@ -397,19 +277,6 @@ rx_http_v2_init(rx_http_connection_t *hc, const char *data, size_t len)
     c->data = h2;
     c->timer.handler = timer_handler;
     c->timer.data = h2;
-    iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
-    iv[0].value = (uint32_t) h2->conf->max_concurrent_streams;
-    iv[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
-    iv[1].value = (uint32_t) h2->conf->preread_size;
-    iv[2].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE;
-    iv[2].value = (uint32_t) (hc->default_server->large_client_header_buffers_size
-                  * (size_t) hc->default_server->large_client_header_buffers_num);
-    nghttp2_submit_settings(h2->session, NGHTTP2_FLAG_NONE, iv, 3);
-    /* the connection's window: every stream's, as nginx opens it */
-    nghttp2_session_set_local_window_size(h2->session, NGHTTP2_FLAG_NONE, 0,
-        (int32_t) rx_min((size_t) 0x7fffffff,
-                         h2->conf->preread_size * h2->conf->max_concurrent_streams
-                         + 65535));
     rx_timer_add(&c->timer, hc->default_server->client_header_timeout);
     if (len) {
         on_read(c, data, (ssize_t) len);
@@ -481,21 +348,10 @@ on_read(rx_conn_t *c, const char *data, ssize_t len)
         v2_close(h2);
         return;
     }
-    h2->new_streams = 0;
-    n = nghttp2_session_mem_recv(h2->session, (const uint8_t *) data,
-                                 (size_t) len);
+    n = rx_h2_session_recv(h2->session, (const uint8_t *) data,
+                           (size_t) len);
     if (n < 0) {
-        rx_http_log_error_action(h2->hc, RX_LOG_INFO, 0, NULL,
-                                 "client sent invalid HTTP/2: %s",
-                                 nghttp2_strerror((int) n));
-        if (n != NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
-            go_away(h2, n == NGHTTP2_ERR_FLOODED
-                        || n == NGHTTP2_ERR_TOO_MANY_SETTINGS
-                        || n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
-                        ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_PROTOCOL_ERROR,
-                    NULL);
-            return;
-        }
+        rx_log_error(RX_LOG_ALERT, &c->log, 0, "HTTP/2 session out of memory");
         v2_close(h2);
         return;
     }
@@ -510,65 +366,27 @@ rx_http_v2_schedule_send(rx_http_v2_conn_t *h2)
     }
 }
 
-/* nghttp2's frames into h2->out, up to OUT_BATCH bytes (a frame that
- * crosses it fits: OUT_SIZE); then it is told to wait for the send. */
-static ssize_t
-on_send(nghttp2_session *s, const uint8_t *data, size_t len, int flags,
-    void *ud)
-{
-    rx_http_v2_conn_t *h2 = ud;
-
-    (void) s; (void) flags;
-    if (h2->out_len >= OUT_BATCH) {
-        return NGHTTP2_ERR_WOULDBLOCK;
-    }
-    len = rx_min(len, h2->out_size - h2->out_len);
-    memcpy(h2->out + h2->out_len, data, len);
-    h2->out_len += len;
-    return (ssize_t) len;
-}
-
-/* A DATA frame (NO_COPY, http_v2_stream.c's read_data): its header and
- * the response's bytes copied once, straight into h2->out. ringx never
- * pads, so the header is the frame's whole prefix. A request that went
- * between the frame's sizing and now (its send waited for room) leaves
- * no bytes: nghttp2 resets the stream with INTERNAL_ERROR instead. */
-static int
-on_send_data(nghttp2_session *s, nghttp2_frame *f, const uint8_t *hd,
-    size_t length, nghttp2_data_source *source, void *ud)
-{
-    rx_http_v2_conn_t *h2 = ud;
-
-    (void) s; (void) f;
-    if (h2->out_len >= OUT_BATCH
-        || h2->out_size - h2->out_len < FRAME_HDLEN + length) {
-        return NGHTTP2_ERR_WOULDBLOCK;
-    }
-    if (!rx_http_v2_stream_take(source->ptr,
-            (uint8_t *) h2->out + h2->out_len + FRAME_HDLEN, length)) {
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;   /* RST_STREAM */
-    }
-    memcpy(h2->out + h2->out_len, hd, FRAME_HDLEN);
-    h2->out_len += FRAME_HDLEN + length;
-    return 0;
-}
-
-/* Gathers up to OUT_BATCH bytes of frames into h2->out. */
+/* Gathers up to OUT_BATCH bytes of frames into h2->out (a frame that
+ * crosses it fits: OUT_SIZE); -1 without memory. */
 static ssize_t
 gather(rx_http_v2_conn_t *h2)
 {
-    int rv;
+    size_t n;
 
     h2->out_len = h2->out_sent = 0;
     if (h2->out == NULL) {
         h2->out = rx_http_v2_out_alloc(OUT_SIZE);
         if (h2->out == NULL) {
-            return NGHTTP2_ERR_NOMEM;
+            return -1;
         }
         h2->out_size = OUT_SIZE;
     }
-    rv = nghttp2_session_send(h2->session);
-    return rv < 0 ? rv : (ssize_t) h2->out_len;
+    do {
+        n = rx_h2_session_send(h2->session, (uint8_t *) h2->out + h2->out_len,
+                               h2->out_size - h2->out_len);
+        h2->out_len += n;
+    } while (n && h2->out_len < OUT_BATCH);
+    return (ssize_t) h2->out_len;
 }
 
 /* No stream: the connection waits keepalive_timeout for the next, may be
@@ -583,7 +401,7 @@ idle(rx_http_v2_conn_t *h2)
 
     if (rx_worker.quit) {
         if (!h2->terminated) {
-            go_away(h2, NGHTTP2_NO_ERROR, NULL);
+            go_away(h2, RX_H2_NO_ERROR, NULL);
         }
         return;
     }
@@ -592,8 +410,6 @@ idle(rx_http_v2_conn_t *h2)
     rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
     h2->out_size = h2->out_len = h2->out_sent = 0;
-    /* nor the pages of nghttp2's frame buffer */
-    rx_http_v2_mem_idle(h2);
     /* before its first stream a connection has client_header_timeout,
      * as nginx (keepalive_timeout 0 must not end it before any request) */
     rx_timer_add(&c->timer, h2->requests ? clcf->keepalive_timeout
@@ -613,14 +429,14 @@ send_out(rx_http_v2_conn_t *h2)
     if (h2->out_sent == h2->out_len) {
         n = gather(h2);
         if (n < 0) {
-            rx_log_error(RX_LOG_ALERT, &c->log, 0, "nghttp2_session_send() "
-                         "failed: %s", nghttp2_strerror((int) n));
+            rx_log_error(RX_LOG_ALERT, &c->log, 0, "HTTP/2 send buffer: "
+                         "out of memory");
             v2_close(h2);
             return;
         }
         if (n == 0) {
-            if (!nghttp2_session_want_read(h2->session)
-                && !nghttp2_session_want_write(h2->session)) {
+            if (!rx_h2_session_want_read(h2->session)
+                && !rx_h2_session_want_write(h2->session)) {
                 linger(h2);                /* GOAWAY sent, or both sides done */
                 return;
             }
@@ -673,7 +489,7 @@ timer_handler(rx_timer_t *t)
         return;
     }
     if (h2->nstreams == 0 && !h2->goaway_sent) {
-        go_away(h2, NGHTTP2_NO_ERROR, NULL);    /* idle: keepalive_timeout */
+        go_away(h2, RX_H2_NO_ERROR, NULL);    /* idle: keepalive_timeout */
         h2->goaway_sent = true;
         /* a client that does not read its GOAWAY is not waited for long */
         rx_timer_add(&h2->conn->timer, 1000);
@@ -697,8 +513,9 @@ on_free(rx_conn_t *c)
         next = st->next;
         rx_http_v2_stream_abort(st);
     }
-    nghttp2_session_del(h2->session);
+    rx_h2_session_del(h2->session);
     h2->session = NULL;
+    rx_hpack_dec_free(&h2->dec);
     rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
     rx_http_stat_accepted(-1);

@@ -3,8 +3,8 @@
  * send_header): :status, the fields the request layer keeps apart (date,
  * server, content type and length, last-modified, etag, location), then
  * its list without HTTP/1.1's connection-specific fields, names in lower
- * case; http_v2_stream.c submits them as HEADERS with the body's DATA
- * provider.
+ * case; http_v2_stream.c encodes them (HPACK) and submits them as
+ * HEADERS, the body's DATA after them.
  */
 #include "http_v2_int.h"
 #include "clock.h"
@@ -26,13 +26,12 @@ hop_by_hop(const rx_str_t *k)
 }
 
 static void
-nv(nghttp2_nv *v, const char *name, const char *value, size_t vlen)
+nv(rx_http_v2_nv_t *v, const char *name, const char *value, size_t vlen)
 {
-    v->name = (uint8_t *) name;
+    v->name = name;
     v->namelen = strlen(name);
-    v->value = (uint8_t *) value;
+    v->value = value;
     v->valuelen = vlen;
-    v->flags = NGHTTP2_NV_FLAG_NONE;
 }
 
 /* n in decimal, at least min digits, at p; returns its length (the hot
@@ -54,7 +53,7 @@ decimal(char *p, uint64_t n, size_t min)
 
 /* :status, server, date: the fields every response has. */
 static rx_int_t
-fixed_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
+fixed_fields(rx_http_request_t *r, rx_http_v2_nv_t *nva, size_t *n)
 {
     rx_http_core_loc_conf_t *clcf = rx_http_get_module_loc_conf(r,
                                        rx_http_core_module);
@@ -78,7 +77,7 @@ fixed_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
 /* content-type (with its charset), content-length, last-modified: the
  * fields the request layer keeps apart from the list. */
 static rx_int_t
-entity_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
+entity_fields(rx_http_request_t *r, rx_http_v2_nv_t *nva, size_t *n)
 {
     rx_http_headers_out_t *ho = &r->headers_out;
     char                  *p;
@@ -117,33 +116,26 @@ entity_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
     return RX_OK;
 }
 
-/* The list's fields, names in lower case (RFC 9113 8.2.2), without the
- * connection-specific ones. */
+/* The list's fields without the connection-specific ones; the encoder
+ * writes their names in lower case (RFC 9113 8.2.2). */
 static rx_int_t
-list_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
+list_fields(rx_http_request_t *r, rx_http_v2_nv_t *nva, size_t *n)
 {
     rx_http_headers_out_t *ho = &r->headers_out;
     rx_table_elt_t        *h = ho->headers.elts;
-    size_t                 i, j;
+    size_t                 i;
 
     for (i = 0; i < ho->headers.nelts; i++) {
-        char *k;
+        rx_http_v2_nv_t *v;
 
         if (h[i].deleted || h[i].key.len == 0 || hop_by_hop(&h[i].key)) {
             continue;
         }
-        k = rx_pnalloc(r->pool, h[i].key.len + 1);
-        if (k == NULL) {
-            return RX_ERROR;
-        }
-        for (j = 0; j < h[i].key.len; j++) {
-            char ch = h[i].key.data[j];
-
-            /* ASCII only, without tolower()'s call and locale per byte */
-            k[j] = ch >= 'A' && ch <= 'Z' ? (char) (ch | 0x20) : ch;
-        }
-        k[j] = '\0';
-        nv(&nva[(*n)++], k, h[i].value.data, h[i].value.len);
+        v = &nva[(*n)++];
+        v->name = h[i].key.data;
+        v->namelen = h[i].key.len;
+        v->value = h[i].value.data;
+        v->valuelen = h[i].value.len;
     }
     return RX_OK;
 }
@@ -152,11 +144,11 @@ list_fields(rx_http_request_t *r, nghttp2_nv *nva, size_t *n)
 rx_int_t
 rx_http_v2_send_header(rx_http_request_t *r)
 {
-    nghttp2_nv *nva;
+    rx_http_v2_nv_t *nva;
     size_t      n = 0;
 
     nva = rx_palloc(r->pool, (r->headers_out.headers.nelts + 6)
-                             * sizeof(nghttp2_nv));
+                             * sizeof(rx_http_v2_nv_t));
     if (nva == NULL
         || fixed_fields(r, nva, &n) != RX_OK
         || entity_fields(r, nva, &n) != RX_OK

@@ -1,15 +1,12 @@
 /*
- * http_v2_mem.c: the memory of HTTP/2 sessions and their streams. nghttp2
- * allocates several small blocks per stream (the stream, its frames, its
- * outbound items, HPACK strings) and so do the streams here; with
- * hundreds of streams in flight glibc's per-size caches (7 chunks each)
- * overflow and every malloc and free took its slow path (bins, unlink,
- * consolidation: ~10 % of a worker's CPU under h2load -m 10). Small
- * blocks come from free lists per size class instead, kept per worker (a
- * worker is one thread, and nghttp2 runs only there), each list bounded
- * so a burst does not stay held. Large blocks (a session's 16 KiB frame
- * buffer) are mapped on their own: the pages an idle connection never
- * wrote cost it no memory, where a recycled heap chunk is resident whole.
+ * http_v2_mem.c: the memory of HTTP/2 sessions and their streams. The
+ * session allocates a block per stream, and the streams here their own;
+ * with hundreds of streams in flight glibc's per-size caches (7 chunks
+ * each) overflow and every malloc and free took its slow path (bins,
+ * unlink, consolidation: ~10 % of a worker's CPU under h2load -m 10).
+ * Small blocks come from free lists per size class instead, kept per
+ * worker (a worker is one thread), each list bounded so a burst does not
+ * stay held. Large blocks are mapped on their own.
  */
 #include <sys/mman.h>
 #include "http_v2_int.h"
@@ -26,8 +23,8 @@
 #endif
 
 /* Classes of block sizes, this header included: the per-stream blocks
- * (nghttp2's stream, frame, outbound item and HPACK strings; the streams'
- * own) are all below 1 KiB. Steps of a half keep the waste of a class
+ * (the session's stream, a header block, the streams' own) are mostly
+ * below 1 KiB. Steps of a half keep the waste of a class
  * below a third. Larger blocks are a session's, made once: malloc'd at
  * their size, or mapped from MAP_MIN. */
 static const size_t class_size[] = { 64, 128, 192, 256, 384, 512, 768, 1024 };
@@ -232,140 +229,21 @@ rx_http_v2_out_free(void *p, size_t size)
     spare.n++;
 }
 
-/* ---- nghttp2's allocator (nghttp2_mem) --------------------------------- */
-
-/*
- * nghttp2's memory is a session's (its user data is the connection), so
- * that the session's large blocks, its 16 KiB frame buffer above all, are
- * known to the connection: mapped at a page boundary with no header in
- * them, and given back to the kernel while the connection is idle
- * (rx_http_v2_mem_idle). An idle connection otherwise kept the buffer's
- * first page, where every frame it sent began: 4 KiB of its ~31.
- */
-
-static rx_http_v2_map_t *
-map_of(rx_http_v2_conn_t *h2, const void *p)
-{
-    rx_uint_t i;
-
-    for (i = 0; p != NULL && i < RX_HTTP_V2_MAPS; i++) {
-        if (h2->maps[i].p == p) {
-            return &h2->maps[i];
-        }
-    }
-    return NULL;
-}
+/* ---- the session's allocator ----------------------------------------- */
 
 static void *
-map_new(rx_http_v2_conn_t *h2, size_t size)
+session_alloc(size_t size, void *mud)
 {
-    rx_http_v2_map_t *m = map_of(h2, NULL);
-    rx_uint_t         i;
-    void             *p;
-
-    if (!MAP_BLOCKS || size < MAP_MIN || size > ((size_t) -1) / 2) {
-        return NULL;
-    }
-    for (i = 0; m == NULL && i < RX_HTTP_V2_MAPS; i++) {
-        if (h2->maps[i].p == NULL) {
-            m = &h2->maps[i];
-        }
-    }
-    if (m == NULL) {
-        return NULL;                 /* the blocks with a header take it */
-    }
-    size = (size + 4095) & ~(size_t) 4095;
-    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-             -1, 0);
-    if (p == MAP_FAILED) {
-        return NULL;
-    }
-    m->p = p;
-    m->size = size;
-    return p;
-}
-
-void
-rx_http_v2_mem_idle(rx_http_v2_conn_t *h2)
-{
-    rx_uint_t i;
-
-    /* nothing waits in them: the session has sent every frame */
-    for (i = 0; i < RX_HTTP_V2_MAPS; i++) {
-        if (h2->maps[i].p) {
-            (void) madvise(h2->maps[i].p, h2->maps[i].size, MADV_DONTNEED);
-        }
-    }
-}
-
-static void *
-mem_malloc(size_t size, void *ud)
-{
-    void *p = map_new(ud, size);
-
-    return p ? p : rx_http_v2_alloc(size);
+    (void) mud;
+    return rx_http_v2_alloc(size);
 }
 
 static void
-mem_free(void *p, void *ud)
+session_free(void *p, size_t size, void *mud)
 {
-    rx_http_v2_map_t *m = map_of(ud, p);
-
-    if (m) {
-        munmap(m->p, m->size);
-        m->p = NULL;
-        m->size = 0;
-        return;
-    }
+    (void) size; (void) mud;
     rx_http_v2_free(p);
 }
 
-static void *
-mem_calloc(size_t n, size_t size, void *ud)
-{
-    void *p;
-
-    if (size && n > ((size_t) -1) / size) {
-        return NULL;
-    }
-    p = map_new(ud, n * size);           /* mapped pages come zeroed */
-    return p ? p : rx_http_v2_calloc(n, size);
-}
-
-static void *
-mem_realloc(void *p, size_t size, void *ud)
-{
-    rx_http_v2_map_t *m = map_of(ud, p);
-    void             *q;
-
-    if (size == 0) {
-        mem_free(p, ud);
-        return NULL;
-    }
-    if (p == NULL) {
-        return mem_malloc(size, ud);     /* nghttp2's buffers start so */
-    }
-    if (m == NULL) {
-        return rx_http_v2_realloc(p, size);
-    }
-    if (size <= m->size && size > m->size / 4) {
-        return p;
-    }
-    q = mem_malloc(size, ud);
-    if (q == NULL) {
-        return NULL;                     /* p stays valid, as realloc's */
-    }
-    memcpy(q, p, rx_min(size, m->size));
-    mem_free(p, ud);
-    return q;
-}
-
-void
-rx_http_v2_mem_init(rx_http_v2_conn_t *h2)
-{
-    h2->mem.mem_user_data = h2;
-    h2->mem.malloc = mem_malloc;
-    h2->mem.free = mem_free;
-    h2->mem.calloc = mem_calloc;
-    h2->mem.realloc = mem_realloc;
-}
+const rx_h2_mem_t rx_http_v2_session_mem = { session_alloc, session_free,
+                                             NULL };

@@ -1,9 +1,9 @@
 /*
  * http_v2_stream.c: one HTTP/2 stream's request, on a connection of its
  * own: a table slot without a socket whose transport is the stream. The
- * request's header fields are handed to the request layer as HTTP/1.1
- * text (its parser applies the same limits and checks as to HTTP/1.1;
- * the body goes chunked unless a content-length came), DATA opens the
+ * request goes to the request layer as fields (rx_http_request_from_fields:
+ * the same limits and checks as HTTP/1.1's, without llhttp) and its DATA
+ * as the body's bytes, without framing; DATA opens the
  * window again only as the request layer takes it (backpressure per
  * stream), and the response leaves as HEADERS (the framing's
  * send_header) and DATA frames (the transport's send), so the phases,
@@ -66,28 +66,40 @@ append(char **buf, size_t *len, size_t *size, const void *data, size_t n)
     return RX_OK;
 }
 
-/* "name: value\r\n" appended to a malloc'd buffer, in one reservation
- * (a field's four pieces were four appends). RX_OK or RX_ERROR. */
+/* A field kept in st->fields as a record: its name's and value's lengths
+ * (uint32_t each, unaligned), then the name and the value. RX_OK or
+ * RX_ERROR. */
 static rx_int_t
-append_line(char **buf, size_t *len, size_t *size, const void *name,
-    size_t namelen, const void *value, size_t valuelen)
+append_field(rx_http_v2_stream_t *st, const void *name, size_t namelen,
+    const void *value, size_t valuelen)
 {
-    char *p;
+    uint32_t lens[2] = { (uint32_t) namelen, (uint32_t) valuelen };
+    char    *p;
 
-    if (reserve(buf, *len, size, namelen + valuelen + 4) != RX_OK) {
+    if (reserve(&st->fields, st->fields_len, &st->fields_size,
+                sizeof(lens) + namelen + valuelen) != RX_OK) {
         return RX_ERROR;
     }
-    p = *buf + *len;
-    memcpy(p, name, namelen);
-    p += namelen;
-    *p++ = ':';
-    *p++ = ' ';
-    memcpy(p, value, valuelen);
-    p += valuelen;
-    *p++ = '\r';
-    *p++ = '\n';
-    *len = (size_t) (p - *buf);
+    p = put(st->fields + st->fields_len, lens, sizeof(lens));
+    p = put(p, name, namelen);
+    p = put(p, value, valuelen);
+    st->fields_len = (size_t) (p - st->fields);
+    st->nfields++;
     return RX_OK;
+}
+
+/* The record at *off of st->fields, and *off moved past it. */
+static void
+next_field(rx_http_v2_stream_t *st, size_t *off, rx_http_field_t *f)
+{
+    uint32_t lens[2];
+
+    memcpy(lens, st->fields + *off, sizeof(lens));
+    f->name = st->fields + *off + sizeof(lens);
+    f->name_len = lens[0];
+    f->value = f->name + lens[0];
+    f->value_len = lens[1];
+    *off += sizeof(lens) + lens[0] + lens[1];
 }
 
 rx_http_v2_stream_t *
@@ -100,6 +112,7 @@ rx_http_v2_stream_create(rx_http_v2_conn_t *h2, int32_t id)
     }
     st->h2 = h2;
     st->id = id;
+    st->content_length = -1;
     st->sent_post.handler = sent_posted;
     st->sent_post.data = st;
     st->next = h2->streams;
@@ -140,38 +153,46 @@ rx_http_v2_stream_free(rx_http_v2_stream_t *st)
     }
 }
 
-/* Pseudo-header fields are kept in st->head ahead of a NUL: ":method",
- * ":path", ":authority" each once, as "name\0value\0" */
+/* Which pseudo-header field name is: RX_V2_METHOD, _PATH, _AUTHORITY,
+ * or -1 for one the request does not use (:scheme, :protocol). */
+static int
+pseudo_index(const char *n, size_t namelen)
+{
+    switch (namelen) {
+    case 5:
+        return memcmp(n, ":path", 5) == 0 ? RX_V2_PATH : -1;
+    case 7:
+        return memcmp(n, ":method", 7) == 0 ? RX_V2_METHOD : -1;
+    case 10:
+        return memcmp(n, ":authority", 10) == 0 ? RX_V2_AUTHORITY : -1;
+    }
+    return -1;
+}
+
+/* The values of :method, :path and :authority are kept in st->head, each
+ * ahead of a NUL, where st->ps_off says (http_v2_fields.c lets each come
+ * once, and counted their bytes) */
 int
 rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     size_t namelen, const uint8_t *value, size_t valuelen)
 {
-    rx_http_core_srv_conf_t *cscf = st->h2->hc->default_server;
-    size_t                   limit = cscf->large_client_header_buffers_size
-                                     * (size_t) cscf->large_client_header_buffers_num;
     const char              *n = (const char *) name;
     rx_int_t                 rc = RX_OK;
     char                    *p;
 
-    /* HPACK bombs: what the fields decode to is bounded as an HTTP/1.1
-     * header is, by large_client_header_buffers */
-    st->header_bytes += namelen + valuelen + 4;
-    if (st->header_bytes > limit) {
-        rx_http_log_error_action(st->h2->hc, RX_LOG_INFO, 0, NULL,
-            "client sent too large header in HTTP/2 stream %d", (int) st->id);
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    }
     if (n[0] == ':') {
-        if (namelen == 6 && memcmp(n, ":scheme", 6) == 0) {
+        int k = pseudo_index(n, namelen);
+
+        if (k < 0) {
             return 0;
         }
-        if (reserve(&st->head, st->head_len, &st->head_size,
-                    namelen + valuelen + 2) != RX_OK) {
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        if (reserve(&st->head, st->head_len, &st->head_size, valuelen + 1)
+            != RX_OK) {
+            return -1;
         }
-        p = put(st->head + st->head_len, n, namelen);
-        *p++ = '\0';
-        p = put(p, value, valuelen);
+        st->ps_off[k] = (uint32_t) st->head_len + 1;
+        st->ps_len[k] = (uint32_t) valuelen;
+        p = put(st->head + st->head_len, value, valuelen);
         *p++ = '\0';
         st->head_len = (size_t) (p - st->head);
         return 0;
@@ -183,7 +204,7 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
         }
         rc |= append(&st->cookie, &st->cookie_len, &st->cookie_size, value,
                      valuelen);
-        return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        return rc == RX_OK ? 0 : -1;
     }
     /* 100-continue is HTTP/1.1's: a stream's body just follows */
     if (namelen == 6 && memcmp(n, "expect", 6) == 0) {
@@ -197,27 +218,18 @@ rx_http_v2_stream_header(rx_http_v2_stream_t *st, const uint8_t *name,
     }
     if (st->fields == NULL) {
         st->fields_len = st->fields_size = 0;
+        st->nfields = 0;
     }
-    rc = append_line(&st->fields, &st->fields_len, &st->fields_size, n,
-                     namelen, value, valuelen);
-    return rc == RX_OK ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    rc = append_field(st, n, namelen, value, valuelen);
+    return rc == RX_OK ? 0 : -1;
 }
 
-/* The value of a pseudo-header field kept in st->head, or NULL. */
+/* The value of a pseudo-header field kept in st->head (k: RX_V2_*), or
+ * NULL. */
 static const char *
-pseudo(rx_http_v2_stream_t *st, const char *name)
+pseudo(rx_http_v2_stream_t *st, int k)
 {
-    size_t i = 0;
-
-    while (i < st->head_len) {
-        const char *k = st->head + i, *v = k + strlen(k) + 1;
-
-        if (strcmp(k, name) == 0) {
-            return v;
-        }
-        i = (size_t) (v + strlen(v) + 1 - st->head);
-    }
-    return NULL;
+    return st->ps_off[k] ? st->head + st->ps_off[k] - 1 : NULL;
 }
 
 /* Hands bytes of the request to its connection. False when it went. */
@@ -259,103 +271,96 @@ stream_connection(rx_http_v2_stream_t *st)
     return vc;
 }
 
-/* The request's header as HTTP/1.1 text, made in one block of its exact
- * size (one allocation and one copy of each piece: the growing appends
- * it replaces cost ~3 % of a worker's instructions); NULL when memory
- * is short. */
-static char *
-request_text(rx_http_v2_stream_t *st, const char *method, const char *path,
-    const char *authority, size_t *len)
+/* The request's fields go to the request layer as they are, in the
+ * order HTTP/1.1 text of them would have (host from :authority first when
+ * no host field came, the cookie crumbs joined last, and for a body
+ * without content-length "transfer-encoding: chunked", as the request
+ * layer knows a body of unknown length). False when memory is short. */
+static bool
+start_fields(rx_http_v2_stream_t *st, const char *method, const char *path,
+    const char *authority, bool end_stream)
 {
-    size_t  mlen = strlen(method), plen = strlen(path);
-    size_t  alen = authority && !st->has_host ? strlen(authority) : 0;
-    size_t  size;
-    char   *text, *p;
+    rx_http_request_fields_t  rf;
+    rx_http_field_t          *fields;
+    char                     *kept = st->fields;
+    size_t                    off = 0;
+    rx_uint_t                 n = 0;
 
-    size = mlen + 1 + plen + 11 + st->fields_len + 2;
-    size += alen ? 6 + alen + 2 : 0;
-    size += st->cookie_len ? 8 + st->cookie_len + 2 : 0;
-    size += st->chunked ? 28 : 0;
-    text = rx_http_v2_alloc(size);
-    if (text == NULL) {
-        return NULL;
+    fields = rx_http_v2_alloc((st->nfields + 3) * sizeof(rx_http_field_t));
+    if (fields == NULL) {
+        return false;
     }
-    p = put(text, method, mlen);
-    p = put(p, " ", 1);
-    p = put(p, path, plen);
-    p = put(p, " HTTP/1.1\r\n", 11);
-    if (alen) {
-        p = put(p, "host: ", 6);
-        p = put(p, authority, alen);
-        p = put(p, "\r\n", 2);
+    if (authority && !st->has_host) {
+        fields[n].name = "host";
+        fields[n].name_len = 4;
+        fields[n].value = authority;
+        fields[n++].value_len = st->ps_len[RX_V2_AUTHORITY];
     }
-    if (st->fields_len) {
-        p = put(p, st->fields, st->fields_len);
+    while (off < st->fields_len) {
+        next_field(st, &off, &fields[n++]);
     }
     if (st->cookie_len) {
-        p = put(p, "cookie: ", 8);
-        p = put(p, st->cookie, st->cookie_len);
-        p = put(p, "\r\n", 2);
+        fields[n].name = "cookie";
+        fields[n].name_len = 6;
+        fields[n].value = st->cookie;
+        fields[n++].value_len = st->cookie_len;
     }
-    if (st->chunked) {
-        p = put(p, "transfer-encoding: chunked\r\n", 28);
+    if (!end_stream && !st->has_length) {
+        fields[n].name = "transfer-encoding";
+        fields[n].name_len = 17;
+        fields[n].value = "chunked";
+        fields[n++].value_len = 7;
     }
-    p = put(p, "\r\n", 2);
-    *len = (size_t) (p - text);
-    return text;
+    rf.method = method;
+    rf.method_len = st->ps_len[RX_V2_METHOD];
+    rf.target = path;
+    rf.target_len = st->ps_len[RX_V2_PATH];
+    rf.fields = fields;
+    rf.nfields = n;
+    rf.body = !end_stream;
+    /* the fields' bytes stay ours until the request layer copied them;
+     * st may go during the call (a request that ends at once without
+     * its response resets the stream): it is not touched after it */
+    st->fields = NULL;
+    st->fields_len = st->fields_size = 0;
+    st->started = true;
+    rx_http_request_from_fields(st->vc->data, &rf);
+    rx_http_v2_free(fields);
+    rx_http_v2_free(kept);
+    return true;
 }
 
 void
 rx_http_v2_stream_start(rx_http_v2_stream_t *st, bool end_stream)
 {
-    const char *method = pseudo(st, ":method"), *path = pseudo(st, ":path");
-    const char *authority = pseudo(st, ":authority");
-    char       *text;
-    size_t      len = 0;
+    const char *method = pseudo(st, RX_V2_METHOD);
+    const char *path = pseudo(st, RX_V2_PATH);
+    const char *authority = pseudo(st, RX_V2_AUTHORITY);
 
     if (method == NULL || path == NULL || stream_connection(st) == NULL) {
-        nghttp2_submit_rst_stream(st->h2->session, NGHTTP2_FLAG_NONE, st->id,
-            method && path ? NGHTTP2_REFUSED_STREAM : NGHTTP2_PROTOCOL_ERROR);
+        rx_h2_submit_rst_stream(st->h2->session, st->id,
+            method && path ? RX_H2_REFUSED_STREAM : RX_H2_PROTOCOL_ERROR);
         return;
     }
-    st->chunked = !end_stream && !st->has_length;
     st->req_ended = end_stream;
-    text = request_text(st, method, path, authority, &len);
-    rx_http_v2_free(st->fields);
-    st->fields = NULL;
-    st->fields_len = st->fields_size = 0;
-    if (text == NULL) {
+    if (!start_fields(st, method, path, authority, end_stream)) {
         rx_conn_close(st->vc);
-        return;
     }
-    st->started = true;
-    (void) deliver(st, text, len);
-    rx_http_v2_free(text);
 }
 
+/* DATA: its bytes go to the request layer as they are (the body owner
+ * takes them, or holds them until a handler claims the body). */
 void
 rx_http_v2_stream_data(rx_http_v2_stream_t *st, const uint8_t *data,
     size_t len)
 {
-    char    line[32];
-    int     n;
-
     if (len == 0) {
         return;
     }
     if (st->vc->want_read) {
-        nghttp2_session_consume(st->h2->session, st->id, len);
+        rx_h2_session_consume(st->h2->session, st->id, len);
     } else {
         st->unconsumed += len;           /* opened when reading resumes */
-    }
-    if (st->chunked) {
-        n = snprintf(line, sizeof(line), "%zx\r\n", len);
-        if (!deliver(st, line, (size_t) n)
-            || !deliver(st, (const char *) data, len)) {
-            return;
-        }
-        (void) deliver(st, "\r\n", 2);
-        return;
     }
     (void) deliver(st, (const char *) data, len);
 }
@@ -364,12 +369,12 @@ void
 rx_http_v2_stream_end(rx_http_v2_stream_t *st)
 {
     st->req_ended = true;
-    if (st->chunked && st->started) {
-        (void) deliver(st, "0\r\n\r\n", 5);
+    if (st->started && st->vc) {
+        rx_http_request_body_end(st->vc->data);
     }
 }
 
-/* nghttp2 is done with the stream: a request still running was reset
+/* The session is done with the stream: a request still running was reset
  * by the client (or ended by an error) and ends as for a client that
  * closed. */
 void
@@ -382,7 +387,7 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
         rx_http_v2_stream_free(st);
         return;
     }
-    if (st->end_sent && error == NGHTTP2_NO_ERROR && !st->client_reset) {
+    if (st->end_sent && error == RX_H2_NO_ERROR && !st->client_reset) {
         /* the response's last DATA frame ended the stream, as the
          * request's END_STREAM had: the request ends as usual, once it
          * hears its send went (sent_posted); closed() frees st */
@@ -390,16 +395,16 @@ rx_http_v2_stream_closed(rx_http_v2_stream_t *st, uint32_t error)
     }
     hc = st->vc->data;
     if (hc && hc->r && !hc->r->logged) {
-        if (st->client_reset || error == NGHTTP2_NO_ERROR) {
+        if (st->client_reset || error == RX_H2_NO_ERROR) {
             rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "client %s "
-                "HTTP/2 stream %d (error %u)", error == NGHTTP2_NO_ERROR
+                "HTTP/2 stream %d (error %u)", error == RX_H2_NO_ERROR
                 ? "closed" : "reset", (int) st->id, (unsigned) error);
         } else {
-            /* nghttp2 reset it: the request broke a rule (content-length
-             * against its DATA, a window overflow) */
+            /* reset for a rule the request broke (content-length against
+             * its DATA, a window overflow) */
             rx_http_log_error_action(hc, RX_LOG_INFO, 0, NULL, "HTTP/2 stream "
                 "%d reset with %s: the client broke HTTP/2's rules", (int) st->id,
-                nghttp2_http2_strerror(error));
+                rx_h2_error_name(error));
         }
     }
     rx_conn_close(st->vc);               /* closed() frees st */
@@ -426,7 +431,7 @@ st_start_read(rx_conn_t *c)
 
     c->want_read = true;
     if (st->unconsumed && !st->closed) {
-        nghttp2_session_consume(st->h2->session, st->id, st->unconsumed);
+        rx_h2_session_consume(st->h2->session, st->id, st->unconsumed);
         st->unconsumed = 0;
         rx_http_v2_schedule_send(st->h2);
     }
@@ -449,7 +454,7 @@ st_shutdown_write(rx_conn_t *c)
  * queued (not a part that IOV_BATCH or limit_rate cut off). Its last DATA
  * frame then ends the stream, as nginx's does, instead of an empty DATA
  * frame with END_STREAM after the request's end (9 bytes and a frame of
- * nghttp2's work per response). */
+ * the session's work per response). */
 static bool
 last_send(rx_http_request_t *r, size_t size)
 {
@@ -489,12 +494,12 @@ st_send(rx_conn_t *c, const struct iovec *iov, int niov)
     }
     if (st->deferred && !st->closed) {
         st->deferred = false;
-        nghttp2_session_resume_data(st->h2->session, st->id);
+        rx_h2_session_resume_data(st->h2->session, st->id);
     }
     rx_http_v2_schedule_send(st->h2);
 }
 
-/* nghttp2 took every byte of the send: the request layer hears it from
+/* The session took every byte of the send: the request layer hears it from
  * the end of this loop turn, not from inside the session. */
 static void
 sent_posted(rx_posted_t *p)
@@ -511,45 +516,13 @@ sent_posted(rx_posted_t *p)
     vc->ops->on_sent(vc, (ssize_t) total);
 }
 
-/* The response's bytes of a DATA frame: nghttp2 is told how many (with
- * NO_COPY), and http_v2.c's send_data callback copies them with the
- * frame's header straight into the connection's send buffer
- * (rx_http_v2_stream_take), one copy instead of two. */
-static ssize_t
-read_data(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
-    uint32_t *flags, nghttp2_data_source *source, void *ud)
-{
-    rx_http_v2_stream_t *st = source->ptr;
-
-    (void) s; (void) id; (void) buf; (void) ud;
-    length = rx_min(rx_min(length, st->chunk_size), st->iov_left);
-    if (length) {
-        *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-        /* the response's last bytes end the stream with them, when the
-         * request's side is closed too (its body all came: nothing the
-         * request may still wait for is cut off by the stream's close) */
-        if (st->last_send && length == st->iov_left && st->req_ended) {
-            *flags |= NGHTTP2_DATA_FLAG_EOF;
-            st->end_sent = true;
-        }
-        return (ssize_t) length;
-    }
-    if (st->eof) {
-        *flags |= NGHTTP2_DATA_FLAG_EOF;
-        return 0;
-    }
-    st->deferred = true;
-    return NGHTTP2_ERR_DEFERRED;
-}
-
-bool
-rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
+/* Copies length bytes of the send in progress to dst; the request hears
+ * that its send went (from the end of the loop turn) once all of it was
+ * taken. */
+static void
+take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
 {
     size_t copied = 0;
-
-    if (st->iov_left < length) {
-        return false;                    /* the request's buffers went */
-    }
 
     while (st->iov_index < st->niov && copied < length) {
         const struct iovec *v = &st->iov[st->iov_index];
@@ -569,26 +542,73 @@ rx_http_v2_stream_take(rx_http_v2_stream_t *st, uint8_t *dst, size_t length)
         st->niov = 0;
         rx_post(&st->sent_post);
     }
-    return true;
+}
+
+/* The session's data_source: a DATA frame's payload, copied once from
+ * the request's buffers straight into the connection's send buffer. The
+ * response's last bytes end the stream with them when the request's side
+ * is closed too (its body all came: nothing the request may still wait
+ * for is cut off by the stream's close). */
+ssize_t
+rx_http_v2_stream_source(rx_h2_session_t *s, int32_t id, void *sud,
+    uint8_t *dst, size_t max, bool *eof, void *ud)
+{
+    rx_http_v2_stream_t *st = sud;
+    size_t               length;
+
+    (void) s; (void) id; (void) ud;
+    if (st == NULL) {
+        return RX_H2_SOURCE_ERR;         /* its request went */
+    }
+    length = rx_min(rx_min(max, st->chunk_size), st->iov_left);
+    if (length) {
+        if (st->last_send && length == st->iov_left && st->req_ended) {
+            *eof = true;
+            st->end_sent = true;
+        }
+        take(st, dst, length);
+        return (ssize_t) length;
+    }
+    if (st->eof) {
+        *eof = true;
+        return 0;
+    }
+    st->deferred = true;
+    return RX_H2_DEFERRED;
 }
 
 /* ---- the framing: the response header, the end of the request --------- */
 
-/* HEADERS (and the data provider of the body that follows) submitted. */
+/* HEADERS (and the DATA of the body that follows) submitted: the fields
+ * encoded (HPACK, without indexing) into one block of the request's pool. */
 rx_int_t
-rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
+rx_http_v2_stream_submit(rx_http_request_t *r, rx_http_v2_nv_t *nva, size_t n)
 {
-    rx_http_v2_stream_t   *st = r->hc->framing_data;
-    nghttp2_data_provider  prd;
-    size_t                 i, size = 0;
+    rx_http_v2_stream_t *st = r->hc->framing_data;
+    rx_h2_session_t     *s = st->h2->session;
+    size_t               i, size = 0, bound = 8;
+    u_char              *block, *p, *q;
 
     for (i = 0; i < n; i++) {
         size += nva[i].namelen + nva[i].valuelen + 4;
+        bound += rx_hpack_encode_bound(nva[i].namelen, nva[i].valuelen);
     }
     r->header_size = (int64_t) size;
     r->bytes_sent += (int64_t) size;
-    prd.source.ptr = st;
-    prd.read_callback = read_data;
+    block = rx_pnalloc(r->pool, bound);
+    if (block == NULL) {
+        return RX_ERROR;
+    }
+    p = rx_hpack_encode_status(block, r->headers_out.status
+                                      ? r->headers_out.status : RX_HTTP_OK);
+    for (i = 1; p && i < n; i++) {       /* nva[0] is :status */
+        q = rx_hpack_encode_field(p, nva[i].name, nva[i].namelen,
+                                  nva[i].value, nva[i].valuelen);
+        p = q ? q : p;                   /* a field with CR, LF, NUL: not sent */
+    }
+    if (p == NULL) {
+        return RX_ERROR;
+    }
     st->chunk_size = ((rx_http_v2_loc_conf_t *) rx_http_get_module_loc_conf(r,
                          rx_http_v2_module))->chunk_size;
     st->responded = true;
@@ -596,8 +616,9 @@ rx_http_v2_stream_submit(rx_http_request_t *r, nghttp2_nv *nva, size_t n)
     /* a HEADERS without a body ends the stream: the request ends as
      * usual, not as one whose client closed (see end_sent) */
     st->end_sent = r->header_only && st->req_ended;
-    if (nghttp2_submit_response(st->h2->session, st->id, nva, n,
-                                r->header_only ? NULL : &prd) != 0) {
+    if (rx_h2_submit_headers(s, st->id, block, (size_t) (p - block),
+                             r->header_only) != 0
+        || (!r->header_only && rx_h2_submit_data(s, st->id) != 0)) {
         return RX_ERROR;
     }
     rx_http_v2_schedule_send(st->h2);
@@ -638,11 +659,10 @@ closed(rx_http_connection_t *hc)
     }
     if (!st->eof) {
         /* the response cannot be finished: the client learns it */
-        nghttp2_submit_rst_stream(h2->session, NGHTTP2_FLAG_NONE, st->id,
-                                  NGHTTP2_INTERNAL_ERROR);
+        rx_h2_submit_rst_stream(h2->session, st->id, RX_H2_INTERNAL_ERROR);
     } else if (st->with_body && st->deferred) {
         st->deferred = false;
-        nghttp2_session_resume_data(h2->session, st->id);
+        rx_h2_session_resume_data(h2->session, st->id);
     }
     rx_http_v2_schedule_send(h2);
 }
