@@ -509,6 +509,19 @@ on_free(rx_conn_t *c)
     }
     h2->closing = true;
     rx_post_cancel(&h2->send_post);
+    /* every frame gathered went to the transport: a stream whose send the
+     * session took whole has its bytes with the kernel (with a direct TLS
+     * send, even with the client, which may have closed since), and its
+     * request hears so before it ends, or it would log them unsent (the
+     * report is posted to the next loop turn, after the close came) */
+    if (h2->out_sent == h2->out_len) {
+        for (st = h2->streams; st; st = st->next) {
+            if (st->sent_post.queued) {
+                rx_post_cancel(&st->sent_post);
+                st->sent_post.handler(&st->sent_post);
+            }
+        }
+    }
     for (st = h2->streams; st; st = next) {
         next = st->next;
         rx_http_v2_stream_abort(st);
