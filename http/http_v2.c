@@ -68,14 +68,12 @@ begin_headers(rx_h2_session_t *s, int32_t id, void *ud)
     rx_http_v2_conn_t   *h2 = ud;
     rx_http_v2_stream_t *st;
 
-    h2->max_id = rx_max(h2->max_id, id);
     st = h2->nstreams < h2->conf->max_concurrent_streams && h2->last_id == 0
          ? rx_http_v2_stream_create(h2, id) : NULL;
     if (st == NULL) {
         return RX_H2_REFUSED_STREAM;
     }
     rx_h2_session_set_stream_user_data(s, id, st);
-    h2->recv_st = st;
     last_request(h2, id);
     return 0;
 }
@@ -144,12 +142,9 @@ static void
 stream_close(rx_h2_session_t *s, int32_t id, void *sud, uint32_t code,
     void *ud)
 {
-    rx_http_v2_conn_t   *h2 = ud;
     rx_http_v2_stream_t *st = sud;
 
-    if (h2->recv_st == st) {
-        h2->recv_st = NULL;              /* as the session forgets it */
-    }
+    (void) ud;
     if (st) {
         rx_h2_session_set_stream_user_data(s, id, NULL);
         rx_http_v2_stream_closed(st, code);

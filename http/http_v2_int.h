@@ -32,17 +32,10 @@ struct rx_http_v2_conn_s {
     rx_hpack_dec_t           dec;        /* the client's header blocks */
     rx_http_v2_srv_conf_t   *conf;       /* the default server's */
     rx_http_v2_stream_t     *streams;    /* live streams, a list */
-    rx_http_v2_stream_t     *recv_st;    /* the last one a header block
-                                            opened (a lookup saved), or
-                                            NULL once it is freed */
     rx_uint_t                nstreams;
-    rx_uint_t                new_streams;  /* opened during this read */
-    rx_uint_t                resets;       /* streams reset by the client */
     rx_uint_t                requests;     /* streams taken (keepalive_requests) */
     int32_t                  last_id;      /* the last stream GOAWAY NO_ERROR
                                               let in, or 0 */
-    int32_t                  max_id;       /* the highest stream the client
-                                              opened (refused ones too) */
     char                    *out;        /* the send in flight (malloc;
                                             freed when the connection is
                                             idle) */

@@ -132,9 +132,6 @@ rx_http_v2_stream_free(rx_http_v2_stream_t *st)
     rx_http_v2_conn_t *h2 = st->h2;
 
     rx_post_cancel(&st->sent_post);
-    if (h2->recv_st == st) {
-        h2->recv_st = NULL;
-    }
     if (st->prev) {
         st->prev->next = st->next;
     } else {
