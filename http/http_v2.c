@@ -11,9 +11,14 @@
 #include "http_stats.h"
 #include "clock.h"
 
-#define OUT_BATCH        (64 * 1024)  /* bytes of frames per send */
+#define OUT_BATCH        (128 * 1024)  /* bytes of frames per send */
 /* the send buffer: a batch and the frame that crosses its end */
 #define OUT_SIZE         ((size_t) OUT_BATCH + 16384 + 9)
+/* the plaintext of a full TLS record (RFC 8446 5.1): a batch that more
+ * frames follow is sent in whole records, its tail goes with the next */
+#define TLS_RECORD       16384
+/* a longer tail is a record worth its own (and is not moved to the front) */
+#define TAIL_HELD_MAX    4096
 
 static void on_read(rx_conn_t *c, const char *data, ssize_t len);
 static void on_sent(rx_conn_t *c, ssize_t res);
@@ -362,13 +367,17 @@ rx_http_v2_schedule_send(rx_http_v2_conn_t *h2)
 }
 
 /* Gathers up to OUT_BATCH bytes of frames into h2->out (a frame that
- * crosses it fits: OUT_SIZE); -1 without memory. */
+ * crosses it fits: OUT_SIZE), behind the tail the last send left; -1
+ * without memory. A batch that filled up (more frames follow) is sent in
+ * whole TLS records and its tail waits for the next: cut at the batch's
+ * end, each send of a long response ended in a record of a few bytes (a
+ * sendto, a record's overhead and an encryption of its own). A batch the
+ * session had no more for goes whole: a tail is never held back alone. */
 static ssize_t
 gather(rx_http_v2_conn_t *h2)
 {
-    size_t n;
+    size_t n, tail = h2->out_len - h2->out_sent;
 
-    h2->out_len = h2->out_sent = 0;
     if (h2->out == NULL) {
         h2->out = rx_http_v2_out_alloc(OUT_SIZE);
         if (h2->out == NULL) {
@@ -376,11 +385,21 @@ gather(rx_http_v2_conn_t *h2)
         }
         h2->out_size = OUT_SIZE;
     }
+    if (tail && h2->out_sent) {
+        memmove(h2->out, h2->out + h2->out_sent, tail);
+    }
+    h2->out_len = tail;
+    h2->out_sent = 0;
     do {
         n = rx_h2_session_send(h2->session, (uint8_t *) h2->out + h2->out_len,
                                h2->out_size - h2->out_len);
         h2->out_len += n;
     } while (n && h2->out_len < OUT_BATCH);
+    h2->out_end = h2->out_len;
+    if (n && h2->out_len > TLS_RECORD
+        && h2->out_len % TLS_RECORD < TAIL_HELD_MAX) {
+        h2->out_end -= h2->out_len % TLS_RECORD;
+    }
     return (ssize_t) h2->out_len;
 }
 
@@ -404,7 +423,7 @@ idle(rx_http_v2_conn_t *h2)
      * to the worker's few spares: the next connection that sends takes it) */
     rx_http_v2_out_free(h2->out, h2->out_size);
     h2->out = NULL;
-    h2->out_size = h2->out_len = h2->out_sent = 0;
+    h2->out_size = h2->out_len = h2->out_end = h2->out_sent = 0;
     /* before its first stream a connection has client_header_timeout,
      * as nginx (keepalive_timeout 0 must not end it before any request) */
     rx_timer_add(&c->timer, h2->requests ? clcf->keepalive_timeout
@@ -421,7 +440,7 @@ send_out(rx_http_v2_conn_t *h2)
     if (c->sending || c->state != RX_CONN_ACTIVE) {
         return;
     }
-    if (h2->out_sent == h2->out_len) {
+    if (h2->out_sent == h2->out_end) {
         n = gather(h2);
         if (n < 0) {
             rx_log_error(RX_LOG_ALERT, &c->log, 0, "HTTP/2 send buffer: "
@@ -442,7 +461,7 @@ send_out(rx_http_v2_conn_t *h2)
         }
     }
     h2->iov.iov_base = h2->out + h2->out_sent;
-    h2->iov.iov_len = h2->out_len - h2->out_sent;
+    h2->iov.iov_len = h2->out_end - h2->out_sent;
     c->sending = true;
     c->transport->send(c, &h2->iov, 1);
 }

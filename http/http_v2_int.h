@@ -40,6 +40,9 @@ struct rx_http_v2_conn_s {
                                             freed when the connection is
                                             idle) */
     size_t                   out_len;
+    size_t                   out_end;    /* what goes in this send: out_len,
+                                            or whole TLS records of it
+                                            while more frames follow */
     size_t                   out_sent;
     size_t                   out_size;
     struct iovec             iov;

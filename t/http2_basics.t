@@ -18,6 +18,7 @@ use Test::Ringx;
 use Test::Ringx::Certs;
 use Test::Upstream;
 use JSON::PP;
+use Digest::SHA qw(sha1_hex);
 
 plan(skip_all => 'no curl') if system('curl --version >/dev/null 2>&1');
 plan(skip_all => 'curl without HTTP/2') if `curl --version` !~ /\bHTTP2\b/;
@@ -123,6 +124,13 @@ sub h2 {
 my $r = h2($p0, 'request', '--streams', 20, '--path', '/big.bin');
 is scalar(grep { ($_->{status} // 0) == 200 && $_->{body_len} == length($big) && $_->{ended} }
           @{$r->{responses}}), 20, '20 concurrent streams of one connection: each gets the whole file';
+# over TLS the connection's sends go in whole records and a batch's tail
+# waits for the next batch: every stream's bytes, in order, each ended
+# (windows wide enough for the batches to fill)
+$r = h2($p1, 'request', '--tls', '--streams', 20, '--path', '/big.bin',
+        '--window', 1 << 20, '--conn-window', 1 << 24);
+is scalar(grep { ($_->{status} // 0) == 200 && ($_->{sha1} // '') eq sha1_hex($big) && $_->{ended} }
+          @{$r->{responses}}), 20, '20 concurrent TLS streams: each gets the file, byte for byte';
 
 $r = h2($p0, 'request', '--method', 'POST', '--path', '/p/x', '--body-size', 100000);
 is $r->{responses}[0]{status}, 200, 'a body with content-length: 200';

@@ -12,6 +12,7 @@
 #       after the others ended or were reset; with its "headers")}
 #       --frame-size: the body in DATA frames of at most N bytes;
 #       --window: our SETTINGS_INITIAL_WINDOW_SIZE (the response is paced);
+#       --conn-window N: the connection's window grown by N at the start;
 #       --reset-after: RST_STREAM CANCEL once N bytes of a response came
 #       (--reset-index K: only the Kth stream's, counted from 0);
 #       --req "METHOD PATH [N]" (repeatable): one stream each, with its own
@@ -123,6 +124,8 @@ def do_request(a):
     c = new_conn()
     if a.window is not None:
         c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: a.window})
+    if a.conn_window:
+        c.increment_flow_control_window(a.conn_window)
     ids = []
     bodies = {}
     reqs = [(a.method, a.path, a.body_size)] * a.streams
@@ -365,6 +368,7 @@ p.add_argument("--count", type=int, default=1000)
 p.add_argument("--timeout", type=float, default=10)
 p.add_argument("--frame-size", type=int, default=0)
 p.add_argument("--window", type=int)
+p.add_argument("--conn-window", type=int, default=0)
 p.add_argument("--reset-after", type=int)
 p.add_argument("--close-after", type=int)
 p.add_argument("--then")
