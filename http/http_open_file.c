@@ -180,6 +180,13 @@ opened(rx_http_request_t *r, open_ctx_t *ctx, int fd)
     }
     of->fd = fd;
     of->err = 0;
+    of->id.ino = st.st_ino;
+    of->id.dev = st.st_dev;
+    of->id.size = st.st_size;
+    of->id.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    of->id.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+    of->id.mode = st.st_mode;
+    of->id_known = true;
     of->is_dir = S_ISDIR(st.st_mode);
     of->is_file = S_ISREG(st.st_mode);
     of->size = st.st_size;
@@ -491,6 +498,50 @@ rx_http_open_file_test(rx_http_request_t *r, const rx_str_t *path,
     return true;
 }
 
+static void
+content_release(void *data)
+{
+    rx_http_file_content_release(data);
+}
+
+/* small_file_cache: the file unchanged since its bytes were kept (one
+ * statx) -> those bytes, referenced until r's pool goes, stand for the
+ * open file: no fd, nothing to close. No memory for the reference: a
+ * miss (the open goes on). */
+static bool
+content_hit(rx_http_request_t *r, const rx_str_t *path,
+    rx_http_open_file_t *of)
+{
+    rx_http_content_entry_t *e;
+    rx_pool_cleanup_t       *cln = rx_pool_cleanup_add(r->pool, 0);
+    const char              *data;
+    size_t                   n;
+
+    if (cln == NULL) {
+        return false;
+    }
+    e = rx_http_file_content_find(of->content_store, path->data, path->len,
+                                  &data, &n, &of->id);
+    if (e == NULL) {
+        return false;                   /* the cleanup stays idle */
+    }
+    cln->handler = content_release;
+    cln->data = e;
+    of->content = data;
+    of->content_len = n;
+    of->fd = -1;
+    of->err = 0;
+    of->is_dir = false;
+    of->is_file = true;
+    of->size = of->id.size;
+    of->mtime = (time_t) (of->id.mtime_ns / 1000000000LL
+                          - (of->id.mtime_ns % 1000000000LL < 0));
+    of->cached = false;
+    of->nonblock = false;
+    of->id_known = true;
+    return true;
+}
+
 rx_int_t
 rx_http_open_file(rx_http_request_t *r, const rx_str_t *path,
     rx_http_open_file_t *of, rx_http_open_file_pt done)
@@ -501,6 +552,13 @@ rx_http_open_file(rx_http_request_t *r, const rx_str_t *path,
     rx_pool_cleanup_t        *cln;
     open_ctx_t               *ctx;
 
+    if (of->want_content && conf->content && conf->cache == NULL
+        && conf->symlinks == RX_SYMLINKS_OFF) {
+        of->content_store = conf->content;
+        if (content_hit(r, path, of)) {
+            return RX_OK;
+        }
+    }
     ctx = rx_pcalloc(r->pool, sizeof(*ctx));
     cln = rx_pool_cleanup_add(r->pool, 0);
     if (ctx == NULL || cln == NULL) {

@@ -2,15 +2,22 @@
  * http_open_file_conf.c: the directives of how files are opened:
  * open_file_cache, open_file_cache_valid, open_file_cache_min_uses,
  * open_file_cache_errors and disable_symlinks (http, server, location,
- * as in nginx's core module), with their merges.
+ * as in nginx's core module), and ringx's small_file_cache, with their
+ * merges.
  */
 #include "http_open_file_int.h"
 
 #define DEFAULT_INACTIVE  60
+/* small_file_cache without the directive: per worker */
+#define CONTENT_SIZE      (1024 * 1024)
+#define CONTENT_FILE      (32 * 1024)
+#define CONTENT_FILE_MAX  (128 * 1024)    /* static's read chunk */
 
 static const char *set_open_file_cache(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static const char *set_disable_symlinks(rx_conf_t *cf, const rx_command_t *cmd,
+    void *conf);
+static const char *set_small_file_cache(rx_conf_t *cf, const rx_command_t *cmd,
     void *conf);
 static void *create_conf(rx_conf_t *cf);
 static const char *merge_conf(rx_conf_t *cf, void *prev, void *conf);
@@ -34,6 +41,9 @@ static const rx_command_t open_file_commands[] = {
       RX_HTTP_LOC_CONF_OFFSET, offsetof(rx_http_open_file_conf_t, errors), NULL },
     { "disable_symlinks", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
       | RX_CONF_TAKE12, set_disable_symlinks,
+      RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "small_file_cache", RX_HTTP_MAIN_CONF | RX_HTTP_SRV_CONF | RX_HTTP_LOC_CONF
+      | RX_CONF_TAKE12, set_small_file_cache,
       RX_HTTP_LOC_CONF_OFFSET, 0, NULL },
     rx_null_command
 };
@@ -59,6 +69,7 @@ create_conf(rx_conf_t *cf)
         c->errors = RX_CONF_UNSET;
         c->symlinks = RX_CONF_UNSET_UINT;
         c->from = RX_CONF_UNSET_PTR;
+        c->content = RX_CONF_UNSET_PTR;
     }
     return c;
 }
@@ -72,6 +83,18 @@ merge_conf(rx_conf_t *cf, void *prev, void *conf)
     /* a location without its own open_file_cache shares its parent's:
      * one cache per directive, as in nginx */
     rx_conf_merge_ptr(c->cache, p->cache, NULL);
+    /* small_file_cache: one store per directive, as open_file_cache; the
+     * default one is made once per configuration, at the first merge */
+    if (c->content == RX_CONF_UNSET_PTR) {
+        if (p->content == RX_CONF_UNSET_PTR) {
+            p->content = rx_http_file_content_create(cf->pool, CONTENT_SIZE,
+                                                     CONTENT_FILE);
+            if (p->content == NULL) {
+                return RX_CONF_ERROR;
+            }
+        }
+        c->content = p->content;
+    }
     rx_conf_merge_msec(c->valid, p->valid, 60);
     rx_conf_merge_value(c->min_uses, p->min_uses, 1);
     rx_conf_merge_value(c->errors, p->errors, 0);
@@ -190,4 +213,49 @@ set_disable_symlinks(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
         return RX_CONF_ERROR;
     }
     return RX_CONF_OK;
+}
+
+/* small_file_cache off | [size=SIZE] [file=SIZE] */
+static const char *
+set_small_file_cache(rx_conf_t *cf, const rx_command_t *cmd, void *conf)
+{
+    rx_http_open_file_conf_t *c = conf;
+    rx_str_t                 *value = cf->args->elts, v;
+    ssize_t                   size = CONTENT_SIZE, file = CONTENT_FILE, n;
+    rx_uint_t                 i;
+
+    (void) cmd;
+    if (c->content != RX_CONF_UNSET_PTR) {
+        return "is duplicate";
+    }
+    if (cf->args->nelts == 2 && rx_str_eq(&value[1], "off")) {
+        c->content = NULL;
+        return RX_CONF_OK;
+    }
+    for (i = 1; i < cf->args->nelts; i++) {
+        bool is_size = value[i].len > 5
+                       && strncmp(value[i].data, "size=", 5) == 0;
+        bool is_file = value[i].len > 5
+                       && strncmp(value[i].data, "file=", 5) == 0;
+
+        if (!is_size && !is_file) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid parameter \"%s\": "
+                              "\"off\", \"size=\" or \"file=\" expected",
+                              value[i].data);
+            return RX_CONF_ERROR;
+        }
+        v.data = value[i].data + 5;
+        v.len = value[i].len - 5;
+        n = rx_parse_size(&v);
+        if (n <= 0 || (is_file && n > CONTENT_FILE_MAX)) {
+            rx_conf_log_error(RX_LOG_EMERG, cf, 0, "invalid %s \"%s\"%s",
+                              is_size ? "size" : "file size", value[i].data,
+                              is_file ? " (at most 128k)" : "");
+            return RX_CONF_ERROR;
+        }
+        if (is_size) size = n; else file = n;
+    }
+    c->content = rx_http_file_content_create(cf->pool, (size_t) size,
+                                             (size_t) file);
+    return c->content ? RX_CONF_OK : RX_CONF_ERROR;
 }

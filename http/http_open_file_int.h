@@ -23,6 +23,7 @@ typedef struct {
     rx_int_t                  errors;     /* open_file_cache_errors */
     rx_uint_t                 symlinks;   /* rx_http_symlinks_t */
     rx_http_complex_value_t  *from;       /* disable_symlinks from=, or NULL */
+    rx_http_file_content_t   *content;    /* small_file_cache; NULL: off */
 } rx_http_open_file_conf_t;
 
 #endif /* RX_HTTP_OPEN_FILE_INT_H */

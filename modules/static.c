@@ -269,6 +269,7 @@ serve_ctx(rx_http_request_t *r, rx_http_static_ctx_t *ctx,
     ctx->size = of->size;
     ctx->mtime = of->mtime;
     ctx->nonblock = of->nonblock;
+    ctx->content = of->content;
     ctx->etag.data = rx_pnalloc(r->pool, 48);
     if (ctx->etag.data == NULL) {
         return RX_ERROR;
@@ -512,6 +513,7 @@ static_handler(rx_http_request_t *r)
         return RX_ERROR;
     }
     r->ctx = ctx;
+    ctx->of->want_content = true;       /* small_file_cache */
     rc = rx_http_open_file(r, &ctx->path, ctx->of, static_opened);
     return rc == RX_OK ? on_open(r, ctx) : rc;
 }

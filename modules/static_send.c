@@ -92,6 +92,8 @@ fd_blocking(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     }
 }
 
+static rx_int_t take_chunk(rx_http_request_t *r, int32_t res);
+
 static rx_int_t
 read_next(rx_http_request_t *r)
 {
@@ -101,6 +103,14 @@ read_next(rx_http_request_t *r)
                                               rg->end - ctx->offset);
 
     r->write_handler = NULL;
+    if (ctx->content) {
+        /* small_file_cache's bytes: the chunk is where they are */
+        ctx->buf = (char *) ctx->content + ctx->offset;
+        if (take_chunk(r, (int32_t) n) != RX_OK) {
+            rx_conn_close(r->conn);
+        }
+        return RX_AGAIN;
+    }
     fd_blocking(r, ctx);
     rx_ring_read(ctx->fd, ctx->buf, (unsigned) n, (uint64_t) ctx->offset,
                  rx_http_op_ud(r, RX_OP_READ));
@@ -179,6 +189,20 @@ on_file_read(rx_http_request_t *r, int32_t res)
     }
 }
 
+/* The whole file read at once on a miss of small_file_cache: its bytes
+ * go to the store with the state the open found (before this read). */
+static void
+offer_content(rx_http_static_ctx_t *ctx, size_t n)
+{
+    rx_http_open_file_t *of = ctx->of;
+
+    if (of && of->content_store && of->id_known && ctx->offset == 0
+        && !ctx->multipart && (int64_t) n == ctx->size) {
+        rx_http_file_content_add(of->content_store, ctx->path.data,
+                                 ctx->path.len, ctx->fd, &of->id, ctx->buf, n);
+    }
+}
+
 /* The first chunk, from the content handler: from the page cache at once
  * when it is all there (the response then leaves in this loop turn), else
  * through the ring. A short read (the file shrank) is the ring's to
@@ -190,9 +214,14 @@ read_first(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     size_t           n = (size_t) rx_min((int64_t) ctx->buf_size,
                                          rg->end - ctx->offset);
 
+    if (ctx->content) {
+        ctx->buf = (char *) ctx->content + ctx->offset;
+        return take_chunk(r, (int32_t) n) == RX_OK ? RX_AGAIN : RX_ERROR;
+    }
     if (rx_ring_try_read(ctx->fd, ctx->buf, n, ctx->offset) != (ssize_t) n) {
         return read_next(r);
     }
+    offer_content(ctx, n);
     /* as from the ring's completion: the response's end comes from its
      * send, so the handler goes on waiting for it */
     return take_chunk(r, (int32_t) n) == RX_OK ? RX_AGAIN : RX_ERROR;
@@ -266,7 +295,12 @@ use_zero_copy(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
     rx_http_static_conf_t   *scf = rx_http_get_module_loc_conf(r,
                                        rx_http_static_module);
 
-    return clcf->sendfile && !ctx->multipart && !r->filter_need_in_memory
+    /* a file small_file_cache may keep is read (its bytes go to it) */
+    return clcf->sendfile && !ctx->content && !ctx->multipart
+           && !(ctx->of && ctx->of->content_store && ctx->of->id_known
+                && rx_http_file_content_wants(ctx->of->content_store,
+                                              &ctx->of->id))
+           && !r->filter_need_in_memory
            && socket_takes_files(r->conn)
            && ctx->ranges[0].end - ctx->ranges[0].start
               >= (int64_t) scf->zc_min;
@@ -608,6 +642,9 @@ rx_http_static_send_body(rx_http_request_t *r, rx_http_static_ctx_t *ctx)
         if (send_boundary(r, ctx, 0, false) != RX_OK) {
             return RX_ERROR;
         }
+    }
+    if (ctx->content) {
+        return read_first(r, ctx);      /* no buffer: the bytes are kept */
     }
     ctx->buf = rx_pnalloc(r->pool, ctx->buf_size);
     if (ctx->buf == NULL) {

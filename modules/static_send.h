@@ -43,6 +43,8 @@ typedef struct {
     bool              in_handler;       /* sendfile: called by the handler */
     rx_posted_t       end;              /* sendfile: the end, after it */
     rx_http_open_file_t *of;            /* the open (static_handler's) */
+    const char       *content;          /* small_file_cache's bytes (in the
+                                           request's pool): no fd */
     bool              nonblock;         /* fd still O_NONBLOCK (of->nonblock) */
 } rx_http_static_ctx_t;
 

@@ -32,6 +32,9 @@ events { worker_connections 64; use io_uring; }
 http {
     access_log off;
     default_type application/octet-stream;
+    # the calls of a file opened per request (small_file_cache.t has the
+    # kept file's single statx)
+    small_file_cache off;
     server {
         listen 127.0.0.1:%%PORT_0%%;
         location / { root html; sendfile on; }
