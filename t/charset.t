@@ -121,19 +121,7 @@ ok($t->log_contains(qr/\[error\] .*no "charset_map" between the charsets "koi8-r
 for my $case (['charset;', 'invalid number of arguments in "charset" directive'],
               ['charset_types text/css; charset_types text/xml;', '"charset_types" directive is duplicate'],
               ['override_charset maybe;', 'invalid value "maybe"']) {
-    my ($line, $msg) = @$case;
-    my $c = Test::Ringx->new;
-    $c->write_config(<<"EOF");
-events { }
-http {
-    $line
-    server { listen 127.0.0.1:%%PORT_0%%; }
-}
-EOF
-    my ($rc, $out, $err) = $c->ringx('-t');
-    is($rc, 1, "-t with \"$line\": fails");
-    like($err, qr/\[emerg\] .*\Q$msg\E.* in \S+ringx\.conf:3$/m, "\"$line\": the message and the place")
-        or diag($err);
+    Test::Ringx::http_line_refused_ok(@$case);
 }
 
 $t->stop;

@@ -172,19 +172,7 @@ for my $case (['small_file_cache size=lots;', 'invalid size "size=lots"'],
               ['small_file_cache file=1m;', 'invalid file size "file=1m" (at most 128k)'],
               ['small_file_cache on;', 'invalid parameter "on"'],
               ['small_file_cache off; small_file_cache off;', 'is duplicate']) {
-    my ($line, $msg) = @$case;
-    my $c = Test::Ringx->new;
-    $c->write_config(<<"EOF");
-events { }
-http {
-    $line
-    server { listen 127.0.0.1:%%PORT_0%%; }
-}
-EOF
-    my ($rc, $out, $err) = $c->ringx('-t');
-    is($rc, 1, "-t with \"$line\": fails");
-    like($err, qr/\[emerg\] .*\Q$msg\E.* in \S+ringx\.conf:3$/m, "\"$line\": the message and the place")
-        or diag($err);
+    Test::Ringx::http_line_refused_ok(@$case);
 }
 {
     my $c = Test::Ringx->new;

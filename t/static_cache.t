@@ -180,19 +180,7 @@ for my $case (['open_file_cache max=0;', 'invalid "open_file_cache" parameter "m
               ['open_file_cache max=1 bogus;', 'invalid "open_file_cache" parameter "bogus"'],
               ['open_file_cache_min_uses 0;', 'open_file_cache_min_uses'],
               ['open_file_cache_errors maybe;', 'invalid value "maybe"']) {
-    my ($line, $msg) = @$case;
-    my $c = Test::Ringx->new;
-    $c->write_config(<<"EOF");
-events { }
-http {
-    $line
-    server { listen 127.0.0.1:%%PORT_0%%; }
-}
-EOF
-    my ($rc, $out, $err) = $c->ringx('-t');
-    is($rc, 1, "-t with \"$line\": fails");
-    like($err, qr/\[emerg\] .*\Q$msg\E.* in \S+ringx\.conf:3$/m, "\"$line\": the message and the place")
-        or diag($err);
+    Test::Ringx::http_line_refused_ok(@$case);
 }
 {
     my $c = Test::Ringx->new;

@@ -929,6 +929,28 @@ sub rss_kb {
     return (($st->{VmRSS} // '0') =~ /(\d+)/)[0];
 }
 
+# A directive line ringx must refuse: -t of a configuration that has it on
+# line 3, in http {} beside one server, fails with "[emerg] ...MSG... in
+# .../ringx.conf:3" (two tests). $at_start: MSG follows "[emerg] " at once.
+sub http_line_refused_ok {
+    my ($line, $msg, $at_start) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $c = __PACKAGE__->new;
+    $c->write_config(<<"EOF");
+events { }
+http {
+    $line
+    server { listen 127.0.0.1:%%PORT_0%%; }
+}
+EOF
+    my ($rc, $out, $err) = $c->ringx('-t');
+    Test::More::is($rc, 1, "-t with \"$line\": fails");
+    my $re = $at_start ? qr/\[emerg\] \Q$msg\E.* in \S+ringx\.conf:3$/m
+                       : qr/\[emerg\] .*\Q$msg\E.* in \S+ringx\.conf:3$/m;
+    Test::More::like($err, $re, "\"$line\": the message and the place")
+        or Test::More::diag($err);
+}
+
 my $strace_runs = 0;
 
 # The system calls a process made while $code ran (strace attached first,
