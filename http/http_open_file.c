@@ -513,22 +513,23 @@ content_hit(rx_http_request_t *r, const rx_str_t *path,
     rx_http_open_file_t *of)
 {
     rx_http_content_entry_t *e;
-    rx_pool_cleanup_t       *cln = rx_pool_cleanup_add(r->pool, 0);
+    rx_pool_cleanup_t       *cln;
     const char              *data;
     size_t                   n;
 
-    if (cln == NULL) {
-        return false;
-    }
     e = rx_http_file_content_find(of->content_store, path->data, path->len,
                                   &data, &n, &of->id);
     if (e == NULL) {
-        return false;                   /* the cleanup stays idle */
+        return false;
+    }
+    cln = rx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        rx_http_file_content_release(e);
+        return false;
     }
     cln->handler = content_release;
     cln->data = e;
     of->content = data;
-    of->content_len = n;
     of->fd = -1;
     of->err = 0;
     of->is_dir = false;

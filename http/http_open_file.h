@@ -22,14 +22,13 @@ typedef struct {
      * io_uring read or splice of it, rx_ring_file_blocking() */
     bool         nonblock;
     /* small_file_cache (the static module's opens): the caller sets
-     * want_content; a hit gives the file's bytes (a copy in the request's
-     * pool) in content, content_len, with fd -1; a miss names the store
+     * want_content; a hit gives the file's size bytes in content (held
+     * until the request's pool goes), with fd -1; a miss names the store
      * that takes the bytes once read (content_store) with the state the
      * open found (id, id_known) */
     bool                     want_content;
     bool                     id_known;
     const char              *content;
-    size_t                   content_len;
     rx_http_file_content_t  *content_store;
     rx_http_file_id_t        id;
 } rx_http_open_file_t;

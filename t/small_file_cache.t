@@ -45,6 +45,11 @@ http {
                         gzip_min_length 1; }
         location /tiny/ { alias html/many/; small_file_cache size=4k file=2k; }
         location /nolinks/ { alias html/; disable_symlinks on; }
+        # the routes a request takes to a kept file
+        location /tf/ { try_files /nope $uri /small.txt =404; }
+        location /ep/ { error_page 404 /small.txt; }
+        location /named/ { try_files /nope @kept; }
+        location @kept { rewrite ^ /small.txt break; }
     }
 }
 EOF
@@ -59,6 +64,7 @@ $t->write_file_raw('html/renamed.txt', 'old content');
 $t->write_file_raw('html/chmod.txt', 'readable');
 $t->write_file_raw('html/gone.txt', 'here');
 $t->write_file_raw('html/text.txt', "compress me " x 100);
+$t->write_file_raw('html/dir/index.html', 'the index');
 $t->write_file_raw("html/many/f$_.txt", ($_ x 1000)) for 0 .. 9;
 $t->run;
 my ($w) = $t->worker_pids;
@@ -82,7 +88,7 @@ sleep 3;
 is(get('/small.txt'), $small, 'a settled small file: served (and kept)');
 my ($have_strace) = system('strace -V >/dev/null 2>&1') == 0;
 SKIP: {
-    skip 'no strace here (apt-get install strace)', 6 unless $have_strace;
+    skip 'no strace here (apt-get install strace)', 8 unless $have_strace;
     my $N = 10;
     my $count = sub {
         my ($path) = @_;
@@ -94,12 +100,15 @@ SKIP: {
                 $calls->{statx} // 0, $calls);
     };
     my ($got, $opens, $statx, $calls) = $count->('/small.txt');
-    skip 'strace could not attach to the worker (ptrace refused)', 6
+    skip 'strace could not attach to the worker (ptrace refused)', 8
         unless %$calls;
     is($got, $small x $N, "$N keepalive responses of a kept file, whole");
     is($opens, 0, 'a kept file is not opened') or diag(explain $calls);
     cmp_ok($statx, '>=', $N, '... one statx of its path per request')
         or diag(explain $calls);
+    ($got, $opens) = $count->('/tf/x');
+    is($got, $small x $N, 'try_files to a kept file: its bytes');
+    is($opens, 0, '... not opened (try_files tests with statx)');
     (undef, $opens) = $count->('/off/small.txt');
     cmp_ok($opens, '>=', $N, 'small_file_cache off: opened every time');
     (undef, $opens) = $count->('/large.bin');
@@ -135,6 +144,11 @@ like(get('/gz/text.txt', "-D - -o /dev/null -H 'Accept-Encoding: gzip'"),
      qr/^Content-Encoding: gzip\r?$/mi, '... compressed');
 is(get('/small.txt', '--http2-prior-knowledge'), $small, 'HTTP/2: a kept file');
 is(get('/large.bin'), $large, 'a file above file=: served whole');
+for (1, 2) {
+    is(get('/dir/'), 'the index', "index: the kept index file ($_)");
+    is(get('/ep/nope'), $small, "error_page 404 to a kept file ($_)");
+    is(get('/named/x'), $small, "try_files to a named location, to a kept file ($_)");
+}
 
 # eviction: 10 files of 1000 bytes through a 4 KiB store, twice over
 my $ok = 0;
