@@ -163,6 +163,7 @@ struct rx_http_upstream_conn_s {
     bool                          tls;        /* TLS was started on it */
     char                         *ssl_name;   /* the name it was for */
     rx_msec_t                     start;
+    rx_msec_t                     idle_at;    /* put back to the pool */
     rx_http_upstream_conn_t      *prev;       /* the idle list */
     rx_http_upstream_conn_t      *next;
     /* watched until the peer reads its first request

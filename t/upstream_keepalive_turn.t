@@ -2,10 +2,10 @@
 # upstream_keepalive_turn.t: the keepalive pool within one loop turn. When
 # the completions of one turn finish exchanges and start others, the
 # connections the finished ones put back serve the new ones, even beyond
-# `keepalive`; only at the end of the turn does the pool go back down to
-# `keepalive` (the least recently used close); a request that comes
-# before the answers in the turn connects at its end, served by what the
-# answers put back. Before, a connection put back to a full pool closed
+# `keepalive` (the pool goes back down to `keepalive` later, once those
+# beyond it have been idle for 100 ms: upstream_keepalive_surplus.t); a
+# request that comes before the answers in the turn connects at its end,
+# served by what the answers put back. Before, a connection put back to a full pool closed
 # another at once, and a request in the same turn connected anew: a close
 # and a connect for nothing (opening and closing upstream connections is
 # a quarter of the proxy's CPU under load, keepalive 32 for 50 clients).
@@ -113,9 +113,9 @@ is $up->connections, 2,
     'the two new requests took the two connections put back in the same '
     . 'turn: no new connection';
 
-# after the turn the pool holds at most keepalive (1): the other one closed
+# then the pool holds at most keepalive (1): the other one closed
 ok $up->wait_for(sub { grep({ $_->{by} eq 'peer' } $up->closes) >= 1 }, 10),
-    'the pool went back to keepalive 1 at the end of the turn';
+    'the pool went back to keepalive 1';
 is scalar(grep { $_->{by} eq 'peer' } $up->closes), 1,
     'one connection closed, one stays idle';
 
@@ -159,7 +159,7 @@ is $up->connections, 3,
     . 'the connections the answers put back: no new connection'
     or diag explain [map { "$_->{type} conn=$_->{conn} " . ($_->{uri} // $_->{by} // '') } $up->events];
 ok $up->wait_for(sub { grep({ $_->{by} eq 'peer' } $up->closes) >= 2 }, 10),
-    'the pool went back to keepalive 1 at the end of the turn';
+    'the pool went back to keepalive 1';
 is scalar(grep { $_->{by} eq 'peer' } $up->closes), 2,
     'one more connection closed, one stays idle';
 
