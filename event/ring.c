@@ -659,6 +659,13 @@ rx_ring_poll_add(int fd, unsigned events, uint64_t ud)
     io_uring_sqe_set_data64(sqe, ud);
 }
 
+static void
+ms_to_ts(rx_msec_t ms, struct __kernel_timespec *ts)
+{
+    ts->tv_sec = ms / 1000;
+    ts->tv_nsec = (ms % 1000) * 1000000;
+}
+
 /* The submit and a batched wait in one io_uring_enter (liburing before 2.8
  * has no call that passes min_wait_usec): what io_uring_submit() would
  * submit, then wait for want completions for at most BATCH_WAIT_US, and
@@ -680,8 +687,7 @@ wait_batched(unsigned want, rx_msec_t timeout_ms)
     arg.sigmask_sz = _NSIG / 8;
     arg.pad = BATCH_WAIT_US;          /* min_wait_usec since 6.12 */
     if (timeout_ms >= 0) {
-        ts.tv_sec = timeout_ms / 1000;
-        ts.tv_nsec = (timeout_ms % 1000) * 1000000;
+        ms_to_ts(timeout_ms, &ts);
         arg.ts = (uint64_t) (uintptr_t) &ts;
     }
     rc = (int) syscall(__NR_io_uring_enter, ring.ring_fd,
@@ -702,8 +708,7 @@ wait_one(rx_msec_t timeout_ms)
     if (timeout_ms < 0) {
         return io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL);
     }
-    ts.tv_sec = timeout_ms / 1000;
-    ts.tv_nsec = (timeout_ms % 1000) * 1000000;
+    ms_to_ts(timeout_ms, &ts);
     return io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, NULL);
 }
 

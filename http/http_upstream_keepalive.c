@@ -106,7 +106,7 @@ surplus_timeout(rx_timer_t *t)
 /* The least recently used connections beyond `keepalive`: those idle for
  * SURPLUS_HOLD (or keepalive_timeout, if shorter) already close, the
  * others get a timer for when they will have been (one that has it keeps
- * its deadline). */
+ * its deadline; a closing one gets none, as in the loop above). */
 static void
 trim_surplus(rx_http_upstream_srv_conf_t *us)
 {
@@ -122,7 +122,8 @@ trim_surplus(rx_http_upstream_srv_conf_t *us)
     }
     n = us->nidle > us->keepalive ? us->nidle - us->keepalive : 0;
     for (uc = us->idle_tail; uc && n > 0; uc = uc->prev, n--) {
-        if (uc->c->timer.handler != surplus_timeout) {
+        if (uc->c->state == RX_CONN_ACTIVE
+            && uc->c->timer.handler != surplus_timeout) {
             idle = rx_current_msec - uc->idle_at;
             uc->c->timer.handler = surplus_timeout;
             rx_timer_add(&uc->c->timer, idle < hold ? hold - idle : 0);
