@@ -47,8 +47,12 @@ rx_http_temp_append(rx_http_temp_file_t *tf, const char *data, size_t len)
     unsigned i = tf->wcur;
 
     if (tf->wlen[i] + len > tf->wcap[i]) {
-        /* never the buffer being written: that one is the other */
-        size_t cap = rx_max(tf->wlen[i] + len, (size_t) RX_HTTP_TEMP_CHUNK);
+        /* never the buffer being written: that one is the other. It
+         * doubles: a disk slower than the upstream lets a cache file's
+         * buffer grow to megabytes (http_cache_store.c's backlog), and
+         * growing it by each append copied it once per append */
+        size_t cap = rx_max(tf->wlen[i] + len,
+                            rx_max(tf->wcap[i] * 2, (size_t) RX_HTTP_TEMP_CHUNK));
         char  *grown = realloc(tf->wbuf[i], cap);
 
         if (grown == NULL) {

@@ -6,8 +6,9 @@
  *
  * Bytes are appended to one of two memory buffers; when no write is in
  * flight the filled one is written at the end of the file while the other
- * fills, so at most two buffers (64 KiB each, more only for one large
- * append) are in memory. The operations run on the request's connection
+ * fills, so at most two buffers are in memory: 64 KiB each while the
+ * disk keeps up, doubling while it does not (bounded by the caller: the
+ * cache store gives up beyond 4 MiB waiting). The operations run on the request's connection
  * (rx_http_op_ud), so the request's memory outlives them.
  */
 #ifndef RX_HTTP_TEMP_FILE_H
