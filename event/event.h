@@ -109,8 +109,8 @@ struct rx_conn_s {
     bool                   sending;
     bool                   nonblocking; /* O_NONBLOCK set on fd (sendfile) */
     bool                   free_queued; /* on the worker's free_later list */
-    /* What rx_conn_send_last sent directly before the rest went through
-     * the ring (added to that send's count); in padding. */
+    /* What a direct send (rx_conn_send_last, _end) sent before the rest
+     * went through the ring (added to that send's count); in padding. */
     uint32_t               sent_direct;
     rx_listening_t        *listening;
     rx_sockaddr_t         *peer;        /* NULL until rx_conn_peer() */
@@ -134,7 +134,7 @@ struct rx_conn_s {
     rx_conn_t             *reuse_prev;  /* the reusable list; reuse_next */
     rx_conn_t             *reuse_next;  /* also links the free_later list */
     rx_msec_t              start_msec;
-    /* rx_conn_send_last's direct send, reported at the end of the turn */
+    /* a direct send that took every byte, reported at the end of the turn */
     rx_posted_t            sent_posted;
 };
 
@@ -247,6 +247,11 @@ void rx_conn_send_iov(rx_conn_t *c, const struct iovec *iov, int niov);
  * never from inside this call. iov (the caller's, valid until on_sent)
  * may be advanced past what was sent directly. */
 void rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov);
+/* The last send of a response on a connection that stays open: at once
+ * (sendmsg) when the loop turn is light (see conn.c), else the transport's
+ * send; on_sent as for rx_conn_send_last, iov likewise. */
+#define RX_CONN_LIGHT_TURN  2
+void rx_conn_send_end(rx_conn_t *c, struct iovec *iov, int niov);
 /* Offers iov to a plain connection's socket on the worker's thread
  * (sendmsg, MSG_DONTWAIT, plus flags): the bytes it took; 0 when it took
  * none or the connection is not a plain one free to send. Errors are left

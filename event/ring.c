@@ -44,6 +44,7 @@ static unsigned             last_reaped;
 rx_ring_submit_pt           rx_ring_submit_hook;
 rx_ring_features_t          rx_ring_features;
 bool                        rx_ring_epoll;
+unsigned                    rx_ring_turn_cqes;
 
 /* Sets the ring up with the best flags the kernel takes: 0 or -errno. */
 static int
@@ -762,6 +763,7 @@ rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
     }
     /* handlers may queue new operations; completions that arrive while we
      * dispatch wait for the next turn */
+    rx_ring_turn_cqes = io_uring_cq_ready(&ring);
     io_uring_for_each_cqe(&ring, head, cqe) {
         rx_cqe_t c = { cqe->user_data, cqe->res, cqe->flags };
         handler(&c, data);

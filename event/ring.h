@@ -47,6 +47,11 @@ rx_int_t rx_ring_init(unsigned entries, rx_log_t *log);
 rx_int_t rx_ring_start(unsigned entries, bool want_epoll, rx_log_t *log);
 /* True once the worker runs the epoll backend. */
 extern bool rx_ring_epoll;
+/* Completions the loop turn being dispatched began with (the ring's; 0 on
+ * epoll): a turn of one or two is a light load, where a send made at once
+ * on the worker's thread spares the wait that would return only for its
+ * completion (event/conn.c). */
+extern unsigned rx_ring_turn_cqes;
 /* Whether a ring can be set up here (for -t): 0, or -errno and in *hint
  * what would allow it. */
 int rx_ring_probe(const char **hint);

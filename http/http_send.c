@@ -134,6 +134,8 @@ rx_http_connection_send(rx_http_connection_t *hc)
     }
     if (closes_after(r, cl)) {
         rx_conn_send_last(c, r->send_iov, n);
+    } else if (cl == NULL && r->response_done && !r->limit_rate) {
+        rx_conn_send_end(c, r->send_iov, n);    /* the response's last */
     } else {
         c->transport->send(c, r->send_iov, n);
     }
