@@ -709,7 +709,7 @@ rx_conn_send_last(rx_conn_t *c, struct iovec *iov, int niov)
  * fewer) it is made at once: a ring send of a small response completes
  * inside the next io_uring_enter, which then returns for that completion
  * alone and the worker enters again to sleep; one sendmsg instead spares
- * that enter (FastCGI with 4 clients: 2.28 enters per request, 1.76 with
+ * that enter (FastCGI with 4 clients: 2.28 enters per request, 1.77 with
  * it). Under load the ring's send is kept: one enter submits the turn's
  * many sends, where a sendmsg each would add a syscall each.
  */

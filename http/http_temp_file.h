@@ -7,9 +7,11 @@
  * Bytes are appended to one of two memory buffers; when no write is in
  * flight the filled one is written at the end of the file while the other
  * fills, so at most two buffers are in memory: 64 KiB each while the
- * disk keeps up, doubling while it does not (bounded by the caller: the
- * cache store gives up beyond 4 MiB waiting). The operations run on the request's connection
- * (rx_http_op_ud), so the request's memory outlives them.
+ * disk keeps up, doubling while it does not, as far as the caller lets
+ * the bytes waiting grow (a request body stops reading beyond 128 KiB,
+ * the cache store gives up beyond 4 MiB). The operations run on the
+ * request's connection (rx_http_op_ud), so the request's memory outlives
+ * them.
  */
 #ifndef RX_HTTP_TEMP_FILE_H
 #define RX_HTTP_TEMP_FILE_H
