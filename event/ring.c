@@ -40,7 +40,6 @@ static rx_msec_t            refused_logged;
 #define IORING_FEAT_MIN_TIMEOUT  (1U << 15)
 #endif
 static bool                 batch_waits;
-static unsigned             last_reaped;
 rx_ring_submit_pt           rx_ring_submit_hook;
 rx_ring_features_t          rx_ring_features;
 bool                        rx_ring_epoll;
@@ -727,9 +726,9 @@ rx_ring_wait(rx_msec_t timeout_ms)
     if (refused && (timeout_ms < 0 || timeout_ms > 1)) {
         timeout_ms = 1;         /* reap what completed, then try again */
     }
-    if (batch_waits && last_reaped >= BATCH_MIN && timeout_ms != 0
+    if (batch_waits && rx_ring_turn_cqes >= BATCH_MIN && timeout_ms != 0
         && !refused && io_uring_cq_ready(&ring) == 0) {
-        rc = wait_batched(rx_min(last_reaped, BATCH_MAX), timeout_ms);
+        rc = wait_batched(rx_min(rx_ring_turn_cqes, BATCH_MAX), timeout_ms);
         if (rc == -EINVAL) {
             batch_waits = false;      /* refused after all: never again */
             rc = wait_one(timeout_ms);
@@ -762,7 +761,9 @@ rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
         return rx_epoll_dispatch(handler, data);
     }
     /* handlers may queue new operations; completions that arrive while we
-     * dispatch wait for the next turn */
+     * dispatch wait for the next turn (with DEFER_TASKRUN none arrive
+     * outside io_uring_enter: the turn reaps what it began with, which
+     * the next wait's batch and conn.c's direct send both ask) */
     rx_ring_turn_cqes = io_uring_cq_ready(&ring);
     io_uring_for_each_cqe(&ring, head, cqe) {
         rx_cqe_t c = { cqe->user_data, cqe->res, cqe->flags };
@@ -775,7 +776,6 @@ rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
         }
     }
     io_uring_cq_advance(&ring, n);
-    last_reaped = total + n;
     return total + n;
 }
 
