@@ -207,20 +207,18 @@ rx_parse_addr(rx_pool_t *pool, const rx_str_t *text, in_port_t default_port,
     return resolve_host(host, port, addrs);
 }
 
-/* A decimal number (< 100000) at p; returns the end. */
-static char *
-put_decimal(char *p, unsigned v)
+/* A byte in decimal at p; returns the end. */
+static inline char *
+put_octet(char *p, unsigned v)
 {
-    char   digits[5];
-    size_t n = 0;
-
-    do {
-        digits[n++] = (char) ('0' + v % 10);
-        v /= 10;
-    } while (v && n < sizeof(digits));
-    while (n) {
-        *p++ = digits[--n];
+    if (v >= 100) {
+        *p++ = (char) ('0' + v / 100);
+        v %= 100;
+        *p++ = (char) ('0' + v / 10);
+    } else if (v >= 10) {
+        *p++ = (char) ('0' + v / 10);
     }
+    *p++ = (char) ('0' + v % 10);
     return p;
 }
 
@@ -236,13 +234,13 @@ ntop4(const struct sockaddr_in *sin, char *buf, size_t size, bool port)
     int                  i;
 
     for (i = 0; i < 4; i++) {
-        p = put_decimal(p, o[i]);
+        p = put_octet(p, o[i]);
         *p++ = '.';
     }
     p--;                                    /* the last '.' */
     if (port) {
         *p++ = ':';
-        p = put_decimal(p, ntohs(sin->sin_port));
+        p = rx_put_uint(p, ntohs(sin->sin_port), 1);
     }
     n = (size_t) (p - text);
     if (size == 0) {

@@ -1,8 +1,36 @@
 /*
- * str.c: counted-string helpers and the number, size and time parsers used
- * by configuration setters.
+ * str.c: counted-string helpers, the number, size and time parsers used
+ * by configuration setters, and the decimal writer (rx_put_uint).
  */
 #include "core.h"
+
+char *
+rx_put_uint(char *p, uint64_t n, unsigned min)
+{
+    char     tmp[RX_UINT_LEN], *t = tmp + sizeof(tmp);
+    uint32_t small = (uint32_t) n;
+    size_t   len, i;
+
+    if (n == small) {               /* 32-bit division is the cheaper */
+        do {
+            *--t = (char) ('0' + small % 10);
+            small /= 10;
+        } while (small);
+    } else {
+        do {
+            *--t = (char) ('0' + n % 10);
+            n /= 10;
+        } while (n);
+    }
+    while (t > tmp && (size_t) (tmp + sizeof(tmp) - t) < min) {
+        *--t = '0';
+    }
+    len = (size_t) (tmp + sizeof(tmp) - t);
+    for (i = 0; i < len; i++) {     /* a few bytes: no call to memcpy */
+        p[i] = t[i];
+    }
+    return p + len;
+}
 
 bool
 rx_str_eq(const rx_str_t *s, const char *lit)

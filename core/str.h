@@ -1,6 +1,7 @@
 /*
- * str.h: counted strings (rx_str_t) and the number/size/time parsers that
- * the configuration setters and the HTTP code share.
+ * str.h: counted strings (rx_str_t), the number/size/time parsers that
+ * the configuration setters and the HTTP code share, and the decimal
+ * writer of numbers on the request path.
  */
 #ifndef RX_STR_H
 #define RX_STR_H
@@ -32,5 +33,12 @@ rx_int_t  rx_atoi(const char *p, size_t n);
 ssize_t   rx_parse_size(const rx_str_t *s);
 int64_t   rx_parse_offset(const rx_str_t *s);
 rx_int_t  rx_parse_time(const rx_str_t *s, bool sec);
+
+/* n in decimal at p, at least min digits (zero-padded); returns the end.
+ * At most RX_UINT_LEN bytes, no NUL. By hand: snprintf costs about a
+ * thousand instructions a call, and numbers are written on every request
+ * (ports, lengths, the status line). */
+#define RX_UINT_LEN  20
+char     *rx_put_uint(char *p, uint64_t n, unsigned min);
 
 #endif /* RX_STR_H */

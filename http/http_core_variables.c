@@ -60,7 +60,7 @@ var_request_int(rx_http_request_t *r, rx_http_variable_value_t *v,
 {
     int64_t n = *(int64_t *) ((char *) r + data);
 
-    return rx_http_var_printf(r, v, 24, "%" PRId64, n < 0 ? 0 : n);
+    return rx_http_var_uint(r, v, n < 0 ? 0 : (uint64_t) n);
 }
 
 static rx_int_t
@@ -95,8 +95,8 @@ var_content_length(rx_http_request_t *r, rx_http_variable_value_t *v,
     }
     if (r->headers_in.content_length_n >= 0) {
         /* a chunked body once read */
-        return rx_http_var_printf(r, v, 24, "%" PRId64,
-                                  r->headers_in.content_length_n);
+        return rx_http_var_uint(r, v,
+                                (uint64_t) r->headers_in.content_length_n);
     }
     v->not_found = 1;
     return RX_OK;
@@ -209,9 +209,14 @@ var_request_port(rx_http_request_t *r, rx_http_variable_value_t *v,
 static rx_int_t
 var_status(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
 {
-    rx_uint_t status = r->err_status ? r->err_status : r->headers_out.status;
+    rx_uint_t  status = r->err_status ? r->err_status : r->headers_out.status;
+    char      *p = rx_pnalloc(r->pool, RX_UINT_LEN);
 
-    return rx_http_var_printf(r, v, 24, "%03lu", (unsigned long) status);
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, p, (size_t) (rx_put_uint(p, status, 3) - p));
+    return RX_OK;
 }
 
 static rx_int_t
@@ -220,7 +225,7 @@ var_body_bytes_sent(rx_http_request_t *r, rx_http_variable_value_t *v,
 {
     int64_t sent = r->bytes_sent - r->header_size;
 
-    return rx_http_var_printf(r, v, 24, "%" PRId64, sent < 0 ? 0 : sent);
+    return rx_http_var_uint(r, v, sent < 0 ? 0 : (uint64_t) sent);
 }
 
 static rx_int_t
@@ -230,8 +235,7 @@ var_request_time(rx_http_request_t *r, rx_http_variable_value_t *v,
     rx_msec_t ms = rx_current_msec - r->start_msec;
 
     ms = ms < 0 ? 0 : ms;
-    return rx_http_var_printf(r, v, 32, "%" PRId64 ".%03d",
-                              (int64_t) (ms / 1000), (int) (ms % 1000));
+    return rx_http_var_msec(r, v, (uint64_t) ms);
 }
 
 static rx_int_t
@@ -389,19 +393,16 @@ static rx_int_t
 var_addr(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
 {
     const rx_sockaddr_t *a = conn_addr(r, data);
-    char                *p;
+    char                 text[RX_SOCKADDR_STRLEN];
 
     if (a == NULL) {
         v->not_found = 1;
         return RX_OK;
     }
-    p = rx_pnalloc(r->pool, sizeof(a->u.sun.sun_path) + sizeof("unix:"));
-    if (p == NULL) {
-        return RX_ERROR;
-    }
-    rx_http_var_str(v, p, rx_sock_ntop(a, p, sizeof(a->u.sun.sun_path)
-                                             + sizeof("unix:"), false));
-    return RX_OK;
+    /* written aside and copied: the pool keeps the address's length, not
+     * the room of a unix path (two of these in every FastCGI request) */
+    return rx_http_var_copy(r, v, text,
+                            rx_sock_ntop(a, text, sizeof(text), false));
 }
 
 static rx_int_t
@@ -423,7 +424,7 @@ var_port(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
         rx_http_var_str(v, "", 0);  /* a UNIX-domain socket has none */
         return RX_OK;
     }
-    return rx_http_var_printf(r, v, 8, "%u", port);
+    return rx_http_var_uint(r, v, port);
 }
 
 static rx_int_t
@@ -452,7 +453,7 @@ var_connection(rx_http_request_t *r, rx_http_variable_value_t *v,
         v->not_found = 1;
         return RX_OK;
     }
-    return rx_http_var_printf(r, v, 24, "%lu", (unsigned long) r->conn->number);
+    return rx_http_var_uint(r, v, r->conn->number);
 }
 
 static rx_int_t
@@ -463,7 +464,7 @@ var_connection_requests(rx_http_request_t *r, rx_http_variable_value_t *v,
         v->not_found = 1;
         return RX_OK;
     }
-    return rx_http_var_printf(r, v, 24, "%lu", (unsigned long) r->hc->requests);
+    return rx_http_var_uint(r, v, r->hc->requests);
 }
 
 /* ---- getters: time and process ---- */
@@ -471,9 +472,7 @@ var_connection_requests(rx_http_request_t *r, rx_http_variable_value_t *v,
 static rx_int_t
 var_msec(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
 {
-    return rx_http_var_printf(r, v, 32, "%" PRId64 ".%03d",
-                              (int64_t) (rx_time_msec / 1000),
-                              (int) (rx_time_msec % 1000));
+    return rx_http_var_msec(r, v, (uint64_t) rx_time_msec);
 }
 
 /* data: one of clock.h's cached strings, rewritten every second. */
@@ -613,8 +612,7 @@ var_connection_time(rx_http_request_t *r, rx_http_variable_value_t *v,
 {
     rx_msec_t ms = r->conn ? rx_current_msec - r->conn->start_msec : 0;
 
-    return rx_http_var_printf(r, v, 24, "%" PRId64 ".%03d",
-                              (int64_t) (ms / 1000), (int) (ms % 1000));
+    return rx_http_var_msec(r, v, ms < 0 ? 0 : (uint64_t) ms);
 }
 
 static rx_int_t

@@ -58,20 +58,6 @@ put(char **p, const char *s, size_t n)
 
 #define PUT_LIT(p, lit)  put(p, lit, sizeof(lit) - 1)
 
-/* A decimal number, at least min digits (printf costs ~1k instructions a
- * call, and this runs for every response). */
-static void
-put_uint(char **p, uint64_t n, int min)
-{
-    char tmp[24], *t = tmp + sizeof(tmp);
-
-    do {
-        *--t = (char) ('0' + n % 10);
-        n /= 10;
-    } while (n || tmp + sizeof(tmp) - t < min);
-    put(p, t, (size_t) (tmp + sizeof(tmp) - t));
-}
-
 /* 1xx, 204 and 304 have no body. An upstream's Content-Length and
  * Content-Type go out as they came, as nginx relays them (for a 304, the
  * length of what the client has), except a 204's or a 1xx's length, which
@@ -124,7 +110,7 @@ status_line(rx_http_request_t *r, rx_uint_t status, bool relayed, char *line,
 
         p = line;
         PUT_LIT(&p, "HTTP/1.1 ");
-        put_uint(&p, status, 3);
+        p = rx_put_uint(p, status, 3);
         PUT_LIT(&p, " ");
         if (tl) {
             put(&p, text, tl);
@@ -228,7 +214,7 @@ put_own_headers(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
     }
     if (ho->content_length_n >= 0) {
         PUT_LIT(p, "Content-Length: ");
-        put_uint(p, (uint64_t) ho->content_length_n, 1);
+        *p = rx_put_uint(*p, (uint64_t) ho->content_length_n, 1);
         PUT_LIT(p, "\r\n");
     }
     if (ho->last_modified_time != -1) {
@@ -245,7 +231,7 @@ put_own_headers(rx_http_request_t *r, rx_http_core_loc_conf_t *clcf,
         PUT_LIT(p, "Connection: keep-alive\r\n");
         if (clcf->keepalive_header) {
             PUT_LIT(p, "Keep-Alive: timeout=");
-            put_uint(p, (uint64_t) (clcf->keepalive_header / 1000), 1);
+            *p = rx_put_uint(*p, (uint64_t) (clcf->keepalive_header / 1000), 1);
             PUT_LIT(p, "\r\n");
         }
     } else {

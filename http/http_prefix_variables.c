@@ -116,7 +116,7 @@ rx_http_var_sent_http(rx_http_request_t *r, rx_http_variable_value_t *v,
                                   (int) ho->charset.len, ho->charset.data);
     }
     if (rx_str_eq(&var, "content_length") && ho->content_length_n >= 0) {
-        return rx_http_var_printf(r, v, 24, "%" PRId64, ho->content_length_n);
+        return rx_http_var_uint(r, v, (uint64_t) ho->content_length_n);
     }
     if (rx_str_eq(&var, "location") && ho->location && !ho->location->deleted) {
         rx_http_var_str(v, ho->location->value.data, ho->location->value.len);

@@ -49,7 +49,7 @@ var_pp_port(rx_http_request_t *r, rx_http_variable_value_t *v, uintptr_t data)
         rx_http_var_str(v, "", 0);          /* nginx: empty for port 0 */
         return RX_OK;
     }
-    return rx_http_var_printf(r, v, 8, "%u", port);
+    return rx_http_var_uint(r, v, port);
 }
 
 /* $proxy_protocol_tlv_NAME (data: the full name, an rx_str_t *). */

@@ -268,10 +268,11 @@ request_vmcf(rx_http_request_t *r)
                         : NULL;
 }
 
-/* The variable of index, with r->variables allocated; NULL when either
- * fails. */
-static rx_http_variable_t *
-lookup(rx_http_request_t *r, rx_uint_t index)
+/* lookup's first call in a request (or a bad index): allocates the
+ * values; out of line, so that lookup stays a few instructions (tens of
+ * calls per request: every fastcgi_param and log variable). */
+static __attribute__((noinline)) rx_http_variable_t *
+lookup_first(rx_http_request_t *r, rx_uint_t index)
 {
     var_main_conf_t *vmcf = request_vmcf(r);
 
@@ -292,6 +293,23 @@ lookup(rx_http_request_t *r, rx_uint_t index)
             }
         }
         r->variables = owner->variables;
+    }
+    return (rx_http_variable_t *) vmcf->variables.elts + index;
+}
+
+/* The variable of index, with r->variables allocated; NULL when either
+ * fails. */
+static inline rx_http_variable_t *
+lookup(rx_http_request_t *r, rx_uint_t index)
+{
+    var_main_conf_t *vmcf;
+
+    if (r->variables == NULL || r->main_conf == NULL) {
+        return lookup_first(r, index);
+    }
+    vmcf = r->main_conf[rx_http_variables_module.ctx_index];
+    if (vmcf == NULL || index >= vmcf->variables.nelts) {
+        return lookup_first(r, index);
     }
     return (rx_http_variable_t *) vmcf->variables.elts + index;
 }
@@ -413,6 +431,33 @@ rx_http_var_printf(rx_http_request_t *r, rx_http_variable_value_t *v,
     n = vsnprintf(p, max, fmt, args);
     va_end(args);
     rx_http_var_str(v, p, n < 0 ? 0 : rx_min((size_t) n, max - 1));
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_var_uint(rx_http_request_t *r, rx_http_variable_value_t *v, uint64_t n)
+{
+    char *p = rx_pnalloc(r->pool, RX_UINT_LEN);
+
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    rx_http_var_str(v, p, (size_t) (rx_put_uint(p, n, 1) - p));
+    return RX_OK;
+}
+
+rx_int_t
+rx_http_var_msec(rx_http_request_t *r, rx_http_variable_value_t *v, uint64_t ms)
+{
+    char *p = rx_pnalloc(r->pool, RX_UINT_LEN + 4), *end;
+
+    if (p == NULL) {
+        return RX_ERROR;
+    }
+    end = rx_put_uint(p, ms / 1000, 1);
+    *end++ = '.';
+    end = rx_put_uint(end, ms % 1000, 3);
+    rx_http_var_str(v, p, (size_t) (end - p));
     return RX_OK;
 }
 

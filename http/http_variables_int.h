@@ -27,6 +27,16 @@ rx_int_t rx_http_var_copy(rx_http_request_t *r, rx_http_variable_value_t *v,
 rx_int_t rx_http_var_printf(rx_http_request_t *r, rx_http_variable_value_t *v,
     size_t max, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The value is n in decimal, in r's pool (the getters of ports, lengths
+ * and counts: without snprintf). Returns RX_OK, or RX_ERROR when out of
+ * memory. */
+rx_int_t rx_http_var_uint(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uint64_t n);
+
+/* The value is ms as seconds with milliseconds ("1.005"), in r's pool. */
+rx_int_t rx_http_var_msec(rx_http_request_t *r, rx_http_variable_value_t *v,
+    uint64_t ms);
+
 /* $hostname: the host's name, lower-cased, read when the configuration was
  * loaded (http_variables.c keeps it in its main conf). */
 const rx_str_t *rx_http_var_hostname(rx_http_request_t *r);

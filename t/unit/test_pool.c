@@ -537,6 +537,9 @@ test_spares(void)
     char              *p = NULL, *first;
     int                i;
 
+    /* the blocks of the large allocations above (4 KiB and less) are
+     * spare blocks now: counted apart from the pools below */
+    rx_pool_spares_release();
     a = rx_pool_create_spare(NULL);
     if (!ok(a != NULL, "rx_pool_create_spare")) {
         return;
@@ -616,6 +619,50 @@ test_spare_blocks(void)
 #endif
 }
 
+/* A pool's large allocation of up to 4 KiB is a spare block: freed with
+ * its pool (or rx_pfree) it is the next one of its size, whole; a larger
+ * one is freed. ASan keeps none. */
+static void
+test_large_spare(void)
+{
+    rx_pool_t *a = rx_pool_create(4096, NULL), *b = rx_pool_create(4096, NULL);
+    char      *x, *y, *z, *big;
+
+    if (!ok(a && b, "two pools")) {
+        return;
+    }
+    rx_pool_spares_release();
+    x = rx_palloc(a, 4096);
+    big = rx_palloc(a, 4097);
+    memset(x, 'x', 4096);
+    memset(big, 'g', 4097);
+    rx_pool_destroy(a);
+    y = rx_palloc(b, 4096);
+    z = rx_palloc(b, 4096);
+#ifdef __SANITIZE_ADDRESS__
+    ok(y != NULL && z != NULL, "under ASan a large allocation is a new one");
+#else
+    ok(y == x, "a pool's 4 KiB large allocation, freed with it, is the "
+       "next pool's");
+#endif
+    ok(z != y, "the second one is another block");
+    memset(y, 'y', 4096);
+    memset(z, 'z', 4096);
+    ok(y[0] == 'y' && y[4095] == 'y' && z[0] == 'z' && z[4095] == 'z',
+       "both hold 4096 bytes of their own");
+    is_int(rx_pfree(b, z), RX_OK, "rx_pfree gives one back");
+#ifndef __SANITIZE_ADDRESS__
+    ok(rx_palloc(b, 4096) == z, "and it is the next one");
+#endif
+    rx_pool_destroy(b);
+#ifdef __SANITIZE_ADDRESS__
+    is_int(rx_pool_spares_release(), 0, "under ASan none is kept");
+#else
+    is_int(rx_pool_spares_release(), 2,
+           "the two 4 KiB blocks were kept, not the 4097-byte one");
+#endif
+}
+
 int
 main(void)
 {
@@ -628,5 +675,6 @@ main(void)
     test_bufs();
     test_spares();
     test_spare_blocks();
+    test_large_spare();
     return done();
 }
