@@ -221,6 +221,7 @@ try_once(rx_eop_t *op, int32_t *res)
 bool
 rx_epoll_try(rx_eop_t *op, uint32_t ev, int32_t *res)
 {
+    rx_ring_epoch++;           /* input may come (ring.h) */
     switch (op->type) {
     case RX_EOP_RECV_MS:
         return try_recv_ms(op, ev, res);

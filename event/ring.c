@@ -44,6 +44,7 @@ rx_ring_submit_pt           rx_ring_submit_hook;
 rx_ring_features_t          rx_ring_features;
 bool                        rx_ring_epoll;
 unsigned                    rx_ring_turn_cqes;
+uint64_t                    rx_ring_epoch;
 
 /* Sets the ring up with the best flags the kernel takes: 0 or -errno. */
 static int
@@ -176,6 +177,8 @@ submit(void)
 {
     int rc = rx_ring_submit_hook ? rx_ring_submit_hook(&ring)
                                  : io_uring_submit(&ring);
+
+    rx_ring_epoch++;                  /* input may have come (ring.h) */
 
     if (rc < 0 && ring_log && rx_current_msec - refused_logged >= 1000) {
         refused_logged = rx_current_msec;
@@ -659,11 +662,10 @@ rx_ring_poll_add(int fd, unsigned events, uint64_t ud)
     io_uring_sqe_set_data64(sqe, ud);
 }
 
-static void
-ms_to_ts(rx_msec_t ms, struct __kernel_timespec *ts)
+static struct __kernel_timespec
+ms_to_ts(rx_msec_t ms)
 {
-    ts->tv_sec = ms / 1000;
-    ts->tv_nsec = (ms % 1000) * 1000000;
+    return (struct __kernel_timespec) { ms / 1000, (ms % 1000) * 1000000 };
 }
 
 /* The submit and a batched wait in one io_uring_enter (liburing before 2.8
@@ -687,7 +689,7 @@ wait_batched(unsigned want, rx_msec_t timeout_ms)
     arg.sigmask_sz = _NSIG / 8;
     arg.pad = BATCH_WAIT_US;          /* min_wait_usec since 6.12 */
     if (timeout_ms >= 0) {
-        ms_to_ts(timeout_ms, &ts);
+        ts = ms_to_ts(timeout_ms);
         arg.ts = (uint64_t) (uintptr_t) &ts;
     }
     rc = (int) syscall(__NR_io_uring_enter, ring.ring_fd,
@@ -697,8 +699,7 @@ wait_batched(unsigned want, rx_msec_t timeout_ms)
     return rc < 0 ? -errno : rc;
 }
 
-/* The submit and a wait for the first completion, up to timeout_ms (-1:
- * none). */
+/* Submit, and wait for the first completion up to timeout_ms (-1: none). */
 static int
 wait_one(rx_msec_t timeout_ms)
 {
@@ -708,7 +709,7 @@ wait_one(rx_msec_t timeout_ms)
     if (timeout_ms < 0) {
         return io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL);
     }
-    ms_to_ts(timeout_ms, &ts);
+    ts = ms_to_ts(timeout_ms);
     return io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, NULL);
 }
 
@@ -736,6 +737,7 @@ rx_ring_wait(rx_msec_t timeout_ms)
     } else {
         rc = wait_one(timeout_ms);
     }
+    rx_ring_epoch++;
     if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN
         && rc != -EBUSY) {
         errno = -rc;

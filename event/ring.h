@@ -52,6 +52,12 @@ extern bool rx_ring_epoll;
  * on the worker's thread spares the wait that would return only for its
  * completion (event/conn.c). */
 extern unsigned rx_ring_turn_cqes;
+/* Advances whenever the kernel may have handed the worker new input: each
+ * io_uring_enter, each operation the epoll backend tries. Any input the
+ * worker holds in an epoch was there before the epoch began, so a check
+ * made within the epoch saw whatever that input followed: one check an
+ * epoch serves every request of it (http_file_content.c). */
+extern uint64_t rx_ring_epoch;
 /* Whether a ring can be set up here (for -t): 0, or -errno and in *hint
  * what would allow it. */
 int rx_ring_probe(const char **hint);

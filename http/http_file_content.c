@@ -3,7 +3,8 @@
  * path, each holding a small file's bytes and the state (inode, device,
  * size, mtime and ctime to the nanosecond, mode) it had before they were
  * read; an LRU list bounded by bytes. A lookup is one statx(2) of the
- * path: the same state -> the bytes, where a request without it opens,
+ * path (one an epoch of the worker's input, see rx_ring_epoch: requests
+ * read together share it): the same state -> the bytes, where a request without it opens,
  * fstats, reads and closes (four calls for a 30-byte file); another
  * state, or an error -> the entry goes and the caller opens as usual, so
  * every answer (404, 403, a changed file) is the open's.
@@ -23,6 +24,7 @@
 #include <linux/magic.h>
 #include "http_file_content.h"
 #include "clock.h"
+#include "ring.h"
 
 #define NBUCKETS       4096             /* a power of two */
 #define SETTLE_SEC     2
@@ -40,6 +42,7 @@ struct rx_http_content_entry_s {
     size_t                    charge;   /* counted in used */
     rx_http_file_id_t         id;
     rx_uint_t                 refs;     /* responses sending its bytes */
+    uint64_t                  epoch;    /* rx_ring_epoch of its last statx */
     bool                      detached; /* out of the store: freed at refs 0 */
     char                     *key;      /* NUL-terminated, after the entry */
     char                   *data;     /* after the key */
@@ -166,6 +169,9 @@ rx_http_file_content_find(rx_http_file_content_t *c, const char *path,
     if (e == NULL) {
         return NULL;
     }
+    if (e->epoch == rx_ring_epoch) {
+        goto found;           /* checked since the worker's last input */
+    }
     if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_WANT, &stx) == -1
         || stx.stx_ino != e->id.ino
         || makedev(stx.stx_dev_major, stx.stx_dev_minor) != e->id.dev
@@ -176,6 +182,8 @@ rx_http_file_content_find(rx_http_file_content_t *c, const char *path,
         entry_remove(c, e);             /* the open says what it is now */
         return NULL;
     }
+    e->epoch = rx_ring_epoch;
+found:
     lru_unlink(c, e);
     lru_push(c, e);
     e->refs++;
@@ -268,6 +276,8 @@ rx_http_file_content_add(rx_http_file_content_t *c, const char *path,
     }
     e->hash = hash;
     e->refs = 0;
+    e->epoch = rx_ring_epoch - 1;       /* its state may be older: checked
+                                           at its first lookup */
     e->detached = false;
     e->prev = e->next = NULL;
     e->key_len = len;

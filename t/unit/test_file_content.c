@@ -4,7 +4,8 @@
  * and whole; found while statx says the same; dropped at a change in
  * place, a rename over, a chmod, a removal; bounded by size= with the
  * least recently used going first; an entry referenced by a response
- * survives its eviction until released (ASan sees the frees).
+ * survives its eviction until released (ASan sees the frees); one statx
+ * an epoch of the worker's input (rx_ring_epoch), none after it in it.
  */
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include "core.h"
 #include "clock.h"
+#include "ring.h"
 #include "http_file_content.h"
 #include "tap.h"
 
@@ -68,7 +70,7 @@ offer(rx_http_file_content_t *c, const char *name, const char *data)
 }
 
 static rx_http_content_entry_t *
-find(rx_http_file_content_t *c, const char *name, const char **data,
+find_in_epoch(rx_http_file_content_t *c, const char *name, const char **data,
     size_t *n)
 {
     rx_http_file_id_t id;
@@ -76,6 +78,15 @@ find(rx_http_file_content_t *c, const char *name, const char **data,
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     return rx_http_file_content_find(c, path, strlen(path), data, n, &id);
+}
+
+/* A lookup for a request read after the last one: a new epoch. */
+static rx_http_content_entry_t *
+find(rx_http_file_content_t *c, const char *name, const char **data,
+    size_t *n)
+{
+    rx_ring_epoch++;
+    return find_in_epoch(c, name, data, n);
 }
 
 int
@@ -177,6 +188,33 @@ main(void)
     }
     unlink(path);
     ok(find(c, "m.txt", &data, &n) == NULL, "removed: dropped");
+
+    /* one statx an epoch: a change after it is seen in the next epoch,
+     * as it is by the requests read after it */
+    write_file("e.txt", "echo");
+    rx_time_sec += 3;
+    offer(c, "e.txt", "echo");
+    snprintf(path, sizeof(path), "%s/e.txt", dir);
+    chmod(path, 0600);
+    ok(find_in_epoch(c, "e.txt", &data, &n) == NULL,
+       "an entry's first lookup checks it, even in the epoch it came in");
+    rx_time_sec += 3;
+    offer(c, "e.txt", "echo");
+    e = find(c, "e.txt", &data, &n);
+    ok(e != NULL && n == 4 && memcmp(data, "echo", 4) == 0,
+       "checked with statx in a new epoch: found");
+    if (e) {
+        rx_http_file_content_release(e);
+    }
+    unlink(path);
+    e = find_in_epoch(c, "e.txt", &data, &n);
+    ok(e != NULL && n == 4 && memcmp(data, "echo", 4) == 0,
+       "removed within the same epoch: no second statx, the bytes as checked");
+    if (e) {
+        rx_http_file_content_release(e);
+    }
+    ok(find(c, "e.txt", &data, &n) == NULL,
+       "the next epoch's lookup sees the removal");
 
     /* size=: 1000 bytes hold a few entries of ~100 bytes with overhead */
     {
