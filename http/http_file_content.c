@@ -4,10 +4,11 @@
  * size, mtime and ctime to the nanosecond, mode) it had before they were
  * read; an LRU list bounded by bytes. A lookup is one statx(2) of the
  * path (one an epoch of the worker's input, see rx_ring_epoch: requests
- * read together share it): the same state -> the bytes, where a request without it opens,
- * fstats, reads and closes (four calls for a 30-byte file); another
- * state, or an error -> the entry goes and the caller opens as usual, so
- * every answer (404, 403, a changed file) is the open's.
+ * read together share it): the same state -> the bytes, where a request
+ * without it opens, fstats, reads and closes (four calls for a 30-byte
+ * file); another state, or an error -> the entry goes and the caller
+ * opens as usual, so every answer (404, 403, a changed file) is the
+ * open's.
  *
  * Why the state settles first: the kernel stamps mtime and ctime from a
  * clock that ticks every few milliseconds, so two writes within a tick
@@ -169,21 +170,20 @@ rx_http_file_content_find(rx_http_file_content_t *c, const char *path,
     if (e == NULL) {
         return NULL;
     }
-    if (e->epoch == rx_ring_epoch) {
-        goto found;           /* checked since the worker's last input */
+    /* not checked again before the worker's next input */
+    if (e->epoch != rx_ring_epoch) {
+        if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_WANT, &stx) == -1
+            || stx.stx_ino != e->id.ino
+            || makedev(stx.stx_dev_major, stx.stx_dev_minor) != e->id.dev
+            || (int64_t) stx.stx_size != e->id.size
+            || ns(&stx.stx_mtime) != e->id.mtime_ns
+            || ns(&stx.stx_ctime) != e->id.ctime_ns
+            || stx.stx_mode != e->id.mode) {
+            entry_remove(c, e);         /* the open says what it is now */
+            return NULL;
+        }
+        e->epoch = rx_ring_epoch;
     }
-    if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_WANT, &stx) == -1
-        || stx.stx_ino != e->id.ino
-        || makedev(stx.stx_dev_major, stx.stx_dev_minor) != e->id.dev
-        || (int64_t) stx.stx_size != e->id.size
-        || ns(&stx.stx_mtime) != e->id.mtime_ns
-        || ns(&stx.stx_ctime) != e->id.ctime_ns
-        || stx.stx_mode != e->id.mode) {
-        entry_remove(c, e);             /* the open says what it is now */
-        return NULL;
-    }
-    e->epoch = rx_ring_epoch;
-found:
     lru_unlink(c, e);
     lru_push(c, e);
     e->refs++;
