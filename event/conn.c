@@ -115,6 +115,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->inflight = 0;
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
     c->reusable = c->reclaimed = c->nonblocking = false;
+    c->quiet_send = c->quiet_off = false;
     c->sent_direct = 0;
     c->peer = c->local = NULL;
     c->listening = ls;
@@ -197,6 +198,7 @@ rx_conn_close(rx_conn_t *c)
     /* CLOSING first: whatever on_free triggers sees a closing connection
      * and arms nothing on it */
     c->state = RX_CONN_CLOSING;
+    rx_conn_quiet_close(c);        /* before the protocol frees its bytes */
     rx_conn_set_idle(c, false);
     if (c->ops && c->ops->on_free) {
         c->ops->on_free(c);
@@ -499,6 +501,13 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
         }
         return;
     }
+    if (rx_op_kind(cqe->user_data) == RX_OP_SEND_QUIET) {
+        rx_conn_quiet_failed(c, cqe->res);   /* counts itself */
+        goto done;
+    }
+    if (c->quiet_send) {
+        rx_conn_quiet_settle(c);       /* went whole, if taken (conn_quiet.c) */
+    }
     if (!more) {
         if (c->inflight == 0) {
             rx_log_error(RX_LOG_ALERT, &c->log, 0, "completion of kind %d with "
@@ -547,6 +556,7 @@ rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe)
     default:
         break;
     }
+done:
     if (c->state == RX_CONN_CLOSING && c->inflight == 0) {
         queue_free(w, c);
     }

@@ -105,12 +105,17 @@ struct rx_conn_s {
     bool                   reclaimed;   /* closed to make room for a new one */
     bool                   idle;        /* between requests (keepalive):
                                            closed by a graceful stop */
+    bool                   quiet_send;  /* one is out (conn_quiet.c) */
+    bool                   quiet_off;   /* a quiet send came back short:
+                                           this socket's sends wait */
+    uint32_t               quiet_ticket;
     rx_msec_t              idle_since;  /* when it became idle */
     bool                   sending;
     bool                   nonblocking; /* O_NONBLOCK set on fd (sendfile) */
     bool                   free_queued; /* on the worker's free_later list */
     /* What a direct send (rx_conn_send_last, _end) sent before the rest
-     * went through the ring (added to that send's count); in padding. */
+     * went through the ring (added to that send's count); while a quiet
+     * send is out, its length. In padding. */
     uint32_t               sent_direct;
     rx_listening_t        *listening;
     rx_sockaddr_t         *peer;        /* NULL until rx_conn_peer() */
@@ -138,6 +143,8 @@ struct rx_conn_s {
     rx_posted_t            sent_posted;
 };
 
+#define RX_CONN_QUIET_MAX  256     /* quiet sends out at once */
+
 /* The worker: its table, its timers, its state. The only global of the
  * event layer besides the ring. */
 typedef struct {
@@ -164,6 +171,9 @@ typedef struct {
     rx_log_limit_t   accept_limit;    /* accept4() failures */
     rx_posted_t     *posted_head;
     rx_posted_t     *posted_tail;
+    /* slots whose quiet send is out (conn_quiet.c; some settled since) */
+    uint32_t         quiet[RX_CONN_QUIET_MAX];
+    unsigned         nquiet;
 } rx_worker_t;
 
 extern rx_worker_t rx_worker;
@@ -258,6 +268,23 @@ void rx_conn_send_end(rx_conn_t *c, struct iovec *iov, int niov);
  * to the ring's send that follows, which reports them. */
 size_t rx_conn_send_inline(rx_conn_t *c, const struct iovec *iov, int niov,
     int flags);
+
+/* conn_quiet.c: msg's iovecs sent inside the loop's next io_uring_enter,
+ * posting nothing when the socket takes them all (event/ring_quiet.c).
+ * false: not now (a loop turn that is not light, TLS, epoll, a send out,
+ * a socket that once came back short, the kernel); send otherwise. true: on_sent comes as for any send,
+ * never from inside this call: the length, once the kernel has taken it
+ * and no failure came back; else the bytes that went (0 for none) or
+ * -errno, and this connection's sends go through the ring from then on.
+ * msg, its iovecs and their bytes stay valid until on_sent. */
+bool rx_conn_send_quiet(rx_conn_t *c, const struct msghdr *msg);
+/* After the loop's completions: the quiet sends the kernel has taken
+ * without a failure are done. */
+void rx_conn_quiet_sweep(rx_worker_t *w);
+/* conn.c's: before another completion of c, and at its close. */
+void rx_conn_quiet_settle(rx_conn_t *c);
+void rx_conn_quiet_failed(rx_conn_t *c, ssize_t res);
+void rx_conn_quiet_close(rx_conn_t *c);
 
 /* accept.c */
 rx_int_t rx_accept_init(rx_worker_t *w);

@@ -35,6 +35,7 @@ typedef enum {
     RX_OP_FS,          /* rename, unlink, mkdir, link (WebDAV) */
     RX_OP_DNS,         /* the resolver's sockets (resolver_io.c): slot is
                           theirs, not a connection's */
+    RX_OP_SEND_QUIET,  /* a quiet send's failure (conn_quiet.c) */
     RX_OP_KINDS
 } rx_op_kind_t;
 

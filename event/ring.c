@@ -18,7 +18,7 @@
 static struct io_uring      ring;
 static bool                 ring_ready;
 static rx_log_t            *ring_log;
-/* entries prepared while the kernel refused the queue (see get_sqe) */
+/* entries prepared while the kernel refused the queue (see rx_ring_get_sqe) */
 static struct io_uring_sqe *backlog;
 static unsigned             backlog_n, backlog_size;
 static rx_msec_t            refused_logged;
@@ -77,11 +77,14 @@ ring_setup(unsigned entries)
     return rc;
 }
 
+/* The ring is ready: what it offers. */
 static void
-probe_features(void)
+probe_features(rx_log_t *log)
 {
     struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
 
+    ring_ready = true;
+    ring_log = log;
     if (probe) {
         /* multishot variants exist from 5.19 on; the opcode probe cannot see
          * flags, so key them on an opcode of the same release */
@@ -94,6 +97,12 @@ probe_features(void)
     /* the batch counts pending task work: DEFER_TASKRUN only */
     batch_waits = rx_ring_features.defer_taskrun
                   && (ring.features & IORING_FEAT_MIN_TIMEOUT);
+    rx_ring_features.quiet_send = rx_ring_quiet_probe(&ring);
+    rx_log_error(RX_LOG_INFO, log, 0, "io_uring: %s, quiet sends %s",
+                 rx_ring_features.defer_taskrun ? "DEFER_TASKRUN"
+                                                : "without DEFER_TASKRUN",
+                 rx_ring_features.quiet_send ? "on" : "off (this kernel does "
+                 "not report their short sends)");
 }
 
 rx_int_t
@@ -106,9 +115,7 @@ rx_ring_init(unsigned entries, rx_log_t *log)
                      entries);
         return RX_ERROR;
     }
-    ring_ready = true;
-    ring_log = log;
-    probe_features();
+    probe_features(log);
     return RX_OK;
 }
 
@@ -120,9 +127,7 @@ rx_ring_start(unsigned entries, bool want_epoll, rx_log_t *log)
     if (!want_epoll) {
         rc = ring_setup(entries);
         if (rc == 0) {
-            ring_ready = true;
-            ring_log = log;
-            probe_features();
+            probe_features(log);
             return RX_OK;
         }
         rx_log_error(RX_LOG_NOTICE, log, -rc, "io_uring_setup() failed, the "
@@ -235,21 +240,29 @@ backlog_flush(void)
     return backlog_n == 0;
 }
 
-static struct io_uring_sqe *
-get_sqe(void)
+/* An entry in the queue itself (flushed once if full), or NULL while the
+ * kernel refuses it (ring_int.h). */
+struct io_uring_sqe *
+rx_ring_sqe(void)
 {
-    struct io_uring_sqe *sqe;
+    struct io_uring_sqe *sqe = NULL;
 
     if (backlog_n == 0) {
         sqe = io_uring_get_sqe(&ring);
         if (sqe == NULL && submit() >= 0) {
             sqe = io_uring_get_sqe(&ring);
         }
-        if (sqe) {
-            return sqe;
-        }
     }
-    return backlog_push();
+    return sqe;
+}
+
+/* An entry to prepare: in the queue, or in the backlog (ring_int.h). */
+struct io_uring_sqe *
+rx_ring_get_sqe(void)
+{
+    struct io_uring_sqe *sqe = rx_ring_sqe();
+
+    return sqe ? sqe : backlog_push();
 }
 
 unsigned
@@ -280,7 +293,7 @@ rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud)
         op->off = (int64_t) offset;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_read(sqe, fd, buf, len, offset);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -297,7 +310,7 @@ rx_ring_write(int fd, const void *buf, unsigned len, uint64_t offset, uint64_t u
         op->off = (int64_t) offset;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_write(sqe, fd, buf, len, offset);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -311,7 +324,7 @@ rx_ring_accept(int fd, bool multishot, uint64_t ud)
         rx_epoll_prep(RX_EOP_ACCEPT, fd, ud)->multishot = multishot;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
 
 #if (RX_HAVE_MULTISHOT_ACCEPT)
     if (multishot) {
@@ -335,7 +348,7 @@ rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud)
         op->len = len;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_recv(sqe, fd, buf, len, 0);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -349,7 +362,7 @@ rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud)
         rx_epoll_prep(RX_EOP_RECV_MS, fd, ud)->group = group;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
 
 #if (RX_HAVE_RECV_MULTISHOT)
     io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
@@ -373,7 +386,7 @@ rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud)
         op->flags = flags;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_send(sqe, fd, buf, len, flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -389,7 +402,7 @@ rx_ring_writev(int fd, const struct iovec *iov, unsigned n, uint64_t ud)
         op->len = n;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_writev(sqe, fd, iov, n, 0);      /* a socket: no offset */
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -405,7 +418,7 @@ rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud)
         op->flags = flags;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_sendmsg(sqe, fd, msg, (unsigned) flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -419,7 +432,7 @@ rx_ring_close(int fd, uint64_t ud)
         rx_epoll_prep(RX_EOP_CLOSE, fd, ud);
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_close(sqe, fd);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -435,7 +448,7 @@ rx_ring_close_quiet(int fd)
         (void) close(fd);
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_close(sqe, fd);
     io_uring_sqe_set_data64(sqe, rx_op_pack(RX_OP_NONE, 0, 0));
 #ifdef IORING_FEAT_CQE_SKIP
@@ -454,7 +467,7 @@ rx_ring_cancel(uint64_t target_ud, uint64_t ud)
         rx_epoll_prep(RX_EOP_CANCEL, -1, ud)->off = (int64_t) target_ud;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_cancel64(sqe, target_ud, 0);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -468,7 +481,7 @@ rx_ring_cancel_fd(int fd, uint64_t ud)
         rx_epoll_prep(RX_EOP_CANCEL_FD, fd, ud);
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -484,7 +497,7 @@ rx_ring_connect(int fd, const struct sockaddr *sa, unsigned len, uint64_t ud)
         op->len = len;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_connect(sqe, fd, sa, len);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -498,7 +511,7 @@ rx_ring_shutdown(int fd, int how, uint64_t ud)
         rx_epoll_prep(RX_EOP_SHUTDOWN, fd, ud)->flags = how;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_shutdown(sqe, fd, how);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -514,7 +527,7 @@ rx_ring_openat(int dfd, const char *path, int flags, unsigned mode, uint64_t ud)
         op->mode = mode;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_openat(sqe, dfd, path, flags, mode);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -531,7 +544,7 @@ rx_ring_openat2(int dfd, const char *path, struct open_how *how, uint64_t ud)
         op->arg = how;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_openat2(sqe, dfd, path, how);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -549,74 +562,8 @@ rx_ring_statx(int dfd, const char *path, int flags, unsigned mask,
         op->arg = st;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_statx(sqe, dfd, path, flags, mask, st);
-    io_uring_sqe_set_data64(sqe, ud);
-}
-
-void
-rx_ring_renameat(int olddfd, const char *oldpath, int newdfd,
-    const char *newpath, unsigned flags, uint64_t ud)
-{
-    struct io_uring_sqe *sqe;
-
-    if (rx_ring_epoll) {
-        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_RENAME, olddfd, oldpath, ud);
-        op->fd3 = newdfd;
-        op->arg = newpath;
-        op->flags = (int) flags;
-        return;
-    }
-    sqe = get_sqe();
-    io_uring_prep_renameat(sqe, olddfd, oldpath, newdfd, newpath, flags);
-    io_uring_sqe_set_data64(sqe, ud);
-}
-
-void
-rx_ring_unlinkat(int dfd, const char *path, int flags, uint64_t ud)
-{
-    struct io_uring_sqe *sqe;
-
-    if (rx_ring_epoll) {
-        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_UNLINK, dfd, path, ud);
-        op->flags = flags;
-        return;
-    }
-    sqe = get_sqe();
-    io_uring_prep_unlinkat(sqe, dfd, path, flags);
-    io_uring_sqe_set_data64(sqe, ud);
-}
-
-void
-rx_ring_mkdirat(int dfd, const char *path, unsigned mode, uint64_t ud)
-{
-    struct io_uring_sqe *sqe;
-
-    if (rx_ring_epoll) {
-        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_MKDIR, dfd, path, ud);
-        op->mode = mode;
-        return;
-    }
-    sqe = get_sqe();
-    io_uring_prep_mkdirat(sqe, dfd, path, (mode_t) mode);
-    io_uring_sqe_set_data64(sqe, ud);
-}
-
-void
-rx_ring_linkat(int olddfd, const char *oldpath, int newdfd,
-    const char *newpath, int flags, uint64_t ud)
-{
-    struct io_uring_sqe *sqe;
-
-    if (rx_ring_epoll) {
-        rx_eop_t *op = rx_epoll_prep_path(RX_EOP_LINK, olddfd, oldpath, ud);
-        op->fd3 = newdfd;
-        op->arg = newpath;
-        op->flags = flags;
-        return;
-    }
-    sqe = get_sqe();
-    io_uring_prep_linkat(sqe, olddfd, oldpath, newdfd, newpath, flags);
     io_uring_sqe_set_data64(sqe, ud);
 }
 
@@ -637,7 +584,7 @@ rx_ring_splice(int fd_in, int64_t off_in, int fd_out, int64_t off_out,
         }
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     /* SPLICE_F_MORE: more follows, so TCP builds full segments (as
      * MSG_MORE / TCP_CORK do for nginx's sendfile with tcp_nopush) */
     io_uring_prep_splice(sqe, fd_in, off_in, fd_out, off_out, len,
@@ -657,7 +604,7 @@ rx_ring_poll_add(int fd, unsigned events, uint64_t ud)
         rx_epoll_prep(RX_EOP_POLL, fd, ud)->len = events;
         return;
     }
-    sqe = get_sqe();
+    sqe = rx_ring_get_sqe();
     io_uring_prep_poll_add(sqe, fd, events);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -767,6 +714,7 @@ rx_ring_dispatch(rx_cqe_handler_pt handler, void *data)
      * outside io_uring_enter: the turn reaps what it began with, which
      * the next wait's batch and conn.c's direct send both ask) */
     rx_ring_turn_cqes = io_uring_cq_ready(&ring);
+    rx_ring_quiet_mark();
     io_uring_for_each_cqe(&ring, head, cqe) {
         rx_cqe_t c = { cqe->user_data, cqe->res, cqe->flags };
         handler(&c, data);

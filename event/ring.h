@@ -33,6 +33,7 @@ typedef struct {
     bool  multishot_accept;
     bool  recv_multishot;
     bool  buf_ring;
+    bool  quiet_send;        /* ring_quiet.c's promises hold (probed) */
 } rx_ring_features_t;
 
 extern rx_ring_features_t rx_ring_features;
@@ -77,6 +78,25 @@ void rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud);
 void rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud);
 void rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud);
 void rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud);
+
+/* ring_quiet.c: a sendmsg whose success posts nothing, tried once when the
+ * kernel takes it from the queue (at the loop's next submit), never
+ * waiting for room. false: not on this worker (epoll, a kernel without
+ * the promises, a queue the kernel refuses); send otherwise. *ticket
+ * tells when the kernel has taken it (the msghdr, the iovecs and the
+ * bytes are free again then). A completion comes only for a failure:
+ * the bytes that went (fewer than asked), -EAGAIN (none), or -errno. */
+bool rx_ring_sendmsg_quiet(int fd, const struct msghdr *msg, uint64_t ud,
+    uint32_t *ticket);
+/* Marks the queue's head now (rx_ring_dispatch does, as it starts): every
+ * completion posted by then is to be dispatched before the next mark. */
+void rx_ring_quiet_mark(void);
+/* Taken by the kernel as of the last mark: with no failure dispatched
+ * since that mark, the send went whole. */
+bool rx_ring_quiet_taken(uint32_t ticket);
+/* A quiet send the kernel has not taken yet becomes a no-op that posts
+ * nothing: true. false: taken already (it ran). */
+bool rx_ring_quiet_drop(uint32_t ticket);
 /* The iovecs (not only the array's contents) must stay valid until the
  * completion; SIGPIPE is ignored by the process, so a closed peer is
  * -EPIPE. */

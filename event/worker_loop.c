@@ -218,17 +218,9 @@ terminate(rx_worker_t *w)
     }
 }
 
-rx_int_t
-rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
+static void
+heap_setup(void)
 {
-    rx_worker_t     *w = &rx_worker;
-    rx_event_conf_t *ecf = rx_event_get_conf(cycle);
-    rx_uint_t        i;
-    rx_int_t         rc = RX_ERROR;
-
-    memset(w, 0, sizeof(*w));
-    w->cycle = cycle;
-    w->index = index;
     /* Requests allocate and free buffers of a few KiB all the time: glibc
      * would give the top of the heap back after each burst (brk, and a
      * TLB flush on every core the worker ran on) and fault it in again.
@@ -241,6 +233,20 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
      * unmap flushing the TLB on every core (measured: 3x the CPU of 1 MiB
      * responses over TLS). Blocks up to 4 MiB come from the heap. */
     (void) mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
+}
+
+rx_int_t
+rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
+{
+    rx_worker_t     *w = &rx_worker;
+    rx_event_conf_t *ecf = rx_event_get_conf(cycle);
+    rx_uint_t        i;
+    rx_int_t         rc = RX_ERROR;
+
+    memset(w, 0, sizeof(*w));
+    w->cycle = cycle;
+    w->index = index;
+    heap_setup();
     w->shutdown_timer.node.index = RX_HEAP_NONE;
     close_idle.node.index = RX_HEAP_NONE;
     rx_mem_tidy_init(w);
@@ -277,6 +283,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
         }
         rx_time_update();
         rx_ring_dispatch(dispatch, w);
+        rx_conn_quiet_sweep(w);
         rx_posted_run(w);
         rx_timers_expire(w);
         rx_conn_free_closed(w);

@@ -180,6 +180,7 @@ struct rx_http_upstream_s {
     int64_t                          request_size;
     int64_t                          sent;           /* of request_bufs */
     struct iovec                     iov[16];
+    struct msghdr                    quiet_msg;      /* iov, sent quietly */
 
     rx_http_upstream_headers_in_t    headers_in;
     char                            *header_buf;     /* buffer_size bytes */
@@ -230,6 +231,7 @@ struct rx_http_upstream_s {
     unsigned                         keepalive:1;    /* the protocol allows */
     unsigned                         reused:1;       /* a pooled connection */
     unsigned                         request_sent:1;
+    unsigned                         quiet_sent:1;   /* its last send quiet */
     unsigned                         paused:1;       /* buffers are full */
     unsigned                         header_sent:1;  /* to the client */
     unsigned                         buffering:1;

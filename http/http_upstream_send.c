@@ -7,13 +7,17 @@
  * the client sends it (*_request_buffering off) follows the request's
  * head through the tunnel's byte queue.
  *
- * On a plain (not TLS) connection the request is first offered to the
- * socket on the worker's own thread, as nginx's writev does: it takes it
- * whole nearly always (a request is smaller than the socket's buffer), and
- * the ring's send, its completion and the loop turn that completion costs
- * (a FastCGI request waited a turn for it before its answer could be
+ * On a plain (not TLS) connection a request whole in memory goes out as a
+ * quiet send in a light loop turn (event/conn_quiet.c): inside the
+ * io_uring_enter with which the worker then waits for the answer, no
+ * syscall and no completion of its own. Otherwise it is first offered to
+ * the socket on the worker's own thread, as nginx's writev does: it takes
+ * it whole nearly always (a request is smaller than the socket's buffer),
+ * and the ring's send, its completion and the loop turn that completion
+ * costs (a FastCGI request waited a turn for it before its answer could be
  * waited for) are saved. What the socket does not take at once, and any
- * error, goes to the ring's send as before, which reports it.
+ * error, goes to the ring's send as before, which reports it; so does the
+ * rest of a quiet send that came back short.
  */
 #include "http.h"
 #include "http_upstream.h"
@@ -91,6 +95,41 @@ send_inline(rx_http_upstream_t *u, rx_conn_t *c, int n)
     return k;
 }
 
+/* The rest of the request, whole in the n iovecs, sent quietly: inside
+ * the loop's next io_uring_enter, with no completion when the socket takes
+ * it all (event/conn_quiet.c); on_sent comes as for the ring's send. */
+static bool
+send_quiet(rx_http_upstream_t *u, rx_conn_t *c, int n)
+{
+    memset(&u->quiet_msg, 0, sizeof(u->quiet_msg));
+    u->quiet_msg.msg_iov = u->iov;
+    u->quiet_msg.msg_iovlen = (size_t) n;
+    if (!rx_conn_send_quiet(c, &u->quiet_msg)) {
+        return false;
+    }
+    /* it cannot wait for room: the kernel sends it (or fails) as it takes
+     * it, in the enter that then waits for the answer, so the answer's
+     * timeout starts now */
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_SENDING);
+    rx_timer_add(&c->timer, u->conf->read_timeout);
+    u->quiet_sent = 1;
+    return true;
+}
+
+/* The whole request went: its answer is waited for. */
+static void
+all_sent(rx_http_upstream_t *u, rx_conn_t *c, bool after_quiet)
+{
+    u->request_sent = 1;
+    rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_READING_HEADER);
+    if (!after_quiet) {
+        /* (a quiet send's answer timeout runs since it was made: it may
+         * be settled only at a later wake-up, the answer's) */
+        rx_timer_add(&c->timer, u->conf->read_timeout);
+    }
+    rx_http_upstream_learn_sent(u->uc);
+}
+
 /* Sends what is left of the request, from offset u->sent (the chain is
  * not consumed: a retry sends it again). */
 rx_int_t
@@ -101,7 +140,9 @@ rx_http_upstream_send(rx_http_upstream_t *u)
     int64_t     skip, split;
     int         n;
     rx_int_t    rc;
+    bool        after_quiet = u->quiet_sent;
 
+    u->quiet_sent = 0;
 again:
     skip = u->sent;
     n = 0;
@@ -141,10 +182,7 @@ again:
             rx_http_upstream_stream_kick(u);
             return RX_OK;
         }
-        u->request_sent = 1;
-        rx_http_upstream_set_phase(u, RX_HTTP_UPSTREAM_READING_HEADER);
-        rx_timer_add(&c->timer, u->conf->read_timeout);
-        rx_http_upstream_learn_sent(u->uc);
+        all_sent(u, c, after_quiet);
         return RX_OK;
     }
     split = rx_http_upstream_learn_split(u);
@@ -160,6 +198,8 @@ again:
             room -= (int64_t) u->iov[i].iov_len;
         }
         n = i;
+    } else if (cl == NULL && !u->streaming && send_quiet(u, c, n)) {
+        return RX_OK;
     } else if (send_inline(u, c, n) > 0) {
         goto again;
     }
