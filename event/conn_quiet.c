@@ -115,6 +115,9 @@ rx_conn_quiet_sweep(rx_worker_t *w)
     unsigned   i, n = w->nquiet, ntaken = 0;
     rx_conn_t *c;
 
+    if (n == 0) {
+        return;                /* the loop's every turn asks */
+    }
     /* every completion posted so far has been dispatched: what the kernel
      * has taken by now without a failure went whole. Those prepared
      * since stay listed, first: the protocols called back below may

@@ -272,11 +272,12 @@ size_t rx_conn_send_inline(rx_conn_t *c, const struct iovec *iov, int niov,
 /* conn_quiet.c: msg's iovecs sent inside the loop's next io_uring_enter,
  * posting nothing when the socket takes them all (event/ring_quiet.c).
  * false: not now (a loop turn that is not light, TLS, epoll, a send out,
- * a socket that once came back short, the kernel); send otherwise. true: on_sent comes as for any send,
- * never from inside this call: the length, once the kernel has taken it
- * and no failure came back; else the bytes that went (0 for none) or
- * -errno, and this connection's sends go through the ring from then on.
- * msg, its iovecs and their bytes stay valid until on_sent. */
+ * a socket that once came back short, the kernel); send otherwise.
+ * true: on_sent comes as for any send, never from inside this call: the
+ * length, once the kernel has taken it and no failure came back; else the
+ * bytes that went (0 for none) or -errno, and this connection's sends go
+ * through the ring from then on. msg, its iovecs and their bytes stay
+ * valid until on_sent. */
 bool rx_conn_send_quiet(rx_conn_t *c, const struct msghdr *msg);
 /* After the loop's completions: the quiet sends the kernel has taken
  * without a failure are done. */

@@ -42,6 +42,15 @@
  * any, among them. */
 static uint32_t head_marked;
 
+static void
+prep_quiet(struct io_uring_sqe *sqe, int fd, const struct msghdr *msg,
+    uint64_t ud)
+{
+    io_uring_prep_sendmsg(sqe, fd, msg, QUIET_FLAGS);
+    io_uring_sqe_set_data64(sqe, ud);
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+}
+
 bool
 rx_ring_sendmsg_quiet(int fd, const struct msghdr *msg, uint64_t ud,
     uint32_t *ticket)
@@ -53,9 +62,7 @@ rx_ring_sendmsg_quiet(int fd, const struct msghdr *msg, uint64_t ud,
         || (sqe = rx_ring_sqe()) == NULL) {
         return false;
     }
-    io_uring_prep_sendmsg(sqe, fd, msg, QUIET_FLAGS);
-    io_uring_sqe_set_data64(sqe, ud);
-    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    prep_quiet(sqe, fd, msg, ud);
     *ticket = ring->sq.sqe_tail;
     return true;
 }
@@ -122,9 +129,7 @@ probe_send(struct io_uring *ring, int fd, void *buf, size_t len)
     memset(&msg, 0, sizeof(msg));
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    io_uring_prep_sendmsg(sqe, fd, &msg, QUIET_FLAGS);
-    io_uring_sqe_set_data64(sqe, PROBE_UD);
-    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    prep_quiet(sqe, fd, &msg, PROBE_UD);
     if (io_uring_submit(ring) != 1) {
         return -1;
     }
