@@ -479,7 +479,11 @@ struct rx_http_connection_s {
     unsigned                  held_stopped:1; /* reading stopped: too many
                                                  bytes wait unparsed */
     unsigned                  pipelined:1;   /* the next request's bytes came
-                                                before its predecessor ended */
+                                                before its predecessor's
+                                                response was all handed to
+                                                the kernel ($pipe) */
+    unsigned                  pipe_known:1;  /* pipelined was settled at
+                                                that last send (http_send.c) */
     unsigned                  body_raw:1;    /* the body's bytes come without
                                                 framing (a stream's DATA):
                                                 no parser reads them */

@@ -49,7 +49,8 @@ keepalive_next(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
         memmove(hc->in, hc->in + hc->in_parsed, hc->in_len - hc->in_parsed);
         hc->in_len -= hc->in_parsed;
         hc->in_parsed = 0;
-        hc->pipelined = 1;
+        hc->pipelined |= !hc->pipe_known;   /* else settled at the last send */
+        hc->pipe_known = 0;
         hc->action = "reading client request line";
         rx_http_conn_set_state(hc, RX_HC_HEADER);
         rx_timer_add(&c->timer, rx_http_conn_srv_conf(hc)->client_header_timeout);
@@ -59,6 +60,8 @@ keepalive_next(rx_http_connection_t *hc, rx_http_core_loc_conf_t *clcf)
         return;
     }
     rx_http_conn_release_input(hc);
+    hc->pipelined = 0;
+    hc->pipe_known = 0;
     hc->held_stopped = 0;
     hc->server = hc->default_server;
     rx_http_conn_set_state(hc, RX_HC_WAIT);

@@ -89,6 +89,21 @@ closes_after(rx_http_request_t *r, rx_chain_t *rest)
            && rx_http_conn_closes_at_end(r->hc, r);
 }
 
+/* $pipe for the next request: its bytes came before this response's
+ * last bytes went to the kernel. Settled here, not when the request ends:
+ * the end (on_sent) may come a loop turn later, after a client that read
+ * the response has sent its next request. Once per request (the end's
+ * empty send asks again); unread body bytes leave it to the end
+ * (http_conn_done.c). */
+static void
+settle_pipe(rx_http_connection_t *hc, rx_http_request_t *r)
+{
+    if (!hc->pipe_known && r->body_read && !hc->framing) {
+        hc->pipelined = hc->in_len > hc->in_parsed;
+        hc->pipe_known = 1;
+    }
+}
+
 /* Sends what the request has queued, one send in flight at a time. */
 void
 rx_http_connection_send(rx_http_connection_t *hc)
@@ -123,6 +138,7 @@ rx_http_connection_send(rx_http_connection_t *hc)
     if (n == 0) {
         r->out = NULL;
         if (r->response_done) {
+            settle_pipe(hc, r);
             rx_timer_del(&c->timer);
             rx_http_request_done(r);
         }
@@ -131,6 +147,9 @@ rx_http_connection_send(rx_http_connection_t *hc)
     if (r->limit_rate && (n = paced(r, n)) == 0) {
         rx_timer_del(&c->timer);     /* waiting on the rate, not the client */
         return;
+    }
+    if (cl == NULL && r->response_done) {
+        settle_pipe(hc, r);
     }
     if (closes_after(r, cl)) {
         rx_conn_send_last(c, r->send_iov, n);
