@@ -148,8 +148,8 @@ rx_http_connection_send(rx_http_connection_t *hc)
         rx_timer_del(&c->timer);     /* waiting on the rate, not the client */
         return;
     }
-    if (cl == NULL && r->response_done) {
-        settle_pipe(hc, r);
+    if (cl == NULL && r->response_done && !r->limit_rate) {
+        settle_pipe(hc, r);          /* paced: the empty send at the end */
     }
     if (closes_after(r, cl)) {
         rx_conn_send_last(c, r->send_iov, n);

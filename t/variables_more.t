@@ -31,6 +31,7 @@ http {
         listen 127.0.0.1:%%PORT_0%%;
         location /ct { return 200 "ct=\$connection_time\\n"; }
         location /pipe { return 200 "pipe=\$pipe\\n"; }
+        location /paced { limit_rate 2k; return 200 "@{[ 'x' x 3000 ]}\\n"; }
         location /up/ {
             access_log logs/up.log up;
             proxy_pass http://$UP/;
@@ -90,6 +91,21 @@ my ($P0, $P1) = ($t->port(0), $t->port(1));
         $late++ unless $r && $r->{body} eq "pipe=.\n";
     }
     is $late, 0, '$pipe: a request sent after the responses, 30 times: never "p"';
+}
+
+# $pipe: a request sent while a paced response still comes is pipelined
+# (limit_rate: no send before the last one settles it)
+{
+    my $c = $t->raw($P0);
+    $c->send("GET /paced HTTP/1.1\r\nHost: x\r\n\r\n");
+    my $deadline = time + 3;        # the response has begun, not ended
+    $c->_fill(0.2) while $c->{buf} !~ /\r\n\r\nx/ && time < $deadline;
+    my ($got) = $c->{buf} =~ /\r\n\r\n(x*)/;
+    cmp_ok length($got // ''), '<', 3000, 'the next request goes mid-response';
+    $c->send("GET /pipe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    my @r = $c->read_responses(2, timeout => 5);
+    is length($r[0] && $r[0]{body} // ''), 3001, 'the paced response came whole';
+    is $r[1] && $r[1]{body}, "pipe=p\n", '$pipe: sent during a paced response: "p"';
 }
 
 # upstream: the body's length, and a cookie the response set
