@@ -42,6 +42,20 @@ sub udp_listener {
         || die "udp listener: $!\n";
 }
 
+# A UDP port nothing listens on, to be bound again later: below the
+# kernel's ephemeral range, where the other tests' sockets (bound to port
+# 0, or connected: a resolver's) never land, as one did in CI.
+sub udp_dead_port {
+    for (1 .. 100) {
+        my $port = 20000 + int rand 12000;
+        my $s = IO::Socket::IP->new(Proto => 'udp', LocalHost => '127.0.0.1',
+                                    LocalPort => $port) or next;
+        close $s;
+        return $port;
+    }
+    die "no free UDP port below the ephemeral range\n";
+}
+
 sub unix_listener {
     my ($path) = @_;
     unlink $path;
@@ -327,9 +341,7 @@ $t->stop;
 
 {
     my $d = Test::Ringx->new;
-    my $p = udp_listener();
-    my $dead = $p->sockport;
-    close $p;                                   # nothing listens there now
+    my $dead = udp_dead_port();                 # nothing listens there now
     (my $dc = <<'EOF') =~ s/%%UDP%%/$dead/g;
 daemon off;
 master_process on;
