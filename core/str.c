@@ -1,8 +1,42 @@
 /*
  * str.c: counted-string helpers, the number, size and time parsers used
- * by configuration setters, and the decimal writer (rx_put_uint).
+ * by configuration setters, the decimal writer (rx_put_uint) and the
+ * ASCII lower-case fold (rx_strlow_ascii).
  */
 #include "core.h"
+
+/* Each byte of x with 0x20 added where it is 'A'..'Z' (SWAR: per byte,
+ * b + (0x80 - 'A') has its top bit set when b >= 'A', b + (0x80 - 'Z' - 1)
+ * when b > 'Z'; the low seven bits of each byte never carry into the
+ * next, and bytes >= 0x80 are left out by ~x). */
+static inline uint64_t
+lower8(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t       low7 = x & ~high;
+    uint64_t       ge_a = low7 + ones * (0x80 - 'A');
+    uint64_t       gt_z = low7 + ones * (0x80 - 'Z' - 1);
+
+    return x | ((ge_a & ~gt_z & ~x & high) >> 2);
+}
+
+void
+rx_strlow_ascii(char *dst, const char *src, size_t n)
+{
+    uint64_t x;
+    size_t   i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&x, src + i, 8);            /* unaligned, one load */
+        x = lower8(x);
+        memcpy(dst + i, &x, 8);
+    }
+    for (; i < n; i++) {           /* the last 0..7: no memcpy of a variable length */
+        unsigned char c = (unsigned char) src[i];
+
+        dst[i] = (char) ((unsigned) (c - 'A') < 26 ? c | 0x20 : c);
+    }
+}
 
 char *
 rx_put_uint(char *p, uint64_t n, unsigned min)

@@ -1,7 +1,7 @@
 /*
  * str.h: counted strings (rx_str_t), the number/size/time parsers that
- * the configuration setters and the HTTP code share, and the decimal
- * writer of numbers on the request path.
+ * the configuration setters and the HTTP code share, the decimal
+ * writer of numbers and the ASCII lower-case fold on the request path.
  */
 #ifndef RX_STR_H
 #define RX_STR_H
@@ -40,5 +40,10 @@ rx_int_t  rx_parse_time(const rx_str_t *s, bool sec);
  * (ports, lengths, the status line). */
 #define RX_UINT_LEN  20
 char     *rx_put_uint(char *p, uint64_t n, unsigned min);
+
+/* n bytes of src to dst in ASCII lower case (as tolower() in the C locale;
+ * bytes >= 0x80 are kept), eight at a time: every header name of every
+ * request and upstream response is folded; dst may be src. No NUL. */
+void      rx_strlow_ascii(char *dst, const char *src, size_t n);
 
 #endif /* RX_STR_H */

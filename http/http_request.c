@@ -386,9 +386,7 @@ rx_http_on_header(void *data, const char *k, size_t kl, const char *v, size_t vl
     h->value.data[vl] = '\0';
     h->value.len = vl;
     h->deleted = false;
-    for (i = 0; i < kl; i++) {
-        h->lowcase_key[i] = (char) tolower((unsigned char) k[i]);
-    }
+    rx_strlow_ascii(h->lowcase_key, k, kl);
     h->lowcase_key[kl] = '\0';
 
     for (i = 0; i < rx_nelems(headers_in_table); i++) {

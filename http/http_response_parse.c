@@ -128,7 +128,6 @@ on_header_value_complete(llhttp_t *l)
 {
     rx_http_response_parser_t *p = from(l);
     rx_table_elt_t            *e;
-    size_t                     i;
 
     if (p->header_done) {
         /* a trailer of a chunked body: dropped, as nginx drops them,
@@ -178,13 +177,8 @@ on_header_value_complete(llhttp_t *l)
     if (e->lowcase_key == NULL) {
         return HPE_USER;
     }
-    for (i = 0; i < e->key.len; i++) {
-        char ch = e->key.data[i];
-
-        /* ASCII, as tolower() in the C locale, without a call a byte */
-        e->lowcase_key[i] = (char) (ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
-    }
-    e->lowcase_key[i] = '\0';
+    rx_strlow_ascii(e->lowcase_key, e->key.data, e->key.len);
+    e->lowcase_key[e->key.len] = '\0';
     /* the length first: most fields are none of these */
     if (e->key.len == 8 && memcmp(e->lowcase_key, "location", 8) == 0) {
         p->h->location = e;

@@ -96,6 +96,10 @@ typedef struct {
     rx_http_complex_value_t     *limit_rate;
     rx_uint_t                    ignore_headers;   /* RX_HTTP_UPSTREAM_IGN_* */
     rx_array_t                  *hide_headers;     /* rx_str_t, lower case */
+    /* the lengths of the hop-by-hop and hidden names, a bit each
+     * (rx_http_upstream_hidden_lens): most fields of a response are
+     * passed without a look at the lists; 0: not known, every list read */
+    uint64_t                     hidden_lens;
     rx_array_t                  *pass_headers;     /* rx_str_t, lower case */
     int64_t                      max_temp_file_size;  /* 0: no spill */
     rx_str_t                     temp_path;        /* NUL-terminated */

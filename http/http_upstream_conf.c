@@ -171,6 +171,7 @@ rx_http_upstream_merge_conf(rx_conf_t *cf, rx_http_upstream_conf_t *conf,
     if (rc == RX_ERROR) {
         return RX_CONF_ERROR;
     }
+    conf->hidden_lens = rx_http_upstream_hidden_lens(conf->hide_headers);
     if (rc == RX_DONE) {
         /* as it always did: an inherited list skips the check below */
         return RX_CONF_OK;

@@ -22,19 +22,50 @@ lc_eq(const rx_table_elt_t *e, const char *lit, size_t len)
 
 #define LC_IS(e, lit)  lc_eq(e, lit, sizeof(lit) - 1)
 
+/* Hop-by-hop fields (RFC 9110 7.6.1), never passed on. */
+static const rx_str_t hop[] = {
+    rx_string("connection"), rx_string("keep-alive"),
+    rx_string("transfer-encoding"), rx_string("te"),
+    rx_string("trailer"), rx_string("upgrade"),
+    rx_string("proxy-connection")
+};
+
+/* A name's bit in a mask of lengths: its length, or 63 for 63 and more. */
+static uint64_t
+len_bit(size_t len)
+{
+    return 1ULL << rx_min(len, 63);
+}
+
+uint64_t
+rx_http_upstream_hidden_lens(const rx_array_t *hide_headers)
+{
+    const rx_str_t *s;
+    uint64_t        lens = 0;
+    rx_uint_t       i;
+
+    for (i = 0; i < sizeof(hop) / sizeof(hop[0]); i++) {
+        lens |= len_bit(hop[i].len);
+    }
+    if (hide_headers && hide_headers != RX_CONF_UNSET_PTR) {
+        s = hide_headers->elts;
+        for (i = 0; i < hide_headers->nelts; i++) {
+            lens |= len_bit(s[i].len);
+        }
+    }
+    return lens;
+}
+
 static bool
 hidden(const rx_http_upstream_conf_t *conf, const rx_table_elt_t *e,
     bool upgrade)
 {
-    static const rx_str_t hop[] = {
-        rx_string("connection"), rx_string("keep-alive"),
-        rx_string("transfer-encoding"), rx_string("te"),
-        rx_string("trailer"), rx_string("upgrade"),
-        rx_string("proxy-connection")
-    };
     const rx_str_t *s;
     rx_uint_t       i;
 
+    if (conf->hidden_lens && !(conf->hidden_lens & len_bit(e->key.len))) {
+        return false;     /* no name of that length is hidden (most are not) */
+    }
     if (upgrade && LC_IS(e, "upgrade")) {
         return false;        /* the protocol switched to */
     }

@@ -350,8 +350,10 @@ void rx_http_upstream_stream_kick(rx_http_upstream_t *u);
 
 /* http_upstream_header.c: the response header to the client (RX_OK or
  * RX_ERROR), a status's *_next_upstream condition (0: none), whether an
- * error_page answers it, and X-Accel-Redirect (the exchange ends). */
+ * error_page answers it, and X-Accel-Redirect (the exchange ends);
+ * hidden_lens: the mask of conf->hidden_lens, made at the merge. */
 rx_int_t rx_http_upstream_copy_headers(rx_http_upstream_t *u);
+uint64_t rx_http_upstream_hidden_lens(const rx_array_t *hide_headers);
 rx_uint_t rx_http_upstream_status_ft(rx_uint_t status);
 bool rx_http_upstream_has_error_page(rx_http_request_t *r, rx_uint_t status);
 void rx_http_upstream_accel_redirect(rx_http_upstream_t *u,

@@ -95,6 +95,7 @@ http {
             proxy_pass http://$UP;
             proxy_pass_header Server;
             proxy_hide_header X-Upstream-Conn;
+            proxy_hide_header X-LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL;
         }
         location /redir/ { proxy_pass http://$UP/headers/; }
         location /intercept/ {
@@ -297,6 +298,13 @@ like $r->{headers}{server} // '', qr/./, 'a Server header is sent';
 ok !defined $r->{headers}{'keep-alive'}, 'hop-by-hop Keep-Alive is not passed';
 ok !defined $r->{headers}{'x-upstream-conn'}, 'proxy_hide_header';
 is $r->{headers}{'x-one'}, '1', 'other headers pass';
+# names of 63 bytes and more share one place in the mask of hidden lengths
+# (http_upstream_header.c): one hidden, one of another length passed
+$r = get('/passhdr/headers?X-LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL=7&X-MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM=8&Upgrade=h2c&Keep-Alive=1');
+ok !defined $r->{headers}{lc 'X-LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL'}, 'proxy_hide_header of a 70-byte name';
+is $r->{headers}{lc 'X-MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM'}, '8', 'a 65-byte name not hidden passes';
+ok !defined $r->{headers}{upgrade} && !defined $r->{headers}{'keep-alive'},
+    'hop-by-hop Upgrade and Keep-Alive are not passed beside them';
 # nginx: the upstream's Server passed by proxy_pass_header goes instead of
 # ringx's own, not beside it; without it, ringx's own alone
 sub servers { map { $_->[1] } grep { lc $_->[0] eq 'server' } @{ $_[0]{header_list} } }
