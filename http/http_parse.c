@@ -270,26 +270,36 @@ request_line_counted(rx_http_parser_t *p)
     const char *method = llhttp_method_name((llhttp_method_t) p->llhttp.method);
     size_t      end = p->version_off + p->version_len;
     size_t      eol = (*p->base)[end] == '\r' ? 2 : 1;
+    size_t      n = strlen(method) + 1 + p->url_len + sizeof(" HTTP/1.1") - 1
+                    + eol;
 
     if (p->line_counted) {
         return 0;
     }
     p->line_counted = true;
     p->line_start = end + eol;
-    return account_line(p, strlen(method) + 1 + p->url_len
-                           + sizeof(" HTTP/1.1") - 1 + eol);
+    if (n > p->first_size && n > p->large_size) {
+        /* nginx: a request line that no buffer holds is a too long URI
+         * (414), whatever the URL's own length */
+        return fail(p, RX_HTTP_REQUEST_URI_TOO_LARGE,
+                    "client sent too long URI");
+    }
+    return account_line(p, n);
 }
 
-/* Where the first header line starts, for an error found at offset pos
- * (llhttp drops a span that ends in an error, so the first field's
- * piece may never have come to count the request line). */
+/* The request line counted, and where the first header line starts, for
+ * an error found at offset pos (llhttp drops a span that ends in an
+ * error, so the first field's piece may never have come to count the
+ * request line): a request line over the limit decides before a bad byte
+ * after it, as it does when a read ends in the first field (fuzz finding
+ * F14). */
 void
 rx_http_parse_request_line_end(rx_http_parser_t *p, size_t pos)
 {
     size_t end = p->version_off + p->version_len;
 
     if (p->fields && !p->line_counted && pos > end) {
-        p->line_start = end + ((*p->base)[end] == '\r' ? 2 : 1);
+        (void) request_line_counted(p);   /* its failure sets p->status */
     }
 }
 

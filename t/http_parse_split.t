@@ -7,7 +7,9 @@
 # 2 128) put the limits a few bytes away. Fuzz finding F13 (t/fuzz/README.md):
 # a long HTTP/0.9-style request line was 400 in one read, 414 when a read
 # ended past the limit; a bad byte past the header's last buffer was 400 in
-# one read, 494 when a read ended before it.
+# one read, 494 when a read ended before it. F14: a request line longer
+# than a large buffer, then a bad byte in the first header name: 400 in one
+# read, 494 when a read ended in that name; nginx answers 414.
 
 use strict;
 use warnings;
@@ -80,6 +82,16 @@ my @cases = (
     ['a bad byte past the URL limit',
      "GET /" . ('x' x 200) . "\x01 HTTP/1.1\r\n$H\r\n", '414 414 Request-URI Too Large'],
     ['a URL just below the limit', "GET /" . ('x' x 100) . " HTTP/1.1\r\n$H\r\n", '200 no page'],
+    # fuzz finding F14: the URL within its limit, the line over a large
+    # buffer (nginx: 414), then a bad byte in the first field's name: 400
+    # in one read, 494 when a read ended in that name
+    ['a request line over a large buffer, a bad byte in the next line',
+     "GET /" . ('x' x 115) . " HTTP/1.1\r\nTransfer-Encodi\x07ng: chunked\r\n$H\r\n",
+     '414 414 Request-URI Too Large'],
+    ['a request line over a large buffer', "GET /" . ('x' x 115) . " HTTP/1.1\r\n$H\r\n",
+     '414 414 Request-URI Too Large'],
+    ['a request line as long as a large buffer', "GET /" . ('x' x 112) . " HTTP/1.1\r\n$H\r\n",
+     '200 no page'],
     ['two spaces before the version, the line over the limit',
      "GET /" . ('x' x 60) . (' ' x 100) . "HTTP/1.1\r\n$H\r\n", '400 400 Bad Request'],
     # header lines: one over 128, and the header over 64 + 2 x 128 = 320
