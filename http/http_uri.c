@@ -94,42 +94,72 @@ lower_str(rx_str_t *s, rx_pool_t *pool)
  * keeps the dot of "a.:8.0"; here the host's own last byte decides.
  * Returns RX_OK, RX_DECLINED (invalid) or RX_ERROR (no memory).
  */
+/* What a byte of a Host value asks of validate_host's scan: most ask
+ * nothing, so the scan is a load and a test per byte. */
+enum {
+    HOST_PLAIN = 0,
+    HOST_DOT,           /* a label ends; ".." is refused */
+    HOST_BAD,           /* '/', a control byte, space, DEL: refused */
+    HOST_OPEN,          /* '[': an IPv6 literal, first byte only */
+    HOST_CLOSE,         /* ']': ends a literal */
+    HOST_COLON,         /* ':': the port, outside a literal */
+    HOST_UPPER          /* A-Z: the name needs a lower-cased copy */
+};
+
+static const uint8_t host_byte[256] = {
+    [0x00 ... 0x20] = HOST_BAD, [0x7f] = HOST_BAD, ['/'] = HOST_BAD,
+    ['.'] = HOST_DOT, ['['] = HOST_OPEN, [']'] = HOST_CLOSE,
+    [':'] = HOST_COLON, ['A' ... 'Z'] = HOST_UPPER,
+};
+
 static rx_int_t
 validate_host(rx_str_t *host, rx_pool_t *pool, bool alloc)
 {
-    const char  *h = host->data;
-    size_t       i, host_len = host->len;
-    bool         literal = false, in_host = true, prev_dot = false;
-    char        *copy;
+    const unsigned char *h = (const unsigned char *) host->data;
+    size_t               i, len = host->len, host_len = len;
+    bool                 literal = false, in_host = true, prev_dot = false;
+    char                *copy;
 
-    for (i = 0; i < host->len; i++) {
-        unsigned char c = (unsigned char) h[i];
+    for (i = 0; i < len; i++) {
+        unsigned kind = host_byte[h[i]];
 
-        if (c == '.') {
+        if (kind == HOST_PLAIN) {
+            prev_dot = false;
+            continue;
+        }
+        if (kind == HOST_DOT) {
             if (prev_dot) {
                 return RX_DECLINED;        /* "..": a path trick, not a name */
             }
             prev_dot = true;
             continue;
         }
-        prev_dot = false;
-
-        if (c == '/' || is_ctl_or_space(c)) {
+        if (kind == HOST_BAD) {
             return RX_DECLINED;
         }
+        prev_dot = false;
         if (!in_host) {
             continue;                      /* the port: only the checks above */
         }
-        if (c == '[' && i == 0) {
-            literal = true;
-        } else if (c == ']' && literal) {
-            host_len = i + 1;
-            in_host = false;
-        } else if (c == ':' && !literal) {
-            host_len = i;
-            in_host = false;
-        } else if (c >= 'A' && c <= 'Z') {
+        switch (kind) {
+        case HOST_OPEN:
+            literal = literal || i == 0;
+            break;
+        case HOST_CLOSE:
+            if (literal) {
+                host_len = i + 1;
+                in_host = false;
+            }
+            break;
+        case HOST_COLON:
+            if (!literal) {
+                host_len = i;
+                in_host = false;
+            }
+            break;
+        default:                           /* HOST_UPPER */
             alloc = true;
+            break;
         }
     }
 
@@ -149,7 +179,7 @@ validate_host(rx_str_t *host, rx_pool_t *pool, bool alloc)
                 return RX_ERROR;
             }
         }
-        lower_copy(copy, h, host_len);
+        lower_copy(copy, host->data, host_len);
         host->data = copy;
     }
     host->len = host_len;

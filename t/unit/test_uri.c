@@ -420,6 +420,12 @@ static const host_case_t host_cases[] = {
     { "[2001:DB8::1]:443", 0, "[2001:db8::1]" },
     { "[::1", 0, "[::1" },                 /* nginx takes it whole */
     { "a:b:c", 0, "a" },
+    { "a[b:80", 0, "a[b" },                /* '[' opens a literal first only */
+    { "a]b:80", 0, "a]b" },                /* ']' outside one: a byte */
+    { "[A::1]:8.0", 0, "[a::1]" },         /* the port: only its checks */
+    { "a:B", 0, "a" },                     /* the port is not folded */
+    { "[::1]:", 0, "[::1]" },
+    { "[a:b]]:80", 0, "[a:b]" },
     { "", 0, NULL },
     { ":80", 0, NULL },
     { ".", 0, NULL },
