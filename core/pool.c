@@ -402,6 +402,8 @@ alloc_block(rx_pool_t *pool, size_t size, size_t align)
 /* The rest of palloc: the later blocks, a new block, or a large
  * allocation. Out of line, so that the common case stays a few
  * instructions without saving registers (tens of calls per request). */
+#define POOL_FULL_ROOM  256
+
 static __attribute__((noinline)) void *
 palloc_slow(rx_pool_t *pool, size_t size, size_t align)
 {
@@ -411,11 +413,15 @@ palloc_slow(rx_pool_t *pool, size_t size, size_t align)
     if (size > pool->max) {
         return alloc_large(pool, size);
     }
-    /* a block that keeps missing stops being tried first (without this
-     * the full first block of a request is tried before every
-     * allocation that lands in the second) */
+    /* a block that keeps missing, or one that missed with less room left
+     * than most allocations ask for, stops being tried first (without
+     * this the full first block of a request is tried before every
+     * allocation that lands in the second: six slow calls in a proxied
+     * request where the room left decides at the first) */
     b = pool->current;
-    if (b->failed++ > 4 && b->next) {
+    if ((b->failed++ > 4 || (size_t) (b->end - b->last) < POOL_FULL_ROOM)
+        && b->next)
+    {
         pool->current = b->next;
     }
     for (b = b->next; b; b = b->next) {

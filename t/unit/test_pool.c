@@ -663,6 +663,44 @@ test_large_spare(void)
 #endif
 }
 
+/* Which block small allocations try first: a block that missed with
+ * room for most allocations stays first; one that missed with less than
+ * 256 bytes left does not (palloc_slow). The first block ends 4096 bytes
+ * after the pool; rx_pnalloc's pieces are contiguous. */
+static bool
+in_first(rx_pool_t *pool, const char *p)
+{
+    return p >= (char *) pool && p < (char *) pool + 4096;
+}
+
+static void
+test_full_block(void)
+{
+    rx_pool_t  *pool = rx_pool_create(4096, NULL);
+    void       *first;
+    char       *p;
+
+    if (!ok(pool != NULL, "pool for the full-block rule")) {
+        return;
+    }
+    first = pool->current;
+    p = rx_pnalloc(pool, 1);
+    rx_pnalloc(pool, (size_t) ((char *) pool + 4096 - (p + 1)) - 600);
+    p = rx_pnalloc(pool, 1000);
+    ok(p && !in_first(pool, p) && pool->current == first,
+       "a miss with 600 bytes left: a new block, the first still tried first");
+    p = rx_pnalloc(pool, 100);
+    ok(p && in_first(pool, p), "a 100-byte allocation still comes from it");
+    rx_pnalloc(pool, (size_t) ((char *) pool + 4096 - (p + 100)) - 100);
+    p = rx_pnalloc(pool, 200);
+    ok(p && !in_first(pool, p) && pool->current != first,
+       "a miss with 100 bytes left: the next block is tried first");
+    p = rx_pnalloc(pool, 50);
+    ok(p && !in_first(pool, p),
+       "then a 50-byte allocation comes from the next block at once");
+    rx_pool_destroy(pool);
+}
+
 int
 main(void)
 {
@@ -676,5 +714,6 @@ main(void)
     test_spares();
     test_spare_blocks();
     test_large_spare();
+    test_full_block();
     return done();
 }
