@@ -534,6 +534,78 @@ rx_http_parse_unsafe_uri(rx_pool_t *pool, const rx_str_t *uri,
     return RX_OK;
 }
 
+/* What a byte of an origin-form path asks of parse_plain_origin. */
+enum {
+    PATH_PLAIN = 0,
+    PATH_SLASH,
+    PATH_DOT,
+    PATH_QUERY,         /* '?': the path ends */
+    PATH_OTHER          /* '%', '#', a control byte, space, DEL */
+};
+
+static const uint8_t path_byte[256] = {
+    [0x00 ... 0x20] = PATH_OTHER, [0x7f] = PATH_OTHER,
+    ['%'] = PATH_OTHER, ['#'] = PATH_OTHER,
+    ['/'] = PATH_SLASH, ['.'] = PATH_DOT, ['?'] = PATH_QUERY,
+};
+
+/*
+ * The common origin-form target in one pass: a path without an escape,
+ * "//" or "/." (which decoding and normalising would leave as it is),
+ * then a query, no control byte or space anywhere and no '#'. Fills out
+ * as the general way below would; RX_DECLINED sends the target there,
+ * which decides everything again (a 400 too).
+ */
+static rx_int_t
+parse_plain_origin(rx_pool_t *pool, const char *target, const char *end,
+    rx_http_uri_t *out)
+{
+    const unsigned char *p = (const unsigned char *) target + 1;
+    const unsigned char *e = (const unsigned char *) end, *q;
+    bool                 after_slash = true;
+    unsigned             kind;
+    size_t               path_len;
+    char                *buf;
+
+    for ( ; p < e; p++) {
+        kind = path_byte[*p];
+        if (kind == PATH_PLAIN) {
+            after_slash = false;
+            continue;
+        }
+        if (kind == PATH_QUERY) {
+            break;
+        }
+        if (kind == PATH_OTHER || after_slash) {
+            return RX_DECLINED;         /* an escape, "//", "/." */
+        }
+        after_slash = kind == PATH_SLASH;
+    }
+    if (p < e) {
+        for (q = p + 1; q < e; q++) {
+            if (is_ctl_or_space(*q) || *q == '#') {
+                return RX_DECLINED;
+            }
+        }
+        out->args.data = (char *) p + 1;
+        out->args.len = (size_t) (e - p - 1);
+    }
+    path_len = (size_t) ((const char *) p - target);
+    buf = rx_pnalloc(pool, path_len + 1);
+    if (buf == NULL) {
+        return RX_ERROR;
+    }
+    memcpy(buf, target, path_len);
+    buf[path_len] = '\0';
+    out->path.data = buf;
+    out->path.len = path_len;
+    out->unparsed.data = (char *) target;
+    out->unparsed.len = (size_t) (end - target);
+    out->request_uri = out->unparsed;
+    rx_http_uri_exten(&out->path, &out->exten);
+    return RX_OK;
+}
+
 rx_int_t
 rx_http_parse_request_target(rx_pool_t *pool, const char *target,
     size_t len, rx_http_uri_t *out, bool merge_slashes)
@@ -545,6 +617,13 @@ rx_http_parse_request_target(rx_pool_t *pool, const char *target,
 
     if (len == 0) {
         return RX_HTTP_BAD_REQUEST;
+    }
+    if (target[0] == '/') {
+        rc = parse_plain_origin(pool, target, end, out);
+        if (rc != RX_DECLINED) {
+            return rc;
+        }
+        memset(out, 0, sizeof(*out));
     }
     for (p = target; p < end; p++) {
         if (is_ctl_or_space((unsigned char) *p)) {

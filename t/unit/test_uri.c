@@ -99,6 +99,14 @@ static const uri_case_t uri_cases[] = {
     T("/a.txt#x.y", "/a.txt", NOARGS, "txt"),
     T("/a+b", "/a+b", NOARGS, ""),
     T("/caf\xc3\xa9", "/caf\xc3\xa9", NOARGS, ""), /* raw UTF-8 passes */
+    /* the one-pass way (no escape, "//", "/." or '#'): the same answers */
+    TF("/a./b.c?d.e", "/a./b.c", "d.e", "c", 0, 0),
+    TF("/a.b/c", "/a.b/c", NOARGS, "", 0, 0),
+    T("/a/b.tar.gz?", "/a/b.tar.gz", "", "gz"),
+    T("/a?b/./c//d", "/a", "b/./c//d", ""),
+    BAD("/a?b\x7f"),
+    BAD("/a?b\tc"),
+    BAD("/a\x01b?c"),
 
     /* percent-decoding of the path */
     TF("/%41%62c", "/Abc", NOARGS, "", 1, 0),
