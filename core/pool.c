@@ -407,8 +407,9 @@ alloc_block(rx_pool_t *pool, size_t size, size_t align)
 static __attribute__((noinline)) void *
 palloc_slow(rx_pool_t *pool, size_t size, size_t align)
 {
-    rx_pool_block_t *b;
+    rx_pool_block_t *b, *first = pool->current;
     char            *m;
+    bool             retire;
 
     if (size > pool->max) {
         return alloc_large(pool, size);
@@ -418,20 +419,26 @@ palloc_slow(rx_pool_t *pool, size_t size, size_t align)
      * this the full first block of a request is tried before every
      * allocation that lands in the second: six slow calls in a proxied
      * request where the room left decides at the first) */
-    b = pool->current;
-    if ((b->failed++ > 4 || (size_t) (b->end - b->last) < POOL_FULL_ROOM)
-        && b->next)
-    {
-        pool->current = b->next;
+    retire = first->failed++ > 4
+             || (size_t) (first->end - first->last) < POOL_FULL_ROOM;
+    if (retire && first->next) {
+        pool->current = first->next;
     }
-    for (b = b->next; b; b = b->next) {
+    for (b = first->next; b; b = b->next) {
         m = (char *) rx_align((uintptr_t) b->last, align);
         if (m <= b->end && (size_t) (b->end - m) >= size) {
             b->last = m + size;
             return m;
         }
     }
-    return alloc_block(pool, size, align);
+    m = alloc_block(pool, size, align);
+    if (m && retire && pool->current == first) {
+        /* the block just added follows it: as when a reset pool finds
+         * that block already there, so that the same allocations after
+         * rx_pool_reset land where they did the first time */
+        pool->current = first->next;
+    }
+    return m;
 }
 
 static inline void *
