@@ -1,8 +1,10 @@
 /*
- * http_response_parse.c: llhttp glue for upstream responses (the request
- * side is http_parse.c). Strict: a response with both Content-Length and
- * Transfer-Encoding, a bad chunk size, or a malformed header line is an
- * error (502 "upstream sent invalid header" / a cut body), never guessed.
+ * http_response_parse.c: upstream responses: the plain way for a plain
+ * head that comes whole (below, before rx_http_response_parse), and
+ * llhttp glue for any other (the request side is http_parse.c). Strict:
+ * a response with both Content-Length and Transfer-Encoding, a bad chunk
+ * size, or a malformed header line is an error (502 "upstream sent
+ * invalid header" / a cut body), never guessed.
  */
 #include <llhttp.h>
 #include "http.h"
@@ -25,6 +27,12 @@ struct rx_http_response_parser_s {
     bool                            header_done;
     bool                            message_done;
     bool                            keepalive;
+    /* the plain way (below): tried at the first read; when it took the
+     * head, the body is counted off here and llhttp never runs */
+    bool                            plain_tried;
+    bool                            plain_body;
+    bool                            plain_keepalive;
+    int64_t                         plain_left;
     /* trailer fields of a chunked body, when asked for: copied as they
      * come (body reads do not stay where they are) */
     rx_http_response_trailer_pt     on_trailer;
@@ -56,11 +64,9 @@ grow(const char **start, size_t *len, const char *at, size_t n)
     *len = (size_t) (at + n - *start);
 }
 
-static int
-on_message_begin(llhttp_t *l)
+static void
+begin_message(rx_http_response_parser_t *p)
 {
-    rx_http_response_parser_t *p = from(l);
-
     /* a 1xx before the final response leaves nothing behind */
     p->h->headers.nelts = 0;
     p->h->content_length_n = -1;
@@ -68,6 +74,12 @@ on_message_begin(llhttp_t *l)
     p->h->location = p->h->x_accel_redirect = p->h->x_accel_buffering = NULL;
     p->reason = p->field = p->value = NULL;
     p->reason_len = p->field_len = p->value_len = 0;
+}
+
+static int
+on_message_begin(llhttp_t *l)
+{
+    begin_message(from(l));
     return 0;
 }
 
@@ -123,11 +135,44 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
     return 0;
 }
 
+/* A field of the final header, pointing into the bytes read. */
+static rx_int_t
+add_field(rx_http_response_parser_t *p, const char *name, size_t name_len,
+    const char *value, size_t value_len)
+{
+    rx_table_elt_t *e = rx_http_upstream_header_push(p->h);
+
+    if (e == NULL) {
+        return RX_ERROR;
+    }
+    e->key.data = (char *) name;
+    e->key.len = name_len;
+    e->value.data = (char *) value;
+    e->value.len = value_len;
+    e->deleted = false;
+    e->lowcase_key = rx_pnalloc(p->pool, name_len + 1);
+    if (e->lowcase_key == NULL) {
+        return RX_ERROR;
+    }
+    rx_strlow_ascii(e->lowcase_key, name, name_len);
+    e->lowcase_key[name_len] = '\0';
+    /* the length first: most fields are none of these */
+    if (name_len == 8 && memcmp(e->lowcase_key, "location", 8) == 0) {
+        p->h->location = e;
+    } else if (name_len == 16
+               && memcmp(e->lowcase_key, "x-accel-redirect", 16) == 0) {
+        p->h->x_accel_redirect = e;
+    } else if (name_len == 17
+               && memcmp(e->lowcase_key, "x-accel-buffering", 17) == 0) {
+        p->h->x_accel_buffering = e;
+    }
+    return RX_OK;
+}
+
 static int
 on_header_value_complete(llhttp_t *l)
 {
     rx_http_response_parser_t *p = from(l);
-    rx_table_elt_t            *e;
 
     if (p->header_done) {
         /* a trailer of a chunked body: dropped, as nginx drops them,
@@ -164,57 +209,25 @@ on_header_value_complete(llhttp_t *l)
         p->error = "upstream sent invalid header";
         return HPE_USER;
     }
-    e = rx_http_upstream_header_push(p->h);
-    if (e == NULL) {
+    if (add_field(p, p->field, p->field_len, p->value ? p->value : "",
+                  p->value ? p->value_len : 0) != RX_OK) {
         return HPE_USER;
-    }
-    e->key.data = (char *) p->field;
-    e->key.len = p->field_len;
-    e->value.data = (char *) (p->value ? p->value : "");
-    e->value.len = p->value ? p->value_len : 0;
-    e->deleted = false;
-    e->lowcase_key = rx_pnalloc(p->pool, e->key.len + 1);
-    if (e->lowcase_key == NULL) {
-        return HPE_USER;
-    }
-    rx_strlow_ascii(e->lowcase_key, e->key.data, e->key.len);
-    e->lowcase_key[e->key.len] = '\0';
-    /* the length first: most fields are none of these */
-    if (e->key.len == 8 && memcmp(e->lowcase_key, "location", 8) == 0) {
-        p->h->location = e;
-    } else if (e->key.len == 16
-               && memcmp(e->lowcase_key, "x-accel-redirect", 16) == 0) {
-        p->h->x_accel_redirect = e;
-    } else if (e->key.len == 17
-               && memcmp(e->lowcase_key, "x-accel-buffering", 17) == 0) {
-        p->h->x_accel_buffering = e;
     }
     p->field = p->value = NULL;
     p->field_len = p->value_len = 0;
     return 0;
 }
 
-static int
-on_headers_complete(llhttp_t *l)
+/* "200 OK" from h->status and the reason span. */
+static rx_int_t
+set_status_line(rx_http_response_parser_t *p)
 {
-    rx_http_response_parser_t *p = from(l);
     rx_http_upstream_headers_in_t *h = p->h;
-    char                      *line;
+    char                          *line;
 
-    h->status = l->status_code;
-    if (h->status < 100) {
-        /* llhttp takes "000", "034" or a blank for a digit */
-        p->error = "upstream sent no valid HTTP/1.0 header";
-        return HPE_USER;
-    }
-    if (h->status >= 100 && h->status < 200 && h->status != 101) {
-        /* interim: it has no content whatever its framing says (RFC 9110
-         * 15.2), and llhttp expects the next response after it */
-        return 1;
-    }
     line = rx_pnalloc(p->pool, 4 + p->reason_len);
     if (line == NULL) {
-        return HPE_USER;
+        return RX_ERROR;
     }
     /* 100..999 (llhttp takes three digits): no printf on every response */
     line[0] = (char) ('0' + h->status / 100);
@@ -228,6 +241,29 @@ on_headers_complete(llhttp_t *l)
         h->status_line.len = 4 + p->reason_len;
     }
     h->status_line.data = line;
+    return RX_OK;
+}
+
+static int
+on_headers_complete(llhttp_t *l)
+{
+    rx_http_response_parser_t *p = from(l);
+    rx_http_upstream_headers_in_t *h = p->h;
+
+    h->status = l->status_code;
+    if (h->status < 100) {
+        /* llhttp takes "000", "034" or a blank for a digit */
+        p->error = "upstream sent no valid HTTP/1.0 header";
+        return HPE_USER;
+    }
+    if (h->status >= 100 && h->status < 200 && h->status != 101) {
+        /* interim: it has no content whatever its framing says (RFC 9110
+         * 15.2), and llhttp expects the next response after it */
+        return 1;
+    }
+    if (set_status_line(p) != RX_OK) {
+        return HPE_USER;
+    }
     h->chunked = (l->flags & F_CHUNKED) != 0;
     h->content_length_n = (l->flags & F_CONTENT_LENGTH) && !h->chunked
                           ? (int64_t) l->content_length : -1;
@@ -334,16 +370,268 @@ describe(rx_http_response_parser_t *p, llhttp_errno_t err)
     }
 }
 
+/*
+ * ---- the plain response, without llhttp ----
+ *
+ * Most responses of an upstream are plain: HTTP/1.x, a final status with
+ * a reason, some fields of token names and printable values, a
+ * Content-Length, the whole head in the first read. Such a head is read
+ * here in one pass over byte tables (llhttp and its callbacks spent
+ * ~3,000 instructions on a 240-byte head) and its body counted off.
+ * Anything else goes to llhttp from the first byte, which it has not yet
+ * seen, so that the answer is llhttp's: a head cut by the read, 1xx, 101,
+ * 204, 304, a status past 599, HEAD, no Content-Length or two of them,
+ * Transfer-Encoding, Upgrade, Proxy-Connection, a Connection other than
+ * one "close" or "keep-alive", a byte outside printable ASCII (but tabs
+ * and spaces inside a value or reason), whitespace at either end of a
+ * reason or at the end of a value, an empty value or reason, more than
+ * PLAIN_FIELDS_MAX fields. fuzz_response holds the two ways to one answer:
+ * its cut reads send a head to llhttp that its whole read reads here.
+ */
+#define PLAIN_FIELDS_MAX  32
+
+typedef struct {
+    const char  *name, *value;
+    size_t       name_len, value_len;
+} plain_field_t;
+
+typedef struct {
+    plain_field_t  f[PLAIN_FIELDS_MAX];
+    rx_uint_t      n;
+    int64_t        content_length;     /* -1: none yet */
+    bool           http10, close, keepalive, connection;
+} plain_head_t;
+
+enum { PB_NO = 0, PB_TCHAR = 1, PB_VCHAR = 2, PB_WS = 4 };
+
+/* tchar (RFC 9110 5.6.2) are VCHAR too; SP and HTAB are only PB_WS */
+#define PB_T  (PB_TCHAR | PB_VCHAR)
+static const uint8_t plain_byte[256] = {
+    ['!'] = PB_T, ['#' ... '\''] = PB_T, ['*'] = PB_T, ['+'] = PB_T,
+    ['-'] = PB_T, ['.'] = PB_T, ['0' ... '9'] = PB_T, ['A' ... 'Z'] = PB_T,
+    ['^' ... 'z'] = PB_T, ['|'] = PB_T, ['~'] = PB_T,
+    ['"'] = PB_VCHAR, ['('] = PB_VCHAR, [')'] = PB_VCHAR, [','] = PB_VCHAR,
+    ['/'] = PB_VCHAR, [':' ... '@'] = PB_VCHAR, ['['] = PB_VCHAR,
+    ['\\'] = PB_VCHAR, [']'] = PB_VCHAR, ['{'] = PB_VCHAR, ['}'] = PB_VCHAR,
+    [' '] = PB_WS, ['\t'] = PB_WS,
+};
+
+static bool
+plain_name_is(const plain_field_t *f, const char *lower, size_t len)
+{
+    return f->name_len == len && strncasecmp(f->name, lower, len) == 0;
+}
+
+/* What the fields llhttp reads itself say; false: llhttp's to read. */
+static bool
+plain_special(plain_head_t *ph, const plain_field_t *f)
+{
+    size_t i;
+
+    switch (f->name_len) {
+    case 7:
+        return !plain_name_is(f, "upgrade", 7);
+    case 10:
+        if (!plain_name_is(f, "connection", 10)) {
+            return true;
+        }
+        if (ph->connection) {
+            return false;
+        }
+        ph->connection = true;
+        if (f->value_len == 5 && strncasecmp(f->value, "close", 5) == 0) {
+            ph->close = true;
+            return true;
+        }
+        ph->keepalive = f->value_len == 10
+                        && strncasecmp(f->value, "keep-alive", 10) == 0;
+        return ph->keepalive;
+    case 14:
+        if (!plain_name_is(f, "content-length", 14)) {
+            return true;
+        }
+        if (ph->content_length >= 0 || f->value_len > 18) {
+            return false;
+        }
+        ph->content_length = 0;
+        for (i = 0; i < f->value_len; i++) {
+            if (f->value[i] < '0' || f->value[i] > '9') {
+                return false;
+            }
+            ph->content_length = ph->content_length * 10 + (f->value[i] - '0');
+        }
+        return true;
+    case 16:
+        return !plain_name_is(f, "proxy-connection", 16);
+    case 17:
+        return !plain_name_is(f, "transfer-encoding", 17);
+    }
+    return true;
+}
+
+/* The fields from d[pos]: where the head ends, or 0. */
+static size_t
+plain_fields(const unsigned char *d, size_t len, size_t pos,
+    plain_head_t *ph)
+{
+    plain_field_t *f;
+    size_t         start;
+
+    for ( ;; ) {
+        if (len - pos < 2) {
+            return 0;
+        }
+        if (d[pos] == '\r' && d[pos + 1] == '\n') {
+            return pos + 2;
+        }
+        if (ph->n == PLAIN_FIELDS_MAX) {
+            return 0;
+        }
+        f = &ph->f[ph->n++];
+        for (start = pos; pos < len && (plain_byte[d[pos]] & PB_TCHAR); pos++) { }
+        if (pos == start || pos == len || d[pos] != ':') {
+            return 0;
+        }
+        f->name = (const char *) d + start;
+        f->name_len = pos - start;
+        for (pos++; pos < len && plain_byte[d[pos]] == PB_WS; pos++) { }
+        for (start = pos; pos < len && plain_byte[d[pos]] != PB_NO; pos++) { }
+        if (pos == start || len - pos < 2 || d[pos] != '\r' || d[pos + 1] != '\n'
+            || plain_byte[d[pos - 1]] == PB_WS) {
+            return 0;
+        }
+        f->value = (const char *) d + start;
+        f->value_len = pos - start;
+        pos += 2;
+        if (!plain_special(ph, f)) {
+            return 0;
+        }
+    }
+}
+
+/* The status line "HTTP/1.x DDD reason": the status (200-599 but 204
+ * and 304) with the reason's span, where the fields start; or 0. */
+static size_t
+plain_status_line(rx_http_response_parser_t *p, const unsigned char *d,
+    size_t len, plain_head_t *ph)
+{
+    unsigned  status;
+    size_t    pos;
+
+    if (len < 17 || memcmp(d, "HTTP/1.", 7) != 0
+        || (d[7] != '0' && d[7] != '1') || d[8] != ' ' || d[12] != ' '
+        || d[9] < '2' || d[9] > '5' || d[10] < '0' || d[10] > '9'
+        || d[11] < '0' || d[11] > '9') {
+        return 0;
+    }
+    status = (unsigned) (d[9] - '0') * 100 + (unsigned) (d[10] - '0') * 10
+             + (unsigned) (d[11] - '0');
+    if (status == 204 || status == 304 || !(plain_byte[d[13]] & PB_VCHAR)) {
+        return 0;
+    }
+    for (pos = 13; pos < len && plain_byte[d[pos]] != PB_NO; pos++) { }
+    if (len - pos < 2 || d[pos] != '\r' || d[pos + 1] != '\n'
+        || plain_byte[d[pos - 1]] == PB_WS) {
+        return 0;
+    }
+    ph->http10 = d[7] == '0';
+    p->h->status = status;
+    p->reason = (const char *) d + 13;
+    p->reason_len = pos - 13;
+    return pos + 2;
+}
+
+/* The body after a plain head: counted off, handed over as it comes. */
+static rx_int_t
+plain_body(rx_http_response_parser_t *p, const char *data, size_t len,
+    size_t *used)
+{
+    size_t n = p->plain_left < (int64_t) len ? (size_t) p->plain_left : len;
+
+    if (n && p->on_body(p->data, data, n) != RX_OK) {
+        *used = 0;
+        p->error = "cannot buffer the response body";
+        return RX_ERROR;
+    }
+    p->plain_left -= (int64_t) n;
+    *used = n;
+    if (p->plain_left > 0) {
+        return RX_OK;
+    }
+    p->message_done = true;
+    p->keepalive = p->plain_keepalive && n == len;   /* nothing after it */
+    return RX_DONE;
+}
+
+/* A whole plain head at data (see above): RX_DECLINED for llhttp. */
+static rx_int_t
+plain_response(rx_http_response_parser_t *p, const char *data, size_t len,
+    size_t *used)
+{
+    const unsigned char *d = (const unsigned char *) data;
+    plain_head_t         ph;
+    size_t               pos, n;
+    rx_int_t             rc;
+    rx_uint_t            i;
+
+    if (p->head) {
+        return RX_DECLINED;
+    }
+    ph.n = 0;
+    ph.content_length = -1;
+    ph.close = ph.keepalive = ph.connection = false;
+    begin_message(p);
+    pos = plain_status_line(p, d, len, &ph);
+    if (pos == 0 || (pos = plain_fields(d, len, pos, &ph)) == 0
+        || ph.content_length < 0) {
+        begin_message(p);
+        p->h->status = 0;
+        return RX_DECLINED;
+    }
+    for (i = 0; i < ph.n; i++) {
+        if (add_field(p, ph.f[i].name, ph.f[i].name_len, ph.f[i].value,
+                      ph.f[i].value_len) != RX_OK) {
+            p->error = "upstream sent invalid header";
+            return RX_ERROR;
+        }
+    }
+    if (set_status_line(p) != RX_OK) {
+        p->error = "upstream sent invalid header";
+        return RX_ERROR;
+    }
+    p->h->content_length_n = ph.content_length;
+    p->h->connection_close = ph.close;
+    p->header_done = true;
+    p->plain_body = true;
+    p->plain_left = ph.content_length;
+    /* llhttp_should_keep_alive() for a framed body */
+    p->plain_keepalive = ph.http10 ? ph.keepalive : !ph.close;
+    rc = plain_body(p, data + pos, len - pos, &n);
+    *used = pos + n;
+    return rc;
+}
+
 rx_int_t
 rx_http_response_parse(rx_http_response_parser_t *p, const char *data,
     size_t len, size_t *used)
 {
     llhttp_errno_t err;
+    rx_int_t       rc;
 
     if (p->message_done) {
         *used = 0;
         p->keepalive = false;      /* bytes after the response */
         return RX_DONE;
+    }
+    if (p->plain_body) {
+        return plain_body(p, data, len, used);
+    }
+    if (!p->plain_tried) {
+        p->plain_tried = true;
+        rc = plain_response(p, data, len, used);
+        if (rc != RX_DECLINED) {
+            return rc;
+        }
     }
     err = llhttp_execute(&p->llhttp, data, len);
     if (err == HPE_OK) {
@@ -375,7 +663,8 @@ rx_http_response_parse_eof(rx_http_response_parser_t *p)
     if (p->message_done) {
         return RX_DONE;
     }
-    if (!p->header_done) {
+    if (!p->header_done || p->plain_body) {
+        /* a plain body has a length, and it was cut short */
         p->error = "upstream prematurely closed connection";
         return RX_ERROR;
     }
@@ -398,6 +687,12 @@ bool
 rx_http_response_parser_keepalive(rx_http_response_parser_t *p)
 {
     return p->message_done && p->keepalive;
+}
+
+bool
+rx_http_response_parser_plain(rx_http_response_parser_t *p)
+{
+    return p->plain_body;
 }
 
 const char *

@@ -1,6 +1,7 @@
 /*
  * http_response_parse.h: the parser of HTTP/1.x responses from upstreams
- * (llhttp in response mode, strict). It fills the upstream's header
+ * (a plain head in one pass of its own, any other by llhttp in response
+ * mode, strict; both give the same answer). It fills the upstream's header
  * structure, skips 1xx interim responses, and decodes the body framing
  * (Content-Length, chunked, or up to the close), handing decoded body
  * bytes to a callback. A 204, a 304 and a response to HEAD end with their
@@ -44,6 +45,9 @@ bool rx_http_response_parser_header_done(rx_http_response_parser_t *p);
 /* The response allows another request on the connection. */
 bool rx_http_response_parser_keepalive(rx_http_response_parser_t *p);
 const char *rx_http_response_parser_error(rx_http_response_parser_t *p);
+/* The head was read without llhttp (the plain way of
+ * http_response_parse.c): for tests and the fuzz target. */
+bool rx_http_response_parser_plain(rx_http_response_parser_t *p);
 /* Trailer fields go to cb (with the data given at create) instead of
  * being dropped. */
 void rx_http_response_parser_on_trailer(rx_http_response_parser_t *p,
