@@ -255,7 +255,13 @@ check_windows(const uint8_t *p, size_t n)
     for (; off + 9 <= n; off += 9 + hd.length, frame++) {
         rx_h2_frame_hd_read(&hd, p + off);
         if (off + 9 + hd.length > n) {
-            break;
+            /* a frame cut by the end of the input: the session applies
+             * a SETTINGS frame's entries one by one as they come, so
+             * those that arrived whole count */
+            if (hd.type != RX_H2_SETTINGS) {
+                break;
+            }
+            hd.length = (uint32_t) (n - off - 9);
         }
         if (hd.type == RX_H2_HEADERS && hd.stream_id < NIDS && !opened[hd.stream_id]) {
             opened[hd.stream_id] = frame + 1;
