@@ -399,11 +399,13 @@ alloc_block(rx_pool_t *pool, size_t size, size_t align)
     return m;
 }
 
+/* A block that misses with less room than this left is full enough to be
+ * passed over (palloc_slow). */
+#define POOL_FULL_ROOM  256
+
 /* The rest of palloc: the later blocks, a new block, or a large
  * allocation. Out of line, so that the common case stays a few
  * instructions without saving registers (tens of calls per request). */
-#define POOL_FULL_ROOM  256
-
 static __attribute__((noinline)) void *
 palloc_slow(rx_pool_t *pool, size_t size, size_t align)
 {
