@@ -31,7 +31,6 @@ struct rx_http_response_parser_s {
      * head, the body is counted off here and llhttp never runs */
     bool                            plain_tried;
     bool                            plain_body;
-    bool                            plain_keepalive;
     int64_t                         plain_left;
     /* trailer fields of a chunked body, when asked for: copied as they
      * come (body reads do not stay where they are) */
@@ -426,8 +425,6 @@ plain_name_is(const plain_field_t *f, const char *lower, size_t len)
 static bool
 plain_special(plain_head_t *ph, const plain_field_t *f)
 {
-    size_t i;
-
     switch (f->name_len) {
     case 7:
         return !plain_name_is(f, "upgrade", 7);
@@ -450,23 +447,32 @@ plain_special(plain_head_t *ph, const plain_field_t *f)
         if (!plain_name_is(f, "content-length", 14)) {
             return true;
         }
-        if (ph->content_length >= 0 || f->value_len > 18) {
+        if (ph->content_length >= 0) {
             return false;
         }
-        ph->content_length = 0;
-        for (i = 0; i < f->value_len; i++) {
-            if (f->value[i] < '0' || f->value[i] > '9') {
-                return false;
-            }
-            ph->content_length = ph->content_length * 10 + (f->value[i] - '0');
-        }
-        return true;
+        ph->content_length = rx_atoi(f->value, f->value_len);  /* digits */
+        return ph->content_length >= 0;
     case 16:
         return !plain_name_is(f, "proxy-connection", 16);
     case 17:
         return !plain_name_is(f, "transfer-encoding", 17);
     }
     return true;
+}
+
+/* A value or a reason from d[start]: where its CR is (an LF after it),
+ * printable bytes and blanks before it but not last; or 0. */
+static size_t
+plain_text_end(const unsigned char *d, size_t len, size_t start)
+{
+    size_t pos;
+
+    for (pos = start; pos < len && plain_byte[d[pos]] != PB_NO; pos++) { }
+    if (pos == start || len - pos < 2 || d[pos] != '\r' || d[pos + 1] != '\n'
+        || plain_byte[d[pos - 1]] == PB_WS) {
+        return 0;
+    }
+    return pos;
 }
 
 /* The fields from d[pos]: where the head ends, or 0. */
@@ -495,9 +501,8 @@ plain_fields(const unsigned char *d, size_t len, size_t pos,
         f->name = (const char *) d + start;
         f->name_len = pos - start;
         for (pos++; pos < len && plain_byte[d[pos]] == PB_WS; pos++) { }
-        for (start = pos; pos < len && plain_byte[d[pos]] != PB_NO; pos++) { }
-        if (pos == start || len - pos < 2 || d[pos] != '\r' || d[pos + 1] != '\n'
-            || plain_byte[d[pos - 1]] == PB_WS) {
+        start = pos;
+        if ((pos = plain_text_end(d, len, start)) == 0) {
             return 0;
         }
         f->value = (const char *) d + start;
@@ -529,9 +534,7 @@ plain_status_line(rx_http_response_parser_t *p, const unsigned char *d,
     if (status == 204 || status == 304 || !(plain_byte[d[13]] & PB_VCHAR)) {
         return 0;
     }
-    for (pos = 13; pos < len && plain_byte[d[pos]] != PB_NO; pos++) { }
-    if (len - pos < 2 || d[pos] != '\r' || d[pos + 1] != '\n'
-        || plain_byte[d[pos - 1]] == PB_WS) {
+    if ((pos = plain_text_end(d, len, 13)) == 0) {
         return 0;
     }
     ph->http10 = d[7] == '0';
@@ -559,7 +562,7 @@ plain_body(rx_http_response_parser_t *p, const char *data, size_t len,
         return RX_OK;
     }
     p->message_done = true;
-    p->keepalive = p->plain_keepalive && n == len;   /* nothing after it */
+    p->keepalive = p->keepalive && n == len;   /* nothing after it */
     return RX_DONE;
 }
 
@@ -604,8 +607,9 @@ plain_response(rx_http_response_parser_t *p, const char *data, size_t len,
     p->header_done = true;
     p->plain_body = true;
     p->plain_left = ph.content_length;
-    /* llhttp_should_keep_alive() for a framed body */
-    p->plain_keepalive = ph.http10 ? ph.keepalive : !ph.close;
+    /* llhttp_should_keep_alive() for a framed body; read only once the
+     * message is done, and then kept if nothing follows it */
+    p->keepalive = ph.http10 ? ph.keepalive : !ph.close;
     rc = plain_body(p, data + pos, len - pos, &n);
     *used = pos + n;
     return rc;

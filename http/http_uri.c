@@ -85,15 +85,6 @@ lower_str(rx_str_t *s, rx_pool_t *pool)
     return RX_OK;
 }
 
-/*
- * ---- Host ----
- *
- * The rules are nginx's (ngx_http_validate_host, 1.21.1 and later); they
- * are listed in http_uri.h. One deliberate difference: nginx drops a
- * trailing dot only when it is the last dot of the whole value, so it
- * keeps the dot of "a.:8.0"; here the host's own last byte decides.
- * Returns RX_OK, RX_DECLINED (invalid) or RX_ERROR (no memory).
- */
 /* What a byte of a Host value asks of validate_host's scan: most ask
  * nothing, so the scan is a load and a test per byte. */
 enum {
@@ -112,6 +103,15 @@ static const uint8_t host_byte[256] = {
     [':'] = HOST_COLON, ['A' ... 'Z'] = HOST_UPPER,
 };
 
+/*
+ * ---- Host ----
+ *
+ * The rules are nginx's (ngx_http_validate_host, 1.21.1 and later); they
+ * are listed in http_uri.h. One deliberate difference: nginx drops a
+ * trailing dot only when it is the last dot of the whole value, so it
+ * keeps the dot of "a.:8.0"; here the host's own last byte decides.
+ * Returns RX_OK, RX_DECLINED (invalid) or RX_ERROR (no memory).
+ */
 static rx_int_t
 validate_host(rx_str_t *host, rx_pool_t *pool, bool alloc)
 {
@@ -553,8 +553,8 @@ static const uint8_t path_byte[256] = {
  * The common origin-form target in one pass: a path without an escape,
  * "//" or "/." (which decoding and normalising would leave as it is),
  * then a query, no control byte or space anywhere and no '#'. Fills out
- * as the general way below would; RX_DECLINED sends the target there,
- * which decides everything again (a 400 too).
+ * as the general way below would; RX_DECLINED, with out untouched, sends
+ * the target there, which decides everything again (a 400 too).
  */
 static rx_int_t
 parse_plain_origin(rx_pool_t *pool, const char *target, const char *end,
@@ -623,7 +623,6 @@ rx_http_parse_request_target(rx_pool_t *pool, const char *target,
         if (rc != RX_DECLINED) {
             return rc;
         }
-        memset(out, 0, sizeof(*out));
     }
     for (p = target; p < end; p++) {
         if (is_ctl_or_space((unsigned char) *p)) {
