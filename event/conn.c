@@ -116,6 +116,7 @@ rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls)
     c->reading = c->read_eof = c->idle = c->sending = c->want_read = false;
     c->reusable = c->reclaimed = c->nonblocking = false;
     c->quiet_send = c->quiet_off = false;
+    c->recv_armed = c->rearm_queued = false;
     c->sent_direct = 0;
     c->peer = c->local = NULL;
     c->listening = ls;
@@ -436,6 +437,8 @@ conn_read(rx_conn_t *c, const char *data, ssize_t len)
     }
 }
 
+static void conn_rearm_later(rx_worker_t *w, rx_conn_t *c);
+
 static void
 handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
 {
@@ -472,11 +475,12 @@ handle_recv(rx_worker_t *w, rx_conn_t *c, const rx_cqe_t *cqe, bool more)
     if (has_buf) {
         rx_buf_ring_recycle(w->recv_bufs, bid);
     }
-    /* the kernel may end a multishot recv after data (CQ overflow, a
-     * full buffer ring): a reader that still wants bytes gets a new one */
+    /* a single first recv, or a multishot one the kernel ended after data
+     * (CQ overflow, a full buffer ring): a reader that still wants bytes
+     * gets a standing one at the end of the turn (rx_conn_rearm_sweep) */
     if (!more && cqe->res > 0 && c->state == RX_CONN_ACTIVE && c->want_read
         && !c->reading) {
-        rx_conn_arm_recv(c);
+        conn_rearm_later(w, c);
     }
 }
 
@@ -562,15 +566,64 @@ done:
     }
 }
 
+/*
+ * A plain connection's first receive is a single one: a request that
+ * comes whole in it and closes the connection (Connection: close) leaves
+ * nothing armed, so the close needs no cancel; a multishot recv would
+ * have tried the socket again, armed its poll, and been cancelled (an
+ * SQE and two completions). Every later receive is multishot. TLS and
+ * the epoll backend keep the standing receive from the start.
+ */
 void
 rx_conn_arm_recv(rx_conn_t *c)
 {
+    bool multishot = c->recv_armed || c->transport != &rx_plain_transport;
+
     if (c->reading || c->read_eof) {
         return;
     }
-    rx_ring_recv_multishot(c->fd, RX_RECV_GROUP, rx_conn_ud(c, RX_OP_RECV));
+    rx_ring_recv_select(c->fd, RX_RECV_GROUP, multishot,
+                        rx_conn_ud(c, RX_OP_RECV));
+    c->recv_armed = true;
     c->reading = true;
     c->inflight++;
+}
+
+/*
+ * A reader whose receive ended after data gets a standing one at the end
+ * of the loop turn, not at once: a response made in the same turn that
+ * closes the connection (a direct send, its on_sent posted) comes first,
+ * and then none is armed. The SQE leaves with the loop's next submission
+ * either way, so waiting costs no latency.
+ */
+static void
+conn_rearm_later(rx_worker_t *w, rx_conn_t *c)
+{
+    if (c->rearm_queued) {
+        return;
+    }
+    if (w->nrearm == RX_CONN_REARM_MAX) {
+        rx_conn_arm_recv(c);            /* a crowded turn: at once */
+        return;
+    }
+    c->rearm_queued = true;
+    w->rearm[w->nrearm++] = c->slot;
+}
+
+void
+rx_conn_rearm_sweep(rx_worker_t *w)
+{
+    rx_conn_t *c;
+    unsigned   i;
+
+    for (i = 0; i < w->nrearm; i++) {
+        c = &w->conns[w->rearm[i]];
+        c->rearm_queued = false;
+        if (c->state == RX_CONN_ACTIVE && c->want_read) {
+            rx_conn_arm_recv(c);
+        }
+    }
+    w->nrearm = 0;
 }
 
 /* The plain TCP transport. */

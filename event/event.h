@@ -113,6 +113,9 @@ struct rx_conn_s {
     bool                   sending;
     bool                   nonblocking; /* O_NONBLOCK set on fd (sendfile) */
     bool                   free_queued; /* on the worker's free_later list */
+    bool                   recv_armed;  /* a recv was armed once: the next
+                                           is multishot */
+    bool                   rearm_queued; /* on the worker's rearm list */
     /* What a direct send (rx_conn_send_last, _end) sent before the rest
      * went through the ring (added to that send's count); while a quiet
      * send is out, its length. In padding. */
@@ -144,6 +147,7 @@ struct rx_conn_s {
 };
 
 #define RX_CONN_QUIET_MAX  256     /* quiet sends out at once */
+#define RX_CONN_REARM_MAX  256     /* receives re-armed at a turn's end */
 
 /* The worker: its table, its timers, its state. The only global of the
  * event layer besides the ring. */
@@ -174,6 +178,9 @@ typedef struct {
     /* slots whose quiet send is out (conn_quiet.c; some settled since) */
     uint32_t         quiet[RX_CONN_QUIET_MAX];
     unsigned         nquiet;
+    /* slots whose receive ended after data this turn, for a standing one */
+    uint32_t         rearm[RX_CONN_REARM_MAX];
+    unsigned         nrearm;
 } rx_worker_t;
 
 extern rx_worker_t rx_worker;
@@ -186,6 +193,7 @@ void rx_conn_table_free(rx_worker_t *w);
 rx_conn_t *rx_conn_get(rx_worker_t *w, int fd, rx_listening_t *ls);
 void rx_conn_close(rx_conn_t *c);
 void rx_conn_free_closed(rx_worker_t *w);
+void rx_conn_rearm_sweep(rx_worker_t *w);
 void rx_conn_handle_cqe(rx_worker_t *w, const rx_cqe_t *cqe);
 void rx_conn_set_reusable(rx_conn_t *c, bool reusable);
 void rx_conn_set_idle(rx_conn_t *c, bool idle);

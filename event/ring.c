@@ -353,8 +353,12 @@ rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud)
     io_uring_sqe_set_data64(sqe, ud);
 }
 
+/* A receive into a buffer of the group: multishot (armed until cancelled
+ * or the kernel ends it), or a single one that leaves nothing armed once
+ * it completes. The epoll backend's is always the standing kind. */
 void
-rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud)
+rx_ring_recv_select(int fd, unsigned short group, bool multishot,
+    uint64_t ud)
 {
     struct io_uring_sqe *sqe;
 
@@ -365,10 +369,13 @@ rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud)
     sqe = rx_ring_get_sqe();
 
 #if (RX_HAVE_RECV_MULTISHOT)
-    io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
-#else
-    io_uring_prep_recv(sqe, fd, NULL, 0, 0);
+    if (multishot) {
+        io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+    } else
 #endif
+    {
+        io_uring_prep_recv(sqe, fd, NULL, 0, 0);
+    }
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = group;
     io_uring_sqe_set_data64(sqe, ud);

@@ -75,7 +75,8 @@ void rx_ring_read(int fd, void *buf, unsigned len, uint64_t offset, uint64_t ud)
 void rx_ring_write(int fd, const void *buf, unsigned len, uint64_t offset, uint64_t ud);
 void rx_ring_accept(int fd, bool multishot, uint64_t ud);
 void rx_ring_recv(int fd, void *buf, unsigned len, uint64_t ud);
-void rx_ring_recv_multishot(int fd, unsigned short group, uint64_t ud);
+void rx_ring_recv_select(int fd, unsigned short group, bool multishot,
+    uint64_t ud);
 void rx_ring_send(int fd, const void *buf, unsigned len, int flags, uint64_t ud);
 void rx_ring_sendmsg(int fd, const struct msghdr *msg, int flags, uint64_t ud);
 

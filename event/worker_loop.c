@@ -214,6 +214,7 @@ terminate(rx_worker_t *w)
         }
         rx_time_update();
         rx_ring_dispatch(dispatch, w);
+        rx_conn_rearm_sweep(w);
         rx_conn_free_closed(w);
     }
 }
@@ -286,6 +287,7 @@ rx_worker_loop(rx_cycle_t *cycle, rx_uint_t index)
         rx_conn_quiet_sweep(w);
         rx_posted_run(w);
         rx_timers_expire(w);
+        rx_conn_rearm_sweep(w);
         rx_conn_free_closed(w);
         rx_mem_tidy_turn(w);
     }
