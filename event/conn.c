@@ -355,65 +355,6 @@ rx_conn_close_idle(rx_worker_t *w, rx_msec_t quiet, bool force)
     return wait;
 }
 
-/* Addresses are asked for by logs and variables, not by every request:
- * they are fetched once and kept in the connection's pool. */
-static const rx_sockaddr_t *
-conn_addr(rx_conn_t *c, rx_sockaddr_t **slot, bool peer)
-{
-    rx_sockaddr_t *a = *slot, got;
-    size_t         size;
-
-    if (a) {
-        return a;
-    }
-    memset(&got, 0, sizeof(got));
-    got.len = sizeof(got.u);
-    if ((peer ? getpeername(c->fd, &got.u.sa, &got.len)
-              : getsockname(c->fd, &got.u.sa, &got.len)) == -1) {
-        if (!peer) {
-            return &c->listening->addr;
-        }
-        memset(&got, 0, sizeof(got));
-        got.u.sa.sa_family = AF_UNIX;
-    }
-    /* an IP address is kept in 32 bytes, not the 116 of a unix path:
-     * every idle keepalive connection holds its peer's */
-    size = got.u.sa.sa_family == AF_INET || got.u.sa.sa_family == AF_INET6
-           ? RX_SOCKADDR_IP_SIZE : sizeof(rx_sockaddr_t);
-    a = rx_palloc(c->pool, size);
-    if (a == NULL) {
-        return &c->listening->addr;
-    }
-    memcpy(a, &got, size);
-    *slot = a;
-    return a;
-}
-
-const rx_sockaddr_t *
-rx_conn_peer(rx_conn_t *c)
-{
-    return conn_addr(c, &c->peer, true);
-}
-
-const rx_sockaddr_t *
-rx_conn_local(rx_conn_t *c)
-{
-    return conn_addr(c, &c->local, false);
-}
-
-size_t
-rx_conn_log_client_server(rx_log_t *log, char *buf, size_t len)
-{
-    rx_conn_t *c = log->data;
-    char       peer[RX_SOCKADDR_STRLEN], local[RX_SOCKADDR_STRLEN];
-    int        n;
-
-    rx_sock_ntop(rx_conn_peer(c), peer, sizeof(peer), false);
-    rx_sock_ntop(&c->listening->addr, local, sizeof(local), true);
-    n = snprintf(buf, len, ", client: %s, server: %s", peer, local);
-    return n < 0 ? 0 : rx_min((size_t) n, len);
-}
-
 /* Bytes (or EOF, or an error) for the connection: through its transport
  * when it has a hook (TLS), else straight to the protocol. */
 void

@@ -97,9 +97,6 @@ rx_http_init_connection(rx_conn_t *c)
         rx_conn_close(c);
         return;
     }
-    /* the peer's address now: after a reset getpeername() no longer
-     * knows it, and the line logging the reset needs it */
-    (void) rx_conn_peer(c);
     /* a new connection waits for its first byte as long as for a header
      * (over TLS: the handshake is bounded by it too) */
     rx_timer_add(&c->timer, rx_http_conn_srv_conf(hc)->client_header_timeout);
