@@ -134,10 +134,11 @@ on_header_value(llhttp_t *l, const char *at, size_t n)
     return 0;
 }
 
-/* A field of the final header, pointing into the bytes read. */
+/* A field of the final header, pointing into the bytes read; its
+ * lower-cased name at lowcase (NUL-ended), or made here when NULL. */
 static rx_int_t
 add_field(rx_http_response_parser_t *p, const char *name, size_t name_len,
-    const char *value, size_t value_len)
+    const char *value, size_t value_len, char *lowcase)
 {
     rx_table_elt_t *e = rx_http_upstream_header_push(p->h);
 
@@ -149,12 +150,15 @@ add_field(rx_http_response_parser_t *p, const char *name, size_t name_len,
     e->value.data = (char *) value;
     e->value.len = value_len;
     e->deleted = false;
-    e->lowcase_key = rx_pnalloc(p->pool, name_len + 1);
-    if (e->lowcase_key == NULL) {
-        return RX_ERROR;
+    if (lowcase == NULL) {
+        lowcase = rx_pnalloc(p->pool, name_len + 1);
+        if (lowcase == NULL) {
+            return RX_ERROR;
+        }
+        rx_strlow_ascii(lowcase, name, name_len);
+        lowcase[name_len] = '\0';
     }
-    rx_strlow_ascii(e->lowcase_key, name, name_len);
-    e->lowcase_key[name_len] = '\0';
+    e->lowcase_key = lowcase;
     /* the length first: most fields are none of these */
     if (name_len == 8 && memcmp(e->lowcase_key, "location", 8) == 0) {
         p->h->location = e;
@@ -209,7 +213,7 @@ on_header_value_complete(llhttp_t *l)
         return HPE_USER;
     }
     if (add_field(p, p->field, p->field_len, p->value ? p->value : "",
-                  p->value ? p->value_len : 0) != RX_OK) {
+                  p->value ? p->value_len : 0, NULL) != RX_OK) {
         return HPE_USER;
     }
     p->field = p->value = NULL;
@@ -384,14 +388,17 @@ describe(rx_http_response_parser_t *p, llhttp_errno_t err)
  * one "close" or "keep-alive", a byte outside printable ASCII (but tabs
  * and spaces inside a value or reason), whitespace at either end of a
  * reason or at the end of a value, an empty value or reason, more than
- * PLAIN_FIELDS_MAX fields. fuzz_response holds the two ways to one answer:
- * its cut reads send a head to llhttp that its whole read reads here.
+ * PLAIN_FIELDS_MAX fields, names of more than PLAIN_NAMES_MAX bytes in
+ * all. fuzz_response holds the two ways to one answer: its cut reads send
+ * a head to llhttp that its whole read reads here.
  */
 #define PLAIN_FIELDS_MAX  32
+#define PLAIN_NAMES_MAX   1024     /* the lower-cased names, NULs counted */
 
 typedef struct {
     const char  *name, *value;
     size_t       name_len, value_len;
+    size_t       lower;                /* its lower-cased name in names[] */
 } plain_field_t;
 
 typedef struct {
@@ -399,6 +406,8 @@ typedef struct {
     rx_uint_t      n;
     int64_t        content_length;     /* -1: none yet */
     bool           http10, close, keepalive, connection;
+    size_t         names_len;
+    char           names[PLAIN_NAMES_MAX];
 } plain_head_t;
 
 enum { PB_NO = 0, PB_TCHAR = 1, PB_VCHAR = 2, PB_WS = 4 };
@@ -413,6 +422,21 @@ static const uint8_t plain_byte[256] = {
     ['/'] = PB_VCHAR, [':' ... '@'] = PB_VCHAR, ['['] = PB_VCHAR,
     ['\\'] = PB_VCHAR, [']'] = PB_VCHAR, ['{'] = PB_VCHAR, ['}'] = PB_VCHAR,
     [' '] = PB_WS, ['\t'] = PB_WS,
+};
+
+/* A name's byte lower-cased, 0 for a byte no name has (not a tchar): the
+ * scan of a name checks it and makes its lower-cased copy in one go. */
+#define PL_TCHAR(c)  (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z') \
+                      || ((c) >= 'A' && (c) <= 'Z') || (c) == '!'             \
+                      || ((c) >= '#' && (c) <= '\'') || (c) == '*' || (c) == '+' \
+                      || (c) == '-' || (c) == '.' || (c) == '^' || (c) == '_'  \
+                      || (c) == '`' || (c) == '|' || (c) == '~')
+#define PL(c)    (PL_TCHAR(c) ? ((c) >= 'A' && (c) <= 'Z' ? (c) | 0x20 : (c)) : 0)
+#define PL4(c)   PL(c), PL((c) + 1), PL((c) + 2), PL((c) + 3)
+#define PL16(c)  PL4(c), PL4((c) + 4), PL4((c) + 8), PL4((c) + 12)
+#define PL64(c)  PL16(c), PL16((c) + 16), PL16((c) + 32), PL16((c) + 48)
+static const char plain_lower[256] = {
+    PL64(0), PL64(64), PL64(128), PL64(192)
 };
 
 static bool
@@ -461,17 +485,63 @@ plain_special(plain_head_t *ph, const plain_field_t *f)
 }
 
 /* A value or a reason from d[start]: where its CR is (an LF after it),
- * printable bytes and blanks before it but not last; or 0. */
+ * printable bytes and blanks before it but not last; or 0. While eight
+ * bytes are left the scan takes eight a step: a step flags its bytes
+ * under 0x20 and from 0x7f on, and the first flag is exact (a borrow or
+ * a carry runs only to later bytes), so it stops there or, at a tab,
+ * goes on after it. The bytes past the last eight, one at a time. */
 static size_t
 plain_text_end(const unsigned char *d, size_t len, size_t start)
 {
-    size_t pos;
+    size_t pos = start;
 
-    for (pos = start; pos < len && plain_byte[d[pos]] != PB_NO; pos++) { }
+#if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+    const uint64_t ones = 0x0101010101010101ULL, high = ones << 7;
+    uint64_t       x, flags;
+
+    while (len - pos >= 8) {
+        memcpy(&x, d + pos, 8);
+        flags = (((x - ones * 0x20) & ~x) | x | (x + ones)) & high;
+        if (flags == 0) {
+            pos += 8;
+            continue;
+        }
+        pos += (size_t) __builtin_ctzll(flags) >> 3;
+        if (d[pos] != '\t') {
+            break;
+        }
+        pos++;
+    }
+#endif
+    for ( ; pos < len && plain_byte[d[pos]] != PB_NO; pos++) { }
     if (pos == start || len - pos < 2 || d[pos] != '\r' || d[pos + 1] != '\n'
         || plain_byte[d[pos - 1]] == PB_WS) {
         return 0;
     }
+    return pos;
+}
+
+/* A name from d[pos] up to its colon, its lower-cased copy put in
+ * ph->names: where the colon is, or 0. */
+static size_t
+plain_name(const unsigned char *d, size_t len, size_t pos, plain_head_t *ph,
+    plain_field_t *f)
+{
+    size_t  start = pos, room = sizeof(ph->names) - ph->names_len - 1;
+    size_t  end = len - pos > room ? pos + room : len;
+    char   *out = ph->names + ph->names_len, c;
+
+    for ( ; pos < end && (c = plain_lower[d[pos]]) != 0; pos++) {
+        *out++ = c;
+    }
+    if (pos == start || pos == len || d[pos] != ':') {
+        return 0;           /* at the end of room too: llhttp's to read */
+    }
+    *out = '\0';
+    f->name = (const char *) d + start;
+    f->name_len = pos - start;
+    f->lower = ph->names_len;
+    ph->names_len += f->name_len + 1;
     return pos;
 }
 
@@ -494,12 +564,9 @@ plain_fields(const unsigned char *d, size_t len, size_t pos,
             return 0;
         }
         f = &ph->f[ph->n++];
-        for (start = pos; pos < len && (plain_byte[d[pos]] & PB_TCHAR); pos++) { }
-        if (pos == start || pos == len || d[pos] != ':') {
+        if ((pos = plain_name(d, len, pos, ph, f)) == 0) {
             return 0;
         }
-        f->name = (const char *) d + start;
-        f->name_len = pos - start;
         for (pos++; pos < len && plain_byte[d[pos]] == PB_WS; pos++) { }
         start = pos;
         if ((pos = plain_text_end(d, len, start)) == 0) {
@@ -574,6 +641,7 @@ plain_response(rx_http_response_parser_t *p, const char *data, size_t len,
     const unsigned char *d = (const unsigned char *) data;
     plain_head_t         ph;
     size_t               pos, n;
+    char                *names;
     rx_int_t             rc;
     rx_uint_t            i;
 
@@ -581,6 +649,7 @@ plain_response(rx_http_response_parser_t *p, const char *data, size_t len,
         return RX_DECLINED;
     }
     ph.n = 0;
+    ph.names_len = 0;
     ph.content_length = -1;
     ph.close = ph.keepalive = ph.connection = false;
     begin_message(p);
@@ -591,9 +660,15 @@ plain_response(rx_http_response_parser_t *p, const char *data, size_t len,
         p->h->status = 0;
         return RX_DECLINED;
     }
+    names = rx_pnalloc(p->pool, ph.names_len);
+    if (names == NULL) {
+        p->error = "upstream sent invalid header";
+        return RX_ERROR;
+    }
+    memcpy(names, ph.names, ph.names_len);
     for (i = 0; i < ph.n; i++) {
         if (add_field(p, ph.f[i].name, ph.f[i].name_len, ph.f[i].value,
-                      ph.f[i].value_len) != RX_OK) {
+                      ph.f[i].value_len, names + ph.f[i].lower) != RX_OK) {
             p->error = "upstream sent invalid header";
             return RX_ERROR;
         }

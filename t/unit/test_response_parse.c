@@ -28,6 +28,9 @@ typedef struct {
     CL30 "Last-Modified: Thu, 03 Dec 2026 13:16:41 GMT\r\n" \
     "Connection: keep-alive\r\nETag: \"6b116bb9-1e\"\r\n" \
     "Accept-Ranges: bytes\r\n\r\n"
+#define N10 "abcdefghij"
+#define N100 N10 N10 N10 N10 N10 N10 N10 N10 N10 N10
+#define N1000 N100 N100 N100 N100 N100 N100 N100 N100 N100 N100
 #define F8 "A: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\nH: 8\r\n"
 
 static const case_t cases[] = {
@@ -56,6 +59,12 @@ static const case_t cases[] = {
       "L: 4\r\nM: 5\r\nN: 6\r\nO: 7\r\nContent-Length: 1\r\n\r\nz",
       false, true },
     { "a body cut by the close", NGINX_HEAD "wg3", false, true },
+    { "tabs past eight bytes of a value, one on a step's first byte",
+      "HTTP/1.1 200 OK\r\nX: abcdefghijklm\tnopqrstu\tvwxyz0123456789\t.\r\n"
+      "Content-Length: 1\r\n\r\nz", false, true },
+    { "names of 1,024 bytes with their NULs",
+      "HTTP/1.1 200 OK\r\n" N1000 "ABCDEFGH: 1\r\nContent-Length: 1\r\n\r\nz",
+      false, true },
     { "33 fields", "HTTP/1.1 200 OK\r\n" F8 F8 F8 F8
       "Content-Length: 1\r\n\r\nz", false, false },
     { "chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -108,6 +117,24 @@ static const case_t cases[] = {
       false, false },
     { "a NUL in a value", "HTTP/1.1 200 OK\r\nX: a\0b\r\n" CL30 "\r\n"
       BODY30, false, false },
+    { "names of 1,025 bytes with their NULs",
+      "HTTP/1.1 200 OK\r\n" N1000 "ABCDEFGHI: 1\r\nContent-Length: 1\r\n\r\nz",
+      false, false },
+    { "DEL past eight bytes of a value",
+      "HTTP/1.1 200 OK\r\nX: abcdefghijk\x7f" "lmnop\r\n" CL30 "\r\n" BODY30,
+      false, false },
+    { "a byte over 0x7f past eight bytes of a value",
+      "HTTP/1.1 200 OK\r\nX: abcdefghijk\xe9" "lmnopqrstuvw\r\n" CL30 "\r\n"
+      BODY30, false, false },
+    { "0xff then a printable byte in a value",
+      "HTTP/1.1 200 OK\r\nX: abcdefg\xff" "abcdefgh\r\n" CL30 "\r\n"
+      BODY30, false, false },
+    { "a control byte past eight bytes of a reason",
+      "HTTP/1.1 200 Very good in\x01" "deed\r\nContent-Length: 1\r\n\r\nz",
+      false, false },
+    { "a bare CR past eight bytes of a value",
+      "HTTP/1.1 200 OK\r\nX: abcdefghijk\rlmnop\r\n" CL30 "\r\n" BODY30,
+      false, false },
 };
 
 typedef struct {
